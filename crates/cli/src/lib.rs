@@ -1,0 +1,1 @@
+//! Shared glue for the bloomlab binaries (flag parsing helpers, exit codes).

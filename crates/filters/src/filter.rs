@@ -1,0 +1,121 @@
+//! The `Filter` trait every variant implements, and the `Variant` trait that makes it buildable by
+//! name.
+
+use crate::error::Result;
+use crate::hash::Digest;
+use crate::key::Key;
+use crate::sizing::Params;
+
+/// The shape of a filter's bit array, from which the harness derives the layout-correct theory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Geometry {
+    /// One array of `bits` bits; each key sets `hashes` positions anywhere in it.
+    Flat { bits: u64, hashes: u32 },
+    /// `blocks` blocks of `block_bits` bits; each key picks one block and sets `hashes` positions
+    /// (with repetition) inside it.
+    Blocked {
+        blocks: u64,
+        block_bits: u32,
+        hashes: u32,
+    },
+    /// `blocks` blocks of `words` words of `word_bits` bits; each key picks one block and sets one
+    /// bit in every word (Parquet's split-block filter: 8 words of 32 bits).
+    SplitBlock {
+        blocks: u64,
+        words: u32,
+        word_bits: u32,
+    },
+}
+
+/// A Bloom filter: insert keys, ask whether a key may have been inserted.
+///
+/// Guarantee: after `insert(x)` returns, `contains(x)` is true (no false negatives). A key never
+/// inserted is reported present with a probability the harness measures.
+///
+/// The trait is object-safe (`Box<dyn Filter>` is what the registry builds); the key-generic
+/// `insert`/`contains` come from [`FilterExt`]. Concrete types also have inherent, inlined versions
+/// of these methods, which is what the benches call.
+pub trait Filter: Send + Sync {
+    /// The registry name, derived from the variant's type parameters.
+    fn name(&self) -> String;
+    /// Hashes key bytes with this filter's hash strategy.
+    fn digest(&self, bytes: &[u8]) -> Digest;
+    /// Inserts a precomputed digest.
+    fn insert_digest(&mut self, d: Digest);
+    /// Looks up a precomputed digest.
+    fn contains_digest(&self, d: Digest) -> bool;
+    /// The true number of bits, after the layout's rounding.
+    fn bits(&self) -> u64;
+    /// Probes per key.
+    fn hashes(&self) -> u32;
+    /// Bytes the filter holds, heap and inline.
+    fn memory_bytes(&self) -> usize;
+    /// Number of bits set.
+    fn set_bits(&self) -> u64;
+    /// The shape of the bit array.
+    fn geometry(&self) -> Geometry;
+
+    /// Inserts the key whose canonical bytes are `bytes`.
+    #[inline]
+    fn insert_bytes(&mut self, bytes: &[u8]) {
+        let d = self.digest(bytes);
+        self.insert_digest(d);
+    }
+    /// Looks up the key whose canonical bytes are `bytes`.
+    #[inline]
+    fn contains_bytes(&self, bytes: &[u8]) -> bool {
+        self.contains_digest(self.digest(bytes))
+    }
+    /// Fraction of bits set.
+    fn fill_ratio(&self) -> f64 {
+        self.set_bits() as f64 / self.bits() as f64
+    }
+    /// Estimated number of distinct keys inserted, from the fill: `-(m/k) ln(1 - X/m)`
+    /// (Swamidass & Baldi 2007). Infinite when every bit is set.
+    fn estimated_len(&self) -> f64 {
+        let m = self.bits() as f64;
+        -(m / f64::from(self.hashes())) * (-self.fill_ratio()).ln_1p()
+    }
+}
+
+/// Key-generic insert and lookup for every [`Filter`], including `dyn Filter`.
+pub trait FilterExt: Filter {
+    /// Inserts `key` (see [`crate::key`] for how keys become bytes).
+    #[inline]
+    fn insert<K: Key + ?Sized>(&mut self, key: &K) {
+        key.with_bytes(|b| self.insert_bytes(b));
+    }
+    /// Whether `key` may have been inserted.
+    #[inline]
+    fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        key.with_bytes(|b| self.contains_bytes(b))
+    }
+}
+
+impl<F: Filter + ?Sized> FilterExt for F {}
+
+/// A concrete filter type the registry can name and build.
+pub trait Variant: Filter + Sized + 'static {
+    /// The registry name, composed from the type parameters' `ID`s.
+    fn variant_name() -> String;
+    /// A filter with an explicit (m, k); m is rounded up to the layout's unit.
+    fn with_params(params: Params) -> Result<Self>;
+    /// A filter sized for `n` keys at target rate `p` by this variant's sizing rule.
+    fn sized_for(n: u64, p: f64) -> Result<Self> {
+        Self::with_params(Params::optimal(n, p)?)
+    }
+    /// A filter of `bits` bits for `n` keys, with the optimal k for that ratio.
+    fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
+        Self::with_params(Params::for_bits_and_count(bits, n)?)
+    }
+}
+
+impl std::fmt::Debug for dyn Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter")
+            .field("name", &self.name())
+            .field("bits", &self.bits())
+            .field("hashes", &self.hashes())
+            .finish()
+    }
+}

@@ -1,0 +1,186 @@
+//! Index schemes: the second axis. A scheme turns one [`Digest`] into k bit positions in `[0, m)`.
+//!
+//! Schemes are called with a closure per position so that a lookup stops at the first clear bit and
+//! nothing is allocated per key.
+
+use crate::error::Result;
+use crate::hash::Digest;
+use crate::sizing::Params;
+
+/// Maps a digest to k bit positions of a flat array of `bits` bits.
+pub trait IndexScheme: Send + Sync + 'static {
+    /// The name this scheme has in variant names and reports.
+    const ID: &'static str;
+
+    /// Calls `visit` with each of the `k` positions, all in `[0, bits)`, in order, stopping as soon
+    /// as `visit` returns false. Returns true when every call returned true.
+    fn probe(d: Digest, k: u32, bits: u64, visit: impl FnMut(u64) -> bool) -> bool;
+
+    /// The (m, k) this scheme's filters use for `n` keys at rate `p`. The default is the textbook
+    /// optimum ([`Params::optimal`]); Guava's schemes use Guava's own rounding.
+    fn sizing(n: u64, p: f64) -> Result<Params> {
+        Params::optimal(n, p)
+    }
+}
+
+/// Lemire's multiply-shift reduction: `x` scaled from `[0, 2^64)` to `[0, m)` without a division.
+#[inline(always)]
+pub const fn fast_range(x: u64, m: u64) -> u64 {
+    ((x as u128 * m as u128) >> 64) as u64
+}
+
+/// Kirsch-Mitzenmacher double hashing in 64-bit arithmetic: position i is `h1 + i*h2 (mod 2^64)`,
+/// reduced to `[0, m)` by [`fast_range`]. Kirsch & Mitzenmacher (2006) show two hashes lose
+/// nothing asymptotically against k independent ones.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KirschMitzenmacher;
+
+impl IndexScheme for KirschMitzenmacher {
+    const ID: &'static str = "km";
+    #[inline(always)]
+    fn probe(d: Digest, k: u32, bits: u64, mut visit: impl FnMut(u64) -> bool) -> bool {
+        let mut h = d.h1;
+        for _ in 0..k {
+            if !visit(fast_range(h, bits)) {
+                return false;
+            }
+            h = h.wrapping_add(d.h2);
+        }
+        true
+    }
+}
+
+/// Enhanced double hashing (Dillinger & Manolios 2004): the step grows by i each probe, so two keys
+/// that collide on two probes rarely collide on the rest. 64-bit wrapping arithmetic, [`fast_range`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnhancedDoubleHash;
+
+impl IndexScheme for EnhancedDoubleHash {
+    const ID: &'static str = "edh";
+    #[inline(always)]
+    fn probe(d: Digest, k: u32, bits: u64, mut visit: impl FnMut(u64) -> bool) -> bool {
+        let (mut x, mut y) = (d.h1, d.h2);
+        for i in 0..k {
+            if !visit(fast_range(x, bits)) {
+                return false;
+            }
+            x = x.wrapping_add(y);
+            y = y.wrapping_add(u64::from(i) + 1);
+        }
+        true
+    }
+}
+
+/// Guava's `BloomFilterStrategies.MURMUR128_MITZ_64` (ordinal 1): `combined = h1`; each probe sets
+/// `(combined & Long.MAX_VALUE) % m`, then `combined += h2`. Uses Guava 31.1's sizing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GuavaMitz64;
+
+impl IndexScheme for GuavaMitz64 {
+    const ID: &'static str = "mitz64";
+    #[inline(always)]
+    fn probe(d: Digest, k: u32, bits: u64, mut visit: impl FnMut(u64) -> bool) -> bool {
+        let mut combined = d.h1;
+        for _ in 0..k {
+            if !visit((combined & i64::MAX as u64) % bits) {
+                return false;
+            }
+            combined = combined.wrapping_add(d.h2);
+        }
+        true
+    }
+    fn sizing(n: u64, p: f64) -> Result<Params> {
+        Params::guava(n, p)
+    }
+}
+
+/// Guava's legacy `MURMUR128_MITZ_32` (ordinal 0): 32-bit halves of the low 64 hash bits,
+/// `combined = h1 + i*h2` for i in 1..=k in wrapping `int` arithmetic, negative values flipped with
+/// `~`, then `% m`. Positions never exceed 2^31 - 1, so in a filter of more than 2^31 bits the rest
+/// of the array is never used: kept to read old files and to measure that bias.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GuavaMitz32;
+
+impl IndexScheme for GuavaMitz32 {
+    const ID: &'static str = "mitz32";
+    #[inline(always)]
+    fn probe(d: Digest, k: u32, bits: u64, mut visit: impl FnMut(u64) -> bool) -> bool {
+        let h1 = d.h1 as i32;
+        let h2 = (d.h1 >> 32) as i32;
+        for i in 1..=k as i32 {
+            let mut combined = h1.wrapping_add(i.wrapping_mul(h2));
+            if combined < 0 {
+                combined = !combined;
+            }
+            if !visit(combined as u64 % bits) {
+                return false;
+            }
+        }
+        true
+    }
+    fn sizing(n: u64, p: f64) -> Result<Params> {
+        Params::guava(n, p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn positions<I: IndexScheme>(d: Digest, k: u32, m: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        I::probe(d, k, m, |i| {
+            out.push(i);
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn km_steps_by_h2_and_scales() {
+        let d = Digest::from_halves(0, 1 << 62);
+        assert_eq!(
+            positions::<KirschMitzenmacher>(d, 4, 1000),
+            vec![0, 250, 500, 750]
+        );
+    }
+
+    #[test]
+    fn edh_adds_a_growing_step() {
+        // x: 0, s, 2s+1, 3s+4 with s = 2^60; scaled to m = 16 by taking the top 4 bits.
+        let s = 1u64 << 60;
+        let d = Digest::from_halves(0, s);
+        assert_eq!(positions::<EnhancedDoubleHash>(d, 4, 16), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn mitz64_masks_the_sign_bit_before_modulo() {
+        let d = Digest::from_halves(u64::MAX, 1);
+        // combined = -1, 0, 1: (-1 & MAX) % 10 = (2^63 - 1) % 10 = 7.
+        assert_eq!(positions::<GuavaMitz64>(d, 3, 10), vec![7, 0, 1]);
+    }
+
+    #[test]
+    fn mitz32_flips_negative_combinations() {
+        // h1 = -1 (low word), h2 = 1: i=1 -> 0, i=2 -> 1, i=3 -> 2.
+        let d = Digest::from_halves(0x0000_0001_ffff_ffff, 0);
+        assert_eq!(positions::<GuavaMitz32>(d, 3, 1 << 40), vec![0, 1, 2]);
+        // h1 = 0, h2 = i32::MAX: i=2 wraps to -2, flipped to 1.
+        let d = Digest::from_halves(0x7fff_ffff_0000_0000, 0);
+        assert_eq!(
+            positions::<GuavaMitz32>(d, 2, 1 << 40),
+            vec![i32::MAX as u64, 1]
+        );
+    }
+
+    #[test]
+    fn early_exit_stops_probing() {
+        let mut calls = 0;
+        let all = KirschMitzenmacher::probe(Digest::from_u64(5), 7, 100, |_| {
+            calls += 1;
+            calls < 3
+        });
+        assert!(!all);
+        assert_eq!(calls, 3);
+    }
+}

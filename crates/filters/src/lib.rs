@@ -1,0 +1,44 @@
+//! Interchangeable Bloom filters, built from independent axes:
+//! *hash strategy* ([`hash`]) x *index scheme* ([`index`]) x *bit store* ([`store`]), on a
+//! *layout*: flat ([`Bloom`]), blocked ([`Blocked512`]) or split-block ([`SplitBlock`]), plus a
+//! faithful port of the textbook Java filter ([`TextbookFnv1aI32`]).
+//!
+//! Every filter implements [`Filter`]; every registered combination is built by name through
+//! [`registry`]. Bit counts are `u64` throughout: filters beyond 2^32 bits work (the textbook port
+//! keeps its Java `int` limit and says so in its error). Bad sizes are [`BloomError`]s, never
+//! panics.
+//!
+//! ```
+//! use bloomlab_filters::{registry, FilterExt, Spec};
+//! let mut f = registry::build("classic/xxh3/km/flat", Spec::Target { n: 1000, p: 0.01 })?;
+//! f.insert("article-1");
+//! assert!(f.contains("article-1"));
+//! # Ok::<(), bloomlab_filters::BloomError>(())
+//! ```
+
+pub mod blocked;
+pub mod classic;
+pub mod error;
+pub mod filter;
+pub mod hash;
+pub mod index;
+pub mod key;
+pub mod registry;
+pub mod sbbf;
+pub mod sizing;
+pub mod store;
+pub mod textbook;
+pub mod theory;
+
+pub use blocked::Blocked512;
+pub use classic::Bloom;
+pub use error::{BloomError, Result};
+pub use filter::{Filter, FilterExt, Geometry, Variant};
+pub use hash::{Digest, Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+pub use index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, IndexScheme, KirschMitzenmacher};
+pub use key::{Key, KeyBytes};
+pub use registry::{Spec, VariantVisitor};
+pub use sbbf::SplitBlock;
+pub use sizing::Params;
+pub use store::{AtomicBits, BitStore, ConcurrentBitStore, FlatBits};
+pub use textbook::TextbookFnv1aI32;

@@ -1,0 +1,141 @@
+//! The registry: every named variant, constructible by name. Names come from the types' `ID`s
+//! ([`Variant::variant_name`]), so a name and the code behind it cannot drift apart.
+//!
+//! Name grammar: `classic/<hash>/<index>/<store>`, `blocked512/<hash>`, `sbbf/<hash>`, and the
+//! fixed port `textbook-fnv1a-i32`; hashes `fnv1a murmur3 xxh3 xxh3-128 xxh64`, index schemes
+//! `km edh mitz64 mitz32`, stores `flat atomic`. `classic/murmur3/mitz64/flat` is Guava's layout.
+
+use crate::blocked::Blocked512;
+use crate::classic::Bloom;
+use crate::error::{BloomError, Result};
+use crate::filter::{Filter, Variant};
+use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
+use crate::sbbf::SplitBlock;
+use crate::sizing::Params;
+use crate::store::{AtomicBits, FlatBits};
+use crate::textbook::TextbookFnv1aI32;
+
+/// Calls `$cb!(Type)` for every registered variant type: the one list of what exists.
+macro_rules! for_each_variant {
+    ($cb:ident) => {
+        for_each_variant!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        $cb!(TextbookFnv1aI32);
+    };
+    (@hashes $cb:ident; $($h:ty),*) => {$(
+        for_each_variant!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
+        $cb!(Blocked512<$h>);
+        $cb!(SplitBlock<$h>);
+    )*};
+    (@index $cb:ident; $h:ty; $($i:ty),*) => {$(
+        $cb!(Bloom<$h, $i, FlatBits>);
+        $cb!(Bloom<$h, $i, AtomicBits>);
+    )*};
+}
+
+/// Generic code to run on a variant chosen by name at run time (monomorphised per variant, so the
+/// hot loop inside `visit` has no dynamic dispatch).
+pub trait VariantVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Runs with the variant's concrete type.
+    fn visit<F: Variant>(self) -> Self::Output;
+}
+
+/// Every registered name, sorted.
+pub fn names() -> Vec<String> {
+    let mut out = Vec::new();
+    macro_rules! push {
+        ($t:ty) => {
+            out.push(<$t as Variant>::variant_name());
+        };
+    }
+    for_each_variant!(push);
+    out.sort();
+    out
+}
+
+/// Runs `visitor` with the variant named `name`.
+pub fn visit<V: VariantVisitor>(name: &str, visitor: V) -> Result<V::Output> {
+    macro_rules! try_one {
+        ($t:ty) => {
+            if name == <$t as Variant>::variant_name() {
+                return Ok(visitor.visit::<$t>());
+            }
+        };
+    }
+    for_each_variant!(try_one);
+    Err(BloomError::UnknownName {
+        name: name.to_owned(),
+        known: names().join(", "),
+    })
+}
+
+/// How to size a filter built by name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spec {
+    /// For `n` keys at target rate `p`, by the variant's sizing rule.
+    Target { n: u64, p: f64 },
+    /// Explicit m bits and k probes.
+    Explicit { bits: u64, hashes: u32 },
+    /// m bits for n keys, with the optimal k for m/n.
+    BitsFor { bits: u64, n: u64 },
+}
+
+impl Spec {
+    /// Builds variant `F` to this spec.
+    pub fn build<F: Variant>(self) -> Result<F> {
+        match self {
+            Spec::Target { n, p } => F::sized_for(n, p),
+            Spec::Explicit { bits, hashes } => F::with_params(Params::explicit(bits, hashes)?),
+            Spec::BitsFor { bits, n } => F::with_bits_for(bits, n),
+        }
+    }
+}
+
+/// Builds the variant named `name` to `spec`, boxed. One dynamic call per key, none per probe; use
+/// [`visit`] to run generic code on the concrete type instead.
+pub fn build(name: &str, spec: Spec) -> Result<Box<dyn Filter>> {
+    struct Build(Spec);
+    impl VariantVisitor for Build {
+        type Output = Result<Box<dyn Filter>>;
+        fn visit<F: Variant>(self) -> Self::Output {
+            Ok(Box::new(self.0.build::<F>()?))
+        }
+    }
+    visit(name, Build(spec))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_include_the_documented_ones() {
+        let names = names();
+        let mut dedup = names.clone();
+        dedup.dedup();
+        assert_eq!(names, dedup);
+        for n in [
+            "classic/xxh3/km/flat",
+            "blocked512/xxh3",
+            "sbbf/xxh64",
+            "classic/murmur3/km/atomic",
+            "classic/murmur3/mitz64/flat",
+            "textbook-fnv1a-i32",
+        ] {
+            assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+        }
+        assert_eq!(names.len(), 5 * (4 * 2 + 2) + 1);
+    }
+
+    #[test]
+    fn unknown_name_is_an_error_listing_known_ones() {
+        let err = build("classic/md5/km/flat", Spec::Target { n: 10, p: 0.01 }).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("classic/md5/km/flat") && msg.contains("sbbf/xxh64"),
+            "{msg}"
+        );
+    }
+}

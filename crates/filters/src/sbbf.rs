@@ -1,0 +1,233 @@
+//! The split-block Bloom filter of the Apache Parquet format specification (`BloomFilter.md`):
+//! 256-bit blocks of eight 32-bit words; a key sets one bit in each word.
+
+use std::marker::PhantomData;
+
+use crate::error::{BloomError, Result};
+use crate::filter::{Filter, Geometry, Variant};
+use crate::hash::{Digest, HashStrategy};
+use crate::key::Key;
+use crate::sizing::{Params, round_up};
+use crate::store::try_vec;
+
+/// Bits in one block.
+pub const BLOCK_BITS: u64 = 256;
+
+/// The most blocks the spec's block selection can address: it multiplies the upper 32 hash bits by
+/// the block count and keeps the upper 32 bits of the product.
+pub const MAX_BLOCKS: u64 = 1 << 32;
+
+/// The eight odd constants of the Parquet spec, one per word.
+pub const SALT: [u32; 8] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, align(32))]
+struct Block([u32; 8]);
+
+/// Parquet's split-block Bloom filter with hash strategy `H`; bit-exact with the spec with
+/// [`crate::Xxh64`] (its hash is the raw 64-bit `h1`). Always 8 probes, one per word.
+pub struct SplitBlock<H> {
+    blocks: Vec<Block>,
+    _hash: PhantomData<fn() -> H>,
+}
+
+impl<H> std::fmt::Debug for SplitBlock<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SplitBlock")
+            .field("blocks", &self.blocks.len())
+            .finish()
+    }
+}
+
+/// The spec's `mask(x)`: word i gets bit `(x * SALT[i]) >> 27`.
+#[inline(always)]
+fn mask(x: u32) -> [u32; 8] {
+    let mut m = [0u32; 8];
+    for i in 0..8 {
+        m[i] = 1 << (x.wrapping_mul(SALT[i]) >> 27);
+    }
+    m
+}
+
+fn too_many_blocks(blocks: u64) -> BloomError {
+    BloomError::TooLarge {
+        what: format!("{blocks} split blocks"),
+        needed: blocks as f64 * BLOCK_BITS as f64,
+        max: MAX_BLOCKS * BLOCK_BITS,
+        variant: "the Parquet split-block filter".into(),
+    }
+}
+
+impl<H: HashStrategy> SplitBlock<H> {
+    /// A filter of at least `bits` bits, rounded up to whole 256-bit blocks; at most 2^32 blocks.
+    pub fn with_bits(bits: u64) -> Result<Self> {
+        let bits = Params::explicit(bits, 8)?.bits;
+        let blocks = round_up(bits, BLOCK_BITS) / BLOCK_BITS;
+        if blocks > MAX_BLOCKS {
+            return Err(too_many_blocks(blocks));
+        }
+        Ok(Self {
+            blocks: try_vec(blocks, Block::default)?,
+            _hash: PhantomData,
+        })
+    }
+
+    /// A filter for `n` keys at rate `p`: the textbook m rounded up to whole blocks, k = 8.
+    pub fn new(n: u64, p: f64) -> Result<Self> {
+        Self::with_bits(Params::optimal(n, p)?.bits)
+    }
+
+    /// Reads a filter from the spec's byte layout: blocks in order, each word little-endian.
+    pub fn from_le_bytes(bytes: &[u8]) -> Result<Self> {
+        let corrupt = |reason: String| BloomError::Corrupt {
+            format: "Parquet split-block filter",
+            reason,
+        };
+        if bytes.is_empty() || !bytes.len().is_multiple_of(32) {
+            return Err(corrupt(format!(
+                "length {} is not a positive multiple of 32 bytes",
+                bytes.len()
+            )));
+        }
+        let blocks = bytes.len() as u64 / 32;
+        if blocks > MAX_BLOCKS {
+            return Err(too_many_blocks(blocks));
+        }
+        let blocks = bytes
+            .chunks_exact(32)
+            .map(|c| {
+                Block(std::array::from_fn(|i| {
+                    u32::from_le_bytes(c[4 * i..4 * i + 4].try_into().unwrap())
+                }))
+            })
+            .collect();
+        Ok(Self {
+            blocks,
+            _hash: PhantomData,
+        })
+    }
+
+    /// The spec's byte layout: blocks in order, each word little-endian.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        self.blocks
+            .iter()
+            .flat_map(|b| b.0)
+            .flat_map(u32::to_le_bytes)
+            .collect()
+    }
+
+    #[inline(always)]
+    fn block_of(&self, h: u64) -> usize {
+        (((h >> 32) * self.blocks.len() as u64) >> 32) as usize
+    }
+
+    /// Inserts a precomputed digest (`h1` is the spec's 64-bit hash).
+    #[inline]
+    pub fn insert_digest(&mut self, d: Digest) {
+        let m = mask(d.h1 as u32);
+        let b = self.block_of(d.h1);
+        for (w, bit) in self.blocks[b].0.iter_mut().zip(m) {
+            *w |= bit;
+        }
+    }
+
+    /// Looks up a precomputed digest.
+    #[inline]
+    pub fn contains_digest(&self, d: Digest) -> bool {
+        let m = mask(d.h1 as u32);
+        let block = &self.blocks[self.block_of(d.h1)].0;
+        block
+            .iter()
+            .zip(m)
+            .fold(0, |acc, (w, bit)| acc | (bit & !w))
+            == 0
+    }
+
+    /// Inserts `key`.
+    #[inline]
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
+        key.with_bytes(|b| self.insert_digest(H::digest(b)));
+    }
+
+    /// Whether `key` may have been inserted.
+    #[inline]
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        key.with_bytes(|b| self.contains_digest(H::digest(b)))
+    }
+}
+
+impl<H: HashStrategy> Filter for SplitBlock<H> {
+    fn name(&self) -> String {
+        Self::variant_name()
+    }
+    #[inline]
+    fn digest(&self, bytes: &[u8]) -> Digest {
+        H::digest(bytes)
+    }
+    #[inline]
+    fn insert_digest(&mut self, d: Digest) {
+        SplitBlock::insert_digest(self, d);
+    }
+    #[inline]
+    fn contains_digest(&self, d: Digest) -> bool {
+        SplitBlock::contains_digest(self, d)
+    }
+    fn bits(&self) -> u64 {
+        self.blocks.len() as u64 * BLOCK_BITS
+    }
+    fn hashes(&self) -> u32 {
+        8
+    }
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.blocks.capacity() * std::mem::size_of::<Block>()
+    }
+    fn set_bits(&self) -> u64 {
+        self.blocks
+            .iter()
+            .flat_map(|b| b.0)
+            .map(|w| u64::from(w.count_ones()))
+            .sum()
+    }
+    fn geometry(&self) -> Geometry {
+        Geometry::SplitBlock {
+            blocks: self.blocks.len() as u64,
+            words: 8,
+            word_bits: 32,
+        }
+    }
+}
+
+impl<H: HashStrategy> Variant for SplitBlock<H> {
+    fn variant_name() -> String {
+        format!("sbbf/{}", H::ID)
+    }
+    /// k is fixed at 8 by the layout: any other k is an error.
+    fn with_params(params: Params) -> Result<Self> {
+        if params.hashes != 8 {
+            return Err(BloomError::InvalidHashes {
+                k: params.hashes,
+                min: 8,
+                max: 8,
+            });
+        }
+        Self::with_bits(params.bits)
+    }
+    fn sized_for(n: u64, p: f64) -> Result<Self> {
+        Self::new(n, p)
+    }
+    fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
+        if n == 0 {
+            return Err(BloomError::InvalidCount { n });
+        }
+        Self::with_bits(bits)
+    }
+}

@@ -1,0 +1,1 @@
+//! The measurement harness: key sets, trials, binomial intervals, the sweep and the gate.

@@ -1,0 +1,1 @@
+//! Reports: typed rows to CSV, CSV to PNG (plotters), Markdown tables.
