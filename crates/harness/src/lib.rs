@@ -1,1 +1,5 @@
 //! The measurement harness: key sets, trials, binomial intervals, the sweep and the gate.
+
+pub mod row;
+
+pub use row::SweepRow;
