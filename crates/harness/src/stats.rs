@@ -1,0 +1,138 @@
+//! Binomial confidence intervals for an observed false-positive count.
+
+use statrs::distribution::{Beta, ContinuousCDF, Normal};
+use statrs::function::beta::beta_reg;
+
+/// Checks a confidence level: a finite number strictly between 0 and 1.
+pub fn check_confidence(confidence: f64) -> Result<(), String> {
+    if confidence.is_finite() && confidence > 0.0 && confidence < 1.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "confidence level {confidence} is invalid: it must be in the open interval (0, 1)"
+        ))
+    }
+}
+
+/// The Clopper-Pearson exact two-sided interval for `successes` out of `trials` at `confidence`:
+/// the `alpha/2` quantile of Beta(x, n-x+1) and the `1-alpha/2` quantile of Beta(x+1, n-x), with
+/// 0 and 1 at the ends. Its coverage is at least `confidence` for every true rate.
+///
+/// Panics if `successes > trials`, `trials == 0`, or `confidence` is not in (0, 1): callers own
+/// these counts, so such a call is a bug, not bad input.
+pub fn clopper_pearson(successes: u64, trials: u64, confidence: f64) -> (f64, f64) {
+    assert!(
+        trials > 0 && successes <= trials,
+        "{successes} successes out of {trials} trials"
+    );
+    check_confidence(confidence).unwrap();
+    let alpha = 1.0 - confidence;
+    let (x, n) = (successes as f64, trials as f64);
+    let low = if successes == 0 {
+        0.0
+    } else {
+        beta_quantile(x, n - x + 1.0, alpha / 2.0)
+    };
+    let high = if successes == trials {
+        1.0
+    } else {
+        beta_quantile(x + 1.0, n - x, 1.0 - alpha / 2.0)
+    };
+    (low, high)
+}
+
+/// The `q` quantile of Beta(a, b) to full double precision.
+///
+/// statrs's `inverse_cdf` is accurate to about 1e-5 relative, too coarse for an interval that a gate
+/// compares exactly; its answer only seeds a bracket, which bisection on the regularised incomplete
+/// beta function (accurate to ~1e-14) then narrows until the bracket cannot shrink.
+fn beta_quantile(a: f64, b: f64, q: f64) -> f64 {
+    let cdf = |u: f64| beta_reg(a, b, u);
+    let guess = Beta::new(a, b)
+        .expect("positive shape parameters")
+        .inverse_cdf(q)
+        .clamp(f64::MIN_POSITIVE, 1.0);
+    let (mut lo, mut hi) = (guess * (1.0 - 1e-3), (guess * (1.0 + 1e-3)).min(1.0));
+    while lo > f64::MIN_POSITIVE && cdf(lo) > q {
+        lo /= 2.0;
+    }
+    while hi < 1.0 && cdf(hi) < q {
+        hi = (hi * 2.0).min(1.0);
+    }
+    loop {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            return mid;
+        }
+        if cdf(mid) < q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+}
+
+/// The Wilson score interval for `successes` out of `trials` at `confidence`.
+///
+/// Panics under the same conditions as [`clopper_pearson`].
+pub fn wilson(successes: u64, trials: u64, confidence: f64) -> (f64, f64) {
+    assert!(
+        trials > 0 && successes <= trials,
+        "{successes} successes out of {trials} trials"
+    );
+    check_confidence(confidence).unwrap();
+    let z = Normal::standard().inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
+    let n = trials as f64;
+    let phat = successes as f64 / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (phat + z * z / (2.0 * n)) / denom;
+    let half = z / denom * (phat * (1.0 - phat) / n + z * z / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        (a - b).abs() <= rel * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn clopper_pearson_matches_published_values() {
+        // R 4.x: binom.test(3, 100)$conf.int and binom.test(0, 50)$conf.int and
+        // binom.test(50, 100)$conf.int (all at the default 95%); for x = 0 the
+        // upper end is 1 - 0.025^(1/50) exactly.
+        let cases = [
+            (3, 100, 0.006_229_972, 0.085_176_053),
+            (0, 50, 0.0, 0.071_121_736),
+            (50, 100, 0.398_321_3, 0.601_678_7),
+        ];
+        for (x, n, lo, hi) in cases {
+            let (l, h) = clopper_pearson(x, n, 0.95);
+            assert!(
+                close(l, lo, 1e-6) && close(h, hi, 1e-6),
+                "x={x} n={n}: got ({l}, {h}), want ({lo}, {hi})"
+            );
+        }
+    }
+
+    #[test]
+    fn clopper_pearson_zero_successes_has_closed_form() {
+        // For x = 0 the upper end solves (1 - u)^n = alpha/2.
+        let (n, conf) = (1_000_000u64, 0.99);
+        let (_, h) = clopper_pearson(0, n, conf);
+        let exact = 1.0 - ((1.0 - conf) / 2.0f64).powf(1.0 / n as f64);
+        assert!(close(h, exact, 1e-9), "{h} vs {exact}");
+    }
+
+    #[test]
+    fn wilson_matches_published_value() {
+        // Wilson interval for 3/100 at 95%: (0.01026, 0.08450) (Newcombe 1998 method 3, z = 1.959964).
+        let (l, h) = wilson(3, 100, 0.95);
+        assert!(
+            close(l, 0.010_26, 1e-3) && close(h, 0.084_50, 1e-3),
+            "({l}, {h})"
+        );
+    }
+}
