@@ -1,1 +1,146 @@
-//! Reports: typed rows to CSV, CSV to PNG (plotters), Markdown tables.
+//! Reports: typed rows to CSV, CSV to PNG (plotters), Markdown tables and the sweep summary.
+//!
+//! [`write_reports`] is the whole pipeline: it writes the CSV, reads it back, and draws every
+//! picture and the summary from the rows read back, so the pictures show only what the CSV holds.
+
+pub mod csv_io;
+mod fmt;
+pub mod markdown;
+pub mod plots;
+mod select;
+pub mod summary;
+
+use std::path::{Path, PathBuf};
+
+use bloomlab_harness::SweepRow;
+
+pub use csv_io::{read_csv, write_csv};
+pub use plots::{
+    plot_fpr_vs_bits_per_key, plot_fpr_vs_overfill, plot_fpr_vs_target, plot_lookup_ns_vs_n,
+};
+pub use summary::{render_summary, write_summary};
+
+/// File name of the CSV inside the output directory.
+pub const CSV_NAME: &str = "sweep.csv";
+/// File name of the Markdown summary inside the output directory.
+pub const SUMMARY_NAME: &str = "summary.md";
+/// File names of the four pictures, in the order [`ReportFiles::pngs`] lists them.
+pub const PNG_NAMES: [&str; 4] = [
+    "fpr_vs_target.png",
+    "fpr_vs_bits_per_key.png",
+    "lookup_ns_vs_n.png",
+    "fpr_vs_overfill.png",
+];
+
+/// The files [`write_reports`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportFiles {
+    /// The CSV, one row per [`SweepRow`].
+    pub csv: PathBuf,
+    /// The four pictures, in the order of [`PNG_NAMES`].
+    pub pngs: Vec<PathBuf>,
+    /// The Markdown summary, which links the pictures by relative path.
+    pub summary: PathBuf,
+}
+
+/// Why a report could not be written or read. Every variant names the file it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file or directory could not be created, opened, read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CSV could not be written or parsed (bad header, bad field, wrong column count).
+    #[error("CSV {path}: {source}")]
+    Csv {
+        path: PathBuf,
+        #[source]
+        source: csv::Error,
+    },
+    /// There were no rows to report on.
+    #[error("{path}: no sweep rows to report on")]
+    NoRows { path: PathBuf },
+    /// plotters failed to draw or encode a picture.
+    #[error("drawing {path}: {message}")]
+    Plot { path: PathBuf, message: String },
+    /// The embedded font could not be registered with plotters.
+    #[error("registering the embedded DejaVu Sans font: {0}")]
+    Font(String),
+}
+
+/// Writes `out_dir/sweep.csv`, then reads it back and draws the four PNGs and `summary.md` from
+/// the rows read back. Creates `out_dir` (and its parents) if missing; overwrites earlier files.
+///
+/// Errors: [`ReportError::NoRows`] if `rows` is empty, otherwise the first failure, naming its path.
+pub fn write_reports(rows: &[SweepRow], out_dir: &Path) -> Result<ReportFiles, ReportError> {
+    if rows.is_empty() {
+        return Err(ReportError::NoRows {
+            path: out_dir.to_path_buf(),
+        });
+    }
+    std::fs::create_dir_all(out_dir).map_err(|source| ReportError::Io {
+        action: "creating directory",
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let csv = out_dir.join(CSV_NAME);
+    write_csv(rows, &csv)?;
+    // Plots and summary read only what the CSV holds.
+    let rows = read_csv(&csv)?;
+    let pngs: Vec<PathBuf> = PNG_NAMES.iter().map(|name| out_dir.join(name)).collect();
+    plot_fpr_vs_target(&rows, &pngs[0])?;
+    plot_fpr_vs_bits_per_key(&rows, &pngs[1])?;
+    plot_lookup_ns_vs_n(&rows, &pngs[2])?;
+    plot_fpr_vs_overfill(&rows, &pngs[3])?;
+    let summary = out_dir.join(SUMMARY_NAME);
+    write_summary(&rows, &csv, &pngs, &summary)?;
+    Ok(ReportFiles { csv, pngs, summary })
+}
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{synthetic_rows, temp_dir};
+
+    #[test]
+    fn write_reports_writes_csv_pictures_and_summary_into_a_new_directory() {
+        let rows = synthetic_rows();
+        let out = temp_dir("write_reports").join("nested").join("out");
+        let files = write_reports(&rows, &out).unwrap();
+        assert_eq!(read_csv(&files.csv).unwrap(), rows, "CSV round trip");
+        assert_eq!(files.pngs.len(), PNG_NAMES.len());
+        for png in &files.pngs {
+            let bytes = std::fs::read(png).unwrap();
+            assert!(
+                bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+                "{} is not a PNG",
+                png.display()
+            );
+        }
+        let md = std::fs::read_to_string(&files.summary).unwrap();
+        for name in PNG_NAMES {
+            assert!(
+                md.contains(&format!("]({name})")),
+                "summary lacks relative link {name}"
+            );
+        }
+        assert!(
+            md.contains(&format!("]({CSV_NAME})")),
+            "summary lacks the CSV link"
+        );
+    }
+
+    #[test]
+    fn write_reports_refuses_no_rows() {
+        let out = temp_dir("write_reports_empty");
+        let err = write_reports(&[], &out).unwrap_err();
+        assert!(matches!(err, ReportError::NoRows { .. }), "{err:?}");
+    }
+}

@@ -1,0 +1,374 @@
+//! `summary.md`: run parameters, the pictures, what departs from theory, and the key table.
+
+use std::path::{Path, PathBuf};
+
+use bloomlab_harness::SweepRow;
+
+use crate::select::{FloatKey, main_key_set, main_n, main_p, overfill_slice, sized_rows};
+use crate::{ReportError, fmt, markdown};
+
+/// At most this many rows are listed under "what departs from theory"; the rest are counted.
+const DEPARTURES_LISTED: usize = 25;
+
+/// Writes the summary of `rows` to `path`, linking `csv` and `pngs` relative to `path`'s directory
+/// (pictures in the order of [`crate::PNG_NAMES`]).
+pub fn write_summary(
+    rows: &[SweepRow],
+    csv: &Path,
+    pngs: &[PathBuf],
+    path: &Path,
+) -> Result<(), ReportError> {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let link = |p: &Path| match p.strip_prefix(dir) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => p.display().to_string(),
+    };
+    let png_links: Vec<String> = pngs.iter().map(|p| link(p)).collect();
+    let text = render_summary(rows, &link(csv), &png_links);
+    std::fs::write(path, text).map_err(|source| ReportError::Io {
+        action: "writing",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The summary as Markdown. `csv_link` and `png_links` (in the order of [`crate::PNG_NAMES`]) are
+/// used as given, so pass paths relative to where the Markdown will live.
+pub fn render_summary(rows: &[SweepRow], csv_link: &str, png_links: &[String]) -> String {
+    let mut out = String::from("# Sweep summary\n\n");
+    out.push_str(&format!(
+        "Generated from [`{csv_link}`]({csv_link}) ({} rows) by bloomlab-report: regenerate it, never edit it. \
+         Every figure below is a column of the CSV.\n\n",
+        rows.len()
+    ));
+    out.push_str("## Run parameters\n\n");
+    out.push_str(&parameters(rows));
+    out.push_str("\n## Pictures\n\n");
+    out.push_str(&pictures(rows, png_links));
+    out.push_str("\n## What departs from theory\n\n");
+    out.push_str(&departures(rows));
+    out.push_str("\n## Key table\n\n");
+    out.push_str(&key_table(rows));
+    out
+}
+
+fn distinct<T: Ord>(values: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = values.collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn parameters(rows: &[SweepRow]) -> String {
+    let join = |v: Vec<String>| v.join(", ");
+    let seeds = join(
+        distinct(rows.iter().map(|r| r.seed))
+            .iter()
+            .map(u64::to_string)
+            .collect(),
+    );
+    let confidence = join(
+        distinct(rows.iter().map(|r| FloatKey(r.confidence)))
+            .iter()
+            .map(|c| fmt::percent(c.0))
+            .collect(),
+    );
+    let revisions = join(distinct(rows.iter().map(|r| r.revision.clone())));
+    let filters = distinct(rows.iter().map(|r| r.filter.clone()));
+    let key_sets = join(distinct(rows.iter().map(|r| r.key_set.clone())));
+    let ns = join(
+        distinct(rows.iter().map(|r| r.n))
+            .iter()
+            .map(u64::to_string)
+            .collect(),
+    );
+    let ps = join(
+        distinct(rows.iter().map(|r| FloatKey(r.p)))
+            .iter()
+            .map(|p| fmt::tick(p.0))
+            .collect(),
+    );
+    let overfill = join(
+        distinct(rows.iter().map(|r| FloatKey(r.overfill)))
+            .iter()
+            .map(|o| fmt::tick(o.0))
+            .collect(),
+    );
+    let queries: u64 = rows.iter().map(|r| r.queries).sum();
+    let capped = rows.iter().filter(|r| r.capped).count();
+    markdown::table(
+        &["parameter", "value"],
+        &[
+            vec!["seed".to_string(), seeds],
+            vec!["confidence level".to_string(), confidence],
+            vec!["revision".to_string(), revisions],
+            vec!["rows".to_string(), rows.len().to_string()],
+            vec!["filters".to_string(), filters.len().to_string()],
+            vec!["key sets".to_string(), key_sets],
+            vec!["n (keys sized for)".to_string(), ns],
+            vec!["target p".to_string(), ps],
+            vec!["overfill factors".to_string(), overfill],
+            vec![
+                "non-member queries, all rows".to_string(),
+                queries.to_string(),
+            ],
+            vec![
+                "rows stopped by the query cap before the precision target".to_string(),
+                capped.to_string(),
+            ],
+        ],
+    )
+}
+
+fn pictures(rows: &[SweepRow], png_links: &[String]) -> String {
+    let key_set = main_key_set(rows).unwrap_or_default();
+    let sized = sized_rows(rows, &key_set);
+    let n = main_n(&sized).map_or("-".to_string(), |n| n.to_string());
+    let p = main_p(&sized).map_or("-".to_string(), fmt::tick);
+    let overfill = match overfill_slice(rows) {
+        Some(((k, n, p), _)) => format!("key set {k}, sized for n = {n} at p = {}", fmt::tick(p)),
+        None => {
+            "no filter was run at several overfill factors, so the picture only says so".to_string()
+        }
+    };
+    let captions = [
+        (
+            "Observed FPR vs target p",
+            format!(
+                "key set {key_set}, n = {n}, log-log; bars are the confidence intervals, the black line is y = x"
+            ),
+        ),
+        (
+            "Observed FPR vs bits per key",
+            format!(
+                "key set {key_set}, n = {n}; dashed: each layout's theory; black: the bound p = 2^(-bits per key)"
+            ),
+        ),
+        (
+            "Lookup ns vs n",
+            format!(
+                "key set {key_set}, p = {p}; present keys left, absent right; black: std HashSet (indicative timings)"
+            ),
+        ),
+        ("FPR vs overfill factor", overfill),
+    ];
+    let mut out = String::from(
+        "Series are coloured by layout family. A row with no false positive (observed rate 0) is drawn \
+         as an open circle at its interval's upper end, never dropped.\n\n",
+    );
+    for ((title, caption), link) in captions.iter().zip(png_links) {
+        out.push_str(&format!(
+            "**{title}** ({caption}): [`{link}`]({link})\n\n![{title}]({link})\n\n"
+        ));
+    }
+    out
+}
+
+/// How far theory lies outside the interval, as a factor >= 1, and which side.
+fn departure(r: &SweepRow) -> Option<(f64, &'static str)> {
+    if r.theory_in_interval || !(r.fpr_theory > 0.0) {
+        return None;
+    }
+    if r.fpr_theory < r.ci_low {
+        Some((r.ci_low / r.fpr_theory, "observed above theory"))
+    } else if r.fpr_theory > r.ci_high {
+        Some((r.fpr_theory / r.ci_high, "observed below theory"))
+    } else {
+        None
+    }
+}
+
+fn observed(r: &SweepRow) -> String {
+    format!(
+        "{} [{}, {}]",
+        fmt::sig(r.fpr, 3),
+        fmt::sig(r.ci_low, 3),
+        fmt::sig(r.ci_high, 3)
+    )
+}
+
+fn departures(rows: &[SweepRow]) -> String {
+    let mut outside: Vec<(f64, &'static str, &SweepRow)> = rows
+        .iter()
+        .filter_map(|r| departure(r).map(|(f, side)| (f, side, r)))
+        .collect();
+    outside.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let flagged = rows.iter().filter(|r| !r.theory_in_interval).count();
+    let expected: f64 = rows.iter().map(|r| 1.0 - r.confidence).sum();
+    let mut out = format!(
+        "Rows whose layout-correct theory lies outside the observed interval, worst first. The factor is how \
+         far theory lies from the nearer end of the interval. For a correct filter each row misses with \
+         probability at most 1 - confidence, so about {} of these {} rows would be listed by chance alone; \
+         {flagged} are.\n\n",
+        fmt::sig(expected, 2),
+        rows.len()
+    );
+    if outside.is_empty() {
+        out.push_str("None: every row's theory lies inside its interval.\n");
+        return out;
+    }
+    let table_rows: Vec<Vec<String>> = outside
+        .iter()
+        .take(DEPARTURES_LISTED)
+        .map(|(factor, side, r)| {
+            vec![
+                r.filter.clone(),
+                r.key_set.clone(),
+                r.n.to_string(),
+                fmt::tick(r.p),
+                fmt::tick(r.overfill),
+                observed(r),
+                fmt::sig(r.fpr_theory, 3),
+                format!("{}x ({side})", fmt::sig(*factor, 3)),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown::table(
+        &[
+            "filter",
+            "key set",
+            "n",
+            "p",
+            "overfill",
+            "observed FPR [interval]",
+            "theory",
+            "factor",
+        ],
+        &table_rows,
+    ));
+    if outside.len() > DEPARTURES_LISTED {
+        out.push_str(&format!(
+            "\n... and {} more rows (see the CSV, column `theory_in_interval`).\n",
+            outside.len() - DEPARTURES_LISTED
+        ));
+    }
+    out
+}
+
+fn key_table(rows: &[SweepRow]) -> String {
+    let mut sized: Vec<&SweepRow> = rows.iter().filter(|r| crate::select::as_sized(r)).collect();
+    sized.sort_by(|a, b| {
+        a.key_set
+            .cmp(&b.key_set)
+            .then(a.n.cmp(&b.n))
+            .then(b.p.total_cmp(&a.p))
+            .then(a.filter.cmp(&b.filter))
+    });
+    let mut out = format!(
+        "Every row filled as sized (overfill 1; {} rows; the other overfill factors are in the CSV and the \
+         overfill picture). FPR is `observed [interval]`; `in` says whether theory lies inside the interval. \
+         Lookup times are ns per key, filter / HashSet on the same keys, indicative medians. Memory is \
+         filter / HashSet.\n\n",
+        sized.len()
+    );
+    let table_rows: Vec<Vec<String>> = sized
+        .iter()
+        .map(|r| {
+            vec![
+                r.filter.clone(),
+                r.key_set.clone(),
+                r.n.to_string(),
+                fmt::tick(r.p),
+                fmt::sig(r.bits_per_key, 3),
+                r.hashes.to_string(),
+                observed(r),
+                fmt::sig(r.fpr_theory, 3),
+                if r.theory_in_interval {
+                    "yes"
+                } else {
+                    "**no**"
+                }
+                .to_string(),
+                format!(
+                    "{} / {}",
+                    fmt::sig(r.lookup_present_ns, 3),
+                    fmt::sig(r.hashset_present_ns, 3)
+                ),
+                format!(
+                    "{} / {}",
+                    fmt::sig(r.lookup_absent_ns, 3),
+                    fmt::sig(r.hashset_absent_ns, 3)
+                ),
+                format!(
+                    "{} / {}",
+                    fmt::bytes(r.memory_bytes),
+                    fmt::bytes(r.hashset_memory_bytes)
+                ),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown::table(
+        &[
+            "filter",
+            "key set",
+            "n",
+            "p",
+            "bits/key",
+            "k",
+            "observed FPR [interval]",
+            "theory",
+            "in",
+            "present ns (HashSet)",
+            "absent ns (HashSet)",
+            "memory (HashSet)",
+        ],
+        &table_rows,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::synthetic_rows;
+
+    #[test]
+    fn summary_has_parameters_table_departures_and_links() {
+        let rows = synthetic_rows();
+        let links: Vec<String> = crate::PNG_NAMES.iter().map(|s| s.to_string()).collect();
+        let md = render_summary(&rows, "sweep.csv", &links);
+        for needle in [
+            "| seed | 42 |",
+            "| confidence level | 95.0% |",
+            "abc1234-dirty",
+        ] {
+            assert!(md.contains(needle), "missing {needle:?} in\n{md}");
+        }
+        for link in &links {
+            assert!(
+                md.contains(&format!("]({link})")),
+                "missing link {link} in\n{md}"
+            );
+        }
+        assert!(
+            md.contains("| filter | key set | n | p | bits/key | k | observed FPR [interval] |"),
+            "key table header missing in\n{md}"
+        );
+        let sized = rows.iter().filter(|r| crate::select::as_sized(r)).count();
+        let key_lines = md
+            .lines()
+            .skip_while(|l| !l.starts_with("## Key table"))
+            .filter(|l| {
+                l.starts_with("| ") && !l.starts_with("| filter") && !l.starts_with("| ---")
+            })
+            .count();
+        assert_eq!(key_lines, sized, "one key-table line per as-sized row");
+        // The synthetic textbook rows sit at three times theory: they must be listed as departures,
+        // worst first.
+        let departures: Vec<&str> = md
+            .lines()
+            .skip_while(|l| !l.starts_with("## What departs"))
+            .take_while(|l| !l.starts_with("## Key table"))
+            .filter(|l| l.starts_with("| textbook") || l.starts_with("| classic"))
+            .collect();
+        assert!(!departures.is_empty(), "no departures listed in\n{md}");
+        assert!(
+            departures[0].starts_with("| textbook-fnv1a-i32"),
+            "{departures:?}"
+        );
+        assert!(
+            departures[0].contains("observed above theory"),
+            "{departures:?}"
+        );
+    }
+}
