@@ -40,6 +40,16 @@ pub enum BloomError {
     /// No registered variant has this name.
     #[error("unknown filter name {name:?}; known names: {known}")]
     UnknownName { name: String, known: String },
+    /// A value outside the range a foreign format or API can represent (e.g. a Java `long`).
+    #[error("{what} = {value} is invalid: {allowed}")]
+    OutOfRange {
+        what: &'static str,
+        value: String,
+        allowed: String,
+    },
+    /// Two filters cannot be combined: they differ in k, size, strategy or key encoding.
+    #[error("cannot combine these filters: {reason}")]
+    Incompatible { reason: String },
     /// Serialized bytes were not a valid filter of the expected format.
     #[error("corrupt {format} data: {reason}")]
     Corrupt {

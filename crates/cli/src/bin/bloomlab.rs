@@ -1,0 +1,41 @@
+//! `bloomlab`: tools for Bloom filter files. Thin: parse flags, call the library, map the outcome
+//! to an exit code (0 ok, 1 a check failed, 2 bad input).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[path = "../bloomlab/guava.rs"]
+mod guava;
+
+/// Read, write, inspect and audit Bloom filter files.
+///
+/// Exit codes: 0 = ok, 1 = a check failed (e.g. an audit found a missing member), 2 = bad input
+/// (unreadable or corrupt file, malformed key, invalid flag).
+#[derive(Debug, Parser)]
+#[command(name = "bloomlab", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Guava `BloomFilter` files (`writeTo`/`readFrom` format), bit-for-bit as Guava 31.1.
+    #[command(subcommand)]
+    Guava(guava::GuavaCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Guava(cmd) => guava::run(cmd),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("bloomlab: {failure}");
+            failure.exit_code()
+        }
+    }
+}

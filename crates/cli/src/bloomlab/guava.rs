@@ -1,0 +1,502 @@
+//! `bloomlab guava ...`: build, inspect, audit, union and query Guava `BloomFilter` files.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use bloomlab_filters::guava::{
+    BytesFunnel, Funnel, GuavaBloom, GuavaSizing, GuavaStrategy, IntFunnel, LongFunnel, Utf8Funnel,
+};
+use bloomlab_harness::stats::{check_confidence, clopper_pearson};
+use clap::{Args, Subcommand, ValueEnum};
+
+/// Why a command did not succeed; decides the exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// Unreadable or corrupt input, a malformed key, an invalid flag: exit code 2.
+    BadInput(String),
+    /// The command ran and a check it exists to make failed: exit code 1.
+    CheckFailed(String),
+}
+
+impl Failure {
+    /// 1 for a failed check, 2 for bad input.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::CheckFailed(_) => ExitCode::from(1),
+            Self::BadInput(_) => ExitCode::from(2),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadInput(m) => write!(f, "bad input: {m}"),
+            Self::CheckFailed(m) => write!(f, "check failed: {m}"),
+        }
+    }
+}
+
+type Outcome = Result<(), Failure>;
+
+fn bad(msg: impl Into<String>) -> Failure {
+    Failure::BadInput(msg.into())
+}
+
+/// The Guava subcommands.
+#[derive(Debug, Subcommand)]
+pub enum GuavaCommand {
+    /// Build a filter from a key file, exactly as Guava 31.1's `BloomFilter.create(funnel, n, p)`
+    /// followed by `put` of every key and `writeTo` would.
+    Build(BuildArgs),
+    /// Print a filter file's strategy, k, size, fill, and Guava's `approximateElementCount()` and
+    /// `expectedFpp()` for it.
+    Inspect {
+        /// The filter file (Guava's `writeTo` format).
+        file: PathBuf,
+    },
+    /// Check a filter against what it should contain: every member must be found (a miss means the
+    /// file is corrupt or was built from other keys or another funnel: exit 1), and the rate of
+    /// false positives on the non-members is measured with its exact (Clopper-Pearson) interval
+    /// and compared with Guava's `expectedFpp()` (an FPR significantly above it: exit 1).
+    Audit(AuditArgs),
+    /// Or two filters into a third, as Guava's `a.putAll(b)` then `a.writeTo(out)`. Both must have
+    /// the same strategy, k and bit size. Guava also requires equal funnels, but a file does not
+    /// record its funnel: make sure both were built with the same one.
+    Union {
+        /// First filter file.
+        a: PathBuf,
+        /// Second filter file.
+        b: PathBuf,
+        /// Where to write the union.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Print Guava's `mightContain` answer for each key of a key file, one `1` or `0` per line.
+    Query {
+        /// The filter file.
+        file: PathBuf,
+        #[command(flatten)]
+        funnel: FunnelArg,
+        /// Key file, one key per line (format set by --funnel).
+        #[arg(long)]
+        keys: PathBuf,
+    },
+}
+
+/// Key encodings, Guava's funnels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FunnelKind {
+    /// `Funnels.longFunnel()`: each line a decimal Java long (-9223372036854775808..=
+    /// 9223372036854775807), hashed as 8 little-endian bytes.
+    Long,
+    /// `Funnels.integerFunnel()`: each line a decimal Java int (-2147483648..=2147483647), hashed
+    /// as 4 little-endian bytes.
+    Int,
+    /// `Funnels.stringFunnel(UTF_8)`: each line's text (without its "\n" or "\r\n"), hashed as its
+    /// raw UTF-8 bytes; an empty line is the empty string.
+    Utf8,
+    /// `Funnels.byteArrayFunnel()`: each line the key's bytes in hexadecimal, two digits per byte,
+    /// either case (e.g. `00ff10`); an empty line is the empty byte array.
+    Bytes,
+}
+
+/// The --funnel flag.
+#[derive(Debug, Args)]
+pub struct FunnelArg {
+    /// How each key line is read and turned into hash input, as Guava's funnel of the same name
+    /// does. The file does not record it: use the funnel the filter was built with.
+    #[arg(long, value_enum)]
+    funnel: FunnelKind,
+}
+
+/// Guava strategies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyKind {
+    /// MURMUR128_MITZ_64 (ordinal 1), what `BloomFilter.create` uses since Guava 13.
+    Mitz64,
+    /// MURMUR128_MITZ_32 (ordinal 0), Guava before 13: positions never exceed 2^31 - 1, so bits
+    /// beyond that in larger filters stay unused.
+    Mitz32,
+}
+
+/// Guava's rules for k.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KRule {
+    /// Guava 31.1 (the installed jar): k = max(1, round(m / n * ln 2)) from the unrounded m.
+    Guava31,
+    /// Newer Guava sources: k = max(1, round(-ln p / ln 2)), from p alone.
+    FromP,
+}
+
+/// Flags of `guava build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    funnel: FunnelArg,
+    /// Expected insertions (Guava's expectedInsertions; 0 is treated as 1, as Guava does).
+    #[arg(long)]
+    n: u64,
+    /// Target false-positive probability, in the open interval (0, 1).
+    #[arg(long)]
+    p: f64,
+    /// Key file, one key per line (format set by --funnel); every key is put.
+    #[arg(long)]
+    keys: PathBuf,
+    /// Where to write the filter (Guava's writeTo format).
+    #[arg(long)]
+    out: PathBuf,
+    /// Hashing strategy.
+    #[arg(long, value_enum, default_value = "mitz64")]
+    strategy: StrategyKind,
+    /// Which Guava version's rule picks k (the bit count is the same in both). A file stores k,
+    /// so readers need no rule: choose the one of the Guava that will compare sizes with yours.
+    #[arg(long, value_enum, default_value = "guava31")]
+    k_rule: KRule,
+}
+
+/// Flags of `guava audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The filter file.
+    file: PathBuf,
+    #[command(flatten)]
+    funnel: FunnelArg,
+    /// Keys that were put into the filter, one per line: every one must be found.
+    #[arg(long)]
+    members: PathBuf,
+    /// Keys that were never put, one per line: the share found is the observed FPR. A member in
+    /// this file counts as a false positive, so keep the two sets disjoint.
+    #[arg(long)]
+    non_members: PathBuf,
+    /// Confidence level of the FPR interval, in (0, 1). The FPR check fails when expectedFpp lies
+    /// below the interval, which happens by chance with probability at most (1 - confidence) / 2.
+    #[arg(long, default_value_t = 0.99)]
+    confidence: f64,
+}
+
+/// Runs one Guava subcommand.
+pub fn run(cmd: GuavaCommand) -> Outcome {
+    match cmd {
+        GuavaCommand::Build(args) => match args.funnel.funnel {
+            FunnelKind::Long => build::<LongFunnel>(&args),
+            FunnelKind::Int => build::<IntFunnel>(&args),
+            FunnelKind::Utf8 => build::<Utf8Funnel>(&args),
+            FunnelKind::Bytes => build::<BytesFunnel>(&args),
+        },
+        GuavaCommand::Inspect { file } => inspect(&file),
+        GuavaCommand::Audit(args) => match args.funnel.funnel {
+            FunnelKind::Long => audit::<LongFunnel>(&args),
+            FunnelKind::Int => audit::<IntFunnel>(&args),
+            FunnelKind::Utf8 => audit::<Utf8Funnel>(&args),
+            FunnelKind::Bytes => audit::<BytesFunnel>(&args),
+        },
+        GuavaCommand::Union { a, b, out } => union(&a, &b, &out),
+        GuavaCommand::Query { file, funnel, keys } => match funnel.funnel {
+            FunnelKind::Long => query::<LongFunnel>(&file, &keys),
+            FunnelKind::Int => query::<IntFunnel>(&file, &keys),
+            FunnelKind::Utf8 => query::<Utf8Funnel>(&file, &keys),
+            FunnelKind::Bytes => query::<BytesFunnel>(&file, &keys),
+        },
+    }
+}
+
+/// A funnel whose keys can be read from a line of a key file.
+trait LineKey: Funnel {
+    /// An owned key, borrowed as the funnel's item.
+    type Owned: Borrow<Self::Item>;
+    /// Parses one line (without its line ending); the error says what was expected.
+    fn parse(line: &[u8]) -> Result<Self::Owned, String>;
+}
+
+fn line_text(line: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(line).map_err(|e| format!("not valid UTF-8 ({e})"))
+}
+
+impl LineKey for LongFunnel {
+    type Owned = i64;
+    fn parse(line: &[u8]) -> Result<i64, String> {
+        let text = line_text(line)?;
+        text.parse().map_err(|_| {
+            format!(
+                "{text:?} is not a decimal Java long (in {}..={})",
+                i64::MIN,
+                i64::MAX
+            )
+        })
+    }
+}
+
+impl LineKey for IntFunnel {
+    type Owned = i32;
+    fn parse(line: &[u8]) -> Result<i32, String> {
+        let text = line_text(line)?;
+        text.parse().map_err(|_| {
+            format!(
+                "{text:?} is not a decimal Java int (in {}..={})",
+                i32::MIN,
+                i32::MAX
+            )
+        })
+    }
+}
+
+impl LineKey for Utf8Funnel {
+    type Owned = String;
+    fn parse(line: &[u8]) -> Result<String, String> {
+        line_text(line).map(str::to_owned)
+    }
+}
+
+impl LineKey for BytesFunnel {
+    type Owned = Vec<u8>;
+    fn parse(line: &[u8]) -> Result<Vec<u8>, String> {
+        let text = line_text(line)?;
+        if text.len() % 2 != 0 {
+            return Err(format!(
+                "{text:?} is not hexadecimal bytes: odd number of digits ({})",
+                text.len()
+            ));
+        }
+        (0..text.len())
+            .step_by(2)
+            .map(|i| {
+                u8::from_str_radix(&text[i..i + 2], 16).map_err(|_| {
+                    format!(
+                        "{text:?} is not hexadecimal bytes: {:?} at column {} is not a hex byte",
+                        &text[i..i + 2],
+                        i + 1
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Calls `f` with each key of `path` and its 1-based line number; stops at the first bad line
+/// with an error naming the file, the line number and the text.
+fn for_each_key<F: LineKey>(
+    path: &Path,
+    mut f: impl FnMut(u64, &F::Item) -> Outcome,
+) -> Result<u64, Failure> {
+    let file = File::open(path)
+        .map_err(|e| bad(format!("cannot open key file {}: {e}", path.display())))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| bad(format!("cannot read key file {}: {e}", path.display())))?;
+        if read == 0 {
+            return Ok(number);
+        }
+        number += 1;
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        let key = F::parse(&line).map_err(|e| {
+            bad(format!(
+                "{} line {number}: {e} (--funnel {})",
+                path.display(),
+                F::ID
+            ))
+        })?;
+        f(number, key.borrow())?;
+    }
+}
+
+fn read_filter<F: Funnel>(path: &Path) -> Result<GuavaBloom<F>, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| bad(format!("cannot read filter file {}: {e}", path.display())))?;
+    GuavaBloom::from_bytes(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))
+}
+
+fn write_filter<F: Funnel>(filter: &GuavaBloom<F>, path: &Path) -> Outcome {
+    let write = || -> std::io::Result<()> {
+        let mut out = BufWriter::new(File::create(path)?);
+        filter.write_to(&mut out)?;
+        out.flush()
+    };
+    write().map_err(|e| bad(format!("cannot write {}: {e}", path.display())))
+}
+
+fn build<F: LineKey>(args: &BuildArgs) -> Outcome {
+    let strategy = match args.strategy {
+        StrategyKind::Mitz64 => GuavaStrategy::Murmur128Mitz64,
+        StrategyKind::Mitz32 => GuavaStrategy::Murmur128Mitz32,
+    };
+    let sizing = match args.k_rule {
+        KRule::Guava31 => GuavaSizing::FromBitsPerKey,
+        KRule::FromP => GuavaSizing::FromFpp,
+    };
+    let mut filter = GuavaBloom::<F>::create_with(args.n, args.p, strategy, sizing)
+        .map_err(|e| bad(e.to_string()))?;
+    let keys = for_each_key::<F>(&args.keys, |_, key| {
+        filter.put(key);
+        Ok(())
+    })?;
+    write_filter(&filter, &args.out)?;
+    println!(
+        "wrote {}: {}, k = {}, {} bits, {} keys put, {} bits set",
+        args.out.display(),
+        filter.strategy(),
+        filter.hashes(),
+        filter.bit_size(),
+        keys,
+        filter.bit_count()
+    );
+    Ok(())
+}
+
+fn inspect(path: &Path) -> Outcome {
+    // The funnel does not affect anything inspect reports.
+    let f = read_filter::<BytesFunnel>(path)?;
+    let bits = f.bit_size();
+    println!("file:                 {}", path.display());
+    println!("strategy:             {}", f.strategy());
+    println!("hash functions (k):   {}", f.hashes());
+    println!("bits:                 {bits} ({} 64-bit words)", f.words());
+    println!("set bits:             {}", f.bit_count());
+    println!(
+        "fill ratio:           {:.6}",
+        f.bit_count() as f64 / bits as f64
+    );
+    match f.approximate_element_count() {
+        Some(n) => println!("approx. element count: {n} (Guava's approximateElementCount)"),
+        None => println!(
+            "approx. element count: infinite: every bit is set (Guava's \
+             approximateElementCount throws ArithmeticException)"
+        ),
+    }
+    println!(
+        "expected FPP:         {:.6e} (Guava's expectedFpp = fill ratio ^ k)",
+        f.expected_fpp()
+    );
+    if f.strategy() == GuavaStrategy::Murmur128Mitz32 && bits > 1 << 31 {
+        println!(
+            "warning:              MURMUR128_MITZ_32 never sets a bit at or above 2^31, so {} of \
+             the {bits} bits are unusable and the expected FPP above is too optimistic",
+            bits - (1 << 31)
+        );
+    }
+    Ok(())
+}
+
+fn audit<F: LineKey>(args: &AuditArgs) -> Outcome {
+    check_confidence(args.confidence).map_err(bad)?;
+    let filter = read_filter::<F>(&args.file)?;
+    let mut missing = Vec::new();
+    let mut missing_count = 0u64;
+    let members = for_each_key::<F>(&args.members, |line, key| {
+        if !filter.might_contain(key) {
+            missing_count += 1;
+            if missing.len() < 10 {
+                missing.push(line);
+            }
+        }
+        Ok(())
+    })?;
+    let mut positives = 0u64;
+    let trials = for_each_key::<F>(&args.non_members, |_, key| {
+        positives += u64::from(filter.might_contain(key));
+        Ok(())
+    })?;
+    if trials == 0 {
+        return Err(bad(format!(
+            "non-member file {} has no keys: the FPR needs at least one",
+            args.non_members.display()
+        )));
+    }
+    let expected = filter.expected_fpp();
+    let observed = positives as f64 / trials as f64;
+    let (low, high) = clopper_pearson(positives, trials, args.confidence);
+    println!("file:         {}", args.file.display());
+    println!(
+        "filter:       {}, k = {}, {} bits, fill {:.6}",
+        filter.strategy(),
+        filter.hashes(),
+        filter.bit_size(),
+        filter.bit_count() as f64 / filter.bit_size() as f64
+    );
+    println!(
+        "members:      {} found of {members}",
+        members - missing_count
+    );
+    println!(
+        "non-members:  {positives} false positives of {trials}: FPR {observed:.6e}, \
+         {}% Clopper-Pearson interval [{low:.6e}, {high:.6e}]",
+        args.confidence * 100.0
+    );
+    println!("expected FPP: {expected:.6e} (Guava's expectedFpp)");
+    if missing_count > 0 {
+        let lines: Vec<String> = missing.iter().map(u64::to_string).collect();
+        return Err(Failure::CheckFailed(format!(
+            "CORRUPT: {missing_count} of {members} members are not in the filter (member file \
+             lines {}{}); a Bloom filter never loses a key it was given, so the file is damaged \
+             or was built from other keys or with another funnel than --funnel {}",
+            lines.join(", "),
+            if missing_count > 10 { ", ..." } else { "" },
+            F::ID
+        )));
+    }
+    if expected < low {
+        return Err(Failure::CheckFailed(format!(
+            "FPR {observed:.6e} is significantly above the expected FPP {expected:.6e}: the \
+             interval [{low:.6e}, {high:.6e}] at confidence {} excludes it",
+            args.confidence
+        )));
+    }
+    if expected > high {
+        println!(
+            "verdict:      OK (every member found); FPR significantly BELOW the expected FPP \
+             (the interval excludes it from below)"
+        );
+    } else {
+        println!(
+            "verdict:      OK (every member found; the expected FPP lies in the FPR interval)"
+        );
+    }
+    Ok(())
+}
+
+fn union(a: &Path, b: &Path, out: &Path) -> Outcome {
+    let mut fa = read_filter::<BytesFunnel>(a)?;
+    let fb = read_filter::<BytesFunnel>(b)?;
+    fa.put_all(&fb)
+        .map_err(|e| bad(format!("{} and {}: {e}", a.display(), b.display())))?;
+    write_filter(&fa, out)?;
+    println!(
+        "wrote {}: {}, k = {}, {} bits, {} bits set",
+        out.display(),
+        fa.strategy(),
+        fa.hashes(),
+        fa.bit_size(),
+        fa.bit_count()
+    );
+    Ok(())
+}
+
+fn query<F: LineKey>(file: &Path, keys: &Path) -> Outcome {
+    let filter = read_filter::<F>(file)?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let write_err = |e: std::io::Error| bad(format!("cannot write to standard output: {e}"));
+    for_each_key::<F>(keys, |_, key| {
+        out.write_all(if filter.might_contain(key) {
+            b"1\n"
+        } else {
+            b"0\n"
+        })
+        .map_err(write_err)
+    })?;
+    out.flush().map_err(write_err)
+}
