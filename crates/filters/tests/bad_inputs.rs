@@ -1,0 +1,239 @@
+//! Every bad input, through the registry, for every variant: a typed [`BloomError`] whose message
+//! names the offending value, never a panic.
+
+use bloomlab_filters::{BloomError, Spec, registry};
+
+fn err(name: &str, spec: Spec) -> BloomError {
+    match registry::build(name, spec) {
+        Ok(f) => panic!("{name} with {spec:?} built a filter of {} bits", f.bits()),
+        Err(e) => e,
+    }
+}
+
+fn assert_msg(name: &str, spec: Spec, e: &BloomError, needles: &[&str]) {
+    let msg = e.to_string();
+    for n in needles {
+        assert!(
+            msg.contains(n),
+            "{name} with {spec:?}: message {msg:?} lacks {n:?}"
+        );
+    }
+}
+
+#[test]
+fn zero_count_is_invalid_count() {
+    for name in registry::names() {
+        for spec in [
+            Spec::Target { n: 0, p: 0.01 },
+            Spec::BitsFor { bits: 1024, n: 0 },
+        ] {
+            let e = err(&name, spec);
+            assert_eq!(e, BloomError::InvalidCount { n: 0 }, "{name} {spec:?}");
+            assert_msg(&name, spec, &e, &["n = 0", "at least 1"]);
+        }
+    }
+}
+
+#[test]
+fn rates_outside_the_open_unit_interval_are_invalid_rate() {
+    for name in registry::names() {
+        for p in [
+            0.0,
+            1.0,
+            -0.1,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let spec = Spec::Target { n: 1000, p };
+            let e = err(&name, spec);
+            assert!(
+                matches!(e, BloomError::InvalidRate { p: got } if got.to_bits() == p.to_bits()),
+                "{name} {spec:?}: {e:?}"
+            );
+            assert_msg(&name, spec, &e, &[&format!("p = {p}"), "(0, 1)"]);
+        }
+    }
+}
+
+#[test]
+fn hash_counts_outside_the_variant_range_are_invalid_hashes() {
+    for name in registry::names() {
+        let sbbf = name.starts_with("sbbf/");
+        let ks: &[u32] = if sbbf {
+            &[0, 1, 7, 9, 255, 256]
+        } else {
+            &[0, 256, u32::MAX]
+        };
+        for &k in ks {
+            let spec = Spec::Explicit {
+                bits: 4096,
+                hashes: k,
+            };
+            let e = err(&name, spec);
+            assert!(
+                matches!(e, BloomError::InvalidHashes { k: got, .. } if got == k),
+                "{name} {spec:?}: {e:?}"
+            );
+            assert_msg(&name, spec, &e, &[&format!("k = {k}")]);
+        }
+        if sbbf {
+            // Every k in 1..=255 other than 8 is refused by the layout itself, naming its range.
+            let spec = Spec::Explicit {
+                bits: 4096,
+                hashes: 7,
+            };
+            assert_eq!(
+                err(&name, spec),
+                BloomError::InvalidHashes {
+                    k: 7,
+                    min: 8,
+                    max: 8
+                }
+            );
+        }
+        // A target so tight that the optimal k exceeds 255: m/n = 1437, k = 996.
+        if !sbbf {
+            let spec = Spec::Target { n: 1, p: 1e-300 };
+            let e = err(&name, spec);
+            assert!(
+                matches!(e, BloomError::InvalidHashes { k, max: 255, .. } if k > 255),
+                "{name} {spec:?}: {e:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn zero_bits_are_invalid_bits() {
+    for name in registry::names() {
+        let k = if name.starts_with("sbbf/") { 8 } else { 3 };
+        for spec in [
+            Spec::Explicit { bits: 0, hashes: k },
+            Spec::BitsFor { bits: 0, n: 10 },
+        ] {
+            let e = err(&name, spec);
+            assert!(
+                matches!(e, BloomError::InvalidBits { bits: 0, .. }),
+                "{name} {spec:?}: {e:?}"
+            );
+            assert_msg(&name, spec, &e, &["m = 0"]);
+        }
+    }
+}
+
+#[test]
+fn overflowing_sizes_are_errors() {
+    for name in registry::names() {
+        let k = if name.starts_with("sbbf/") { 8 } else { 3 };
+        // m = -n ln p / ln^2 2 ~ 2.5e22 bits: beyond any u64 bit count.
+        for spec in [
+            Spec::Target {
+                n: u64::MAX,
+                p: 1e-300,
+            },
+            Spec::Target {
+                n: u64::MAX,
+                p: 0.5,
+            },
+        ] {
+            let e = err(&name, spec);
+            match &e {
+                BloomError::TooLarge { what, .. } => {
+                    assert!(what.contains(&u64::MAX.to_string()), "{name}: {e}");
+                }
+                other => panic!("{name} {spec:?}: {other:?} is not TooLarge"),
+            }
+        }
+        // u64::MAX bits: beyond the largest u64-word array.
+        let spec = Spec::Explicit {
+            bits: u64::MAX,
+            hashes: k,
+        };
+        let e = err(&name, spec);
+        assert!(
+            matches!(e, BloomError::InvalidBits { bits: u64::MAX, .. }),
+            "{name} {spec:?}: {e:?}"
+        );
+        assert_msg(&name, spec, &e, &[&u64::MAX.to_string()]);
+        // 2^62 bits (512 PiB): representable, but no variant can hold it. Layouts with a smaller
+        // address limit say so (TooLarge); the others fail to allocate.
+        let spec = Spec::Explicit {
+            bits: 1 << 62,
+            hashes: k,
+        };
+        let e = err(&name, spec);
+        match &e {
+            BloomError::TooLarge { .. } => {
+                assert!(
+                    name.starts_with("sbbf/") || name.starts_with("textbook"),
+                    "{name}: {e}"
+                );
+                // The split-block filter names the size in blocks: 2^62 / 256 = 2^54.
+                let value = if name.starts_with("sbbf/") {
+                    "18014398509481984 split blocks"
+                } else {
+                    "4611686018427387904"
+                };
+                assert_msg(&name, spec, &e, &[value]);
+            }
+            BloomError::AllocationFailed { bytes } => {
+                assert_eq!(*bytes, 1 << 59, "{name}");
+                assert_msg(&name, spec, &e, &["576460752303423488"]);
+            }
+            other => panic!("{name} {spec:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn textbook_keeps_its_java_int_limit() {
+    let spec = Spec::Target {
+        n: 1_000_000_000,
+        p: 1e-3,
+    };
+    let e = err("textbook-fnv1a-i32", spec);
+    assert!(
+        matches!(e, BloomError::TooLarge { max, .. } if max == i32::MAX as u64),
+        "{e:?}"
+    );
+    assert_msg(
+        "textbook-fnv1a-i32",
+        spec,
+        &e,
+        &["2147483647", "textbook-fnv1a-i32"],
+    );
+    // One bit past the limit, explicitly.
+    let spec = Spec::Explicit {
+        bits: 1 << 31,
+        hashes: 3,
+    };
+    let e = err("textbook-fnv1a-i32", spec);
+    assert!(matches!(e, BloomError::TooLarge { .. }), "{e:?}");
+    assert_msg("textbook-fnv1a-i32", spec, &e, &["2147483648"]);
+}
+
+#[test]
+fn unknown_names_are_unknown_name() {
+    for name in [
+        "",
+        "classic/md5/km/flat",
+        "sbbf",
+        "blocked512/xxh3 ",
+        "CLASSIC/xxh3/km/flat",
+    ] {
+        let spec = Spec::Target { n: 10, p: 0.01 };
+        let e = err(name, spec);
+        assert!(
+            matches!(&e, BloomError::UnknownName { name: got, .. } if got == name),
+            "{name:?}: {e:?}"
+        );
+        assert_msg(
+            name,
+            spec,
+            &e,
+            &[&format!("{name:?}"), "classic/xxh3/km/flat"],
+        );
+    }
+}
