@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use crate::error::Result;
 use crate::filter::{Filter, Geometry, Variant};
-use crate::hash::{Digest, HashStrategy};
+use crate::hash::{Digest, HashStrategy, fmix64};
 use crate::index::fast_range;
 use crate::key::Key;
 use crate::sizing::{Params, round_up};
@@ -20,8 +20,8 @@ struct Line([u64; 8]);
 
 /// A blocked Bloom filter with 512-bit cache-line blocks and hash strategy `H`.
 ///
-/// The block is chosen from `h1` by multiply-shift; inside it, k positions come from `h2` by
-/// double hashing in 32-bit arithmetic (`a + i*s`, s odd), each position the top 9 bits. For the
+/// The block is chosen from `h1` by multiply-shift; inside it, the k positions are independent
+/// 9-bit slices of `h2` (see `block_mask`). For the
 /// same m and k its FPR is higher than the flat layout's, because block loads vary (Poisson): the
 /// harness's theory accounts for that.
 pub struct Blocked512<H> {
@@ -40,13 +40,27 @@ impl<H> std::fmt::Debug for Blocked512<H> {
 }
 
 /// The k in-block positions of a digest as an 8-word mask.
+///
+/// Each position is its own 9-bit slice of `h2` (7 slices per 64-bit word); past 7 probes, further
+/// words come from `fmix64(h2 ^ round * golden)`. Slices of a good hash are independent and uniform,
+/// which is what the blocked theory assumes. (Double hashing `a + i*s` inside a 512-bit block is not:
+/// keys whose (a, s) nearly agree share most of their bits, and the measured FPR was 5% above theory
+/// at p = 1% and 38% above at p = 0.1%.)
 #[inline(always)]
 fn block_mask(h2: u64, k: u32) -> [u64; 8] {
-    let a = h2 as u32;
-    let s = (h2 >> 32) as u32 | 1;
     let mut mask = [0u64; 8];
-    for i in 0..k {
-        let bit = a.wrapping_add(i.wrapping_mul(s)) >> 23;
+    let mut word = h2;
+    let mut slices_left = 7;
+    let mut round = 0u64;
+    for _ in 0..k {
+        if slices_left == 0 {
+            round += 1;
+            word = fmix64(h2 ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            slices_left = 7;
+        }
+        let bit = word & 511;
+        word >>= 9;
+        slices_left -= 1;
         mask[(bit >> 6) as usize] |= 1 << (bit & 63);
     }
     mask

@@ -1,7 +1,17 @@
 //! The measurement harness: key sets, trials, binomial intervals, the sweep and the gate.
 
+pub mod error;
+pub mod gate;
 pub mod hypothesis;
+pub mod keys;
 pub mod row;
 pub mod stats;
+pub mod sweep;
+pub mod timing;
+pub mod trial;
 
+pub use error::HarnessError;
+pub use keys::{KeySet, KeySetKind};
 pub use row::SweepRow;
+pub use sweep::{Grid, Plan, Progress, SweepConfig};
+pub use trial::{Sampling, TrialSpec};

@@ -1,0 +1,223 @@
+//! `gate`: fails CI when a filter's false-positive rate drifts from theory or from the baseline.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
+use bloomlab_report::markdown;
+use clap::Parser;
+
+/// Re-runs the committed baseline's trials with their seeds and checks, for every point: no false
+/// negatives; the false-positive count against the layout-correct theory (exact two-sided binomial
+/// test); the count against the baseline's (conditional test of equal rates); for flat layouts, the
+/// number of set bits against k*n uniform probes. All tests share a family-wise false-alarm rate
+/// (--alpha, Bonferroni); every point's query count detects a --detect change of its FPR with
+/// probability --power. Exit status: 0 when every point passes, 1 when any fails, 2 on bad input.
+#[derive(Parser, Debug)]
+#[command(name = "gate", version, about, long_about)]
+struct Args {
+    /// The baseline CSV: one row per point (filter, key_set, n, p, seed, queries, false_positives).
+    #[arg(long, default_value = "reports/baseline/gate.csv")]
+    baseline: PathBuf,
+    /// Also write the result table as Markdown to this file.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Re-measure every point and REWRITE the baseline (after an intended change). Points come
+    /// from the existing baseline, or the built-in list when there is none; query counts are
+    /// re-planned for the current --alpha, --detect and --power.
+    #[arg(long)]
+    update: bool,
+    /// Family-wise false-alarm rate of the whole gate, in (0, 1).
+    #[arg(long, default_value_t = 1e-4)]
+    alpha: f64,
+    /// Relative FPR change every point must detect, in (0, 10].
+    #[arg(long, default_value_t = 0.10)]
+    detect: f64,
+    /// Probability of detecting that change at each point, in (0, 1).
+    #[arg(long, default_value_t = 0.99)]
+    power: f64,
+}
+
+fn policy(args: &Args) -> Result<GatePolicy> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        bail!(
+            "--alpha {} is invalid: it must be in the open interval (0, 1)",
+            args.alpha
+        );
+    }
+    if !(args.detect > 0.0 && args.detect <= 10.0) {
+        bail!("--detect {} is invalid: it must be in (0, 10]", args.detect);
+    }
+    if !(args.power > 0.0 && args.power < 1.0) {
+        bail!(
+            "--power {} is invalid: it must be in the open interval (0, 1)",
+            args.power
+        );
+    }
+    Ok(GatePolicy {
+        family_alpha: args.alpha,
+        detect_rel: args.detect,
+        power: args.power,
+    })
+}
+
+fn fmt_p(p: Option<f64>) -> String {
+    p.map_or("-".into(), |p| format!("{p:.2e}"))
+}
+
+fn table(outcomes: &[PointOutcome]) -> String {
+    let headers = [
+        "point",
+        "queries",
+        "FP now",
+        "FPR [interval]",
+        "theory",
+        "FP baseline",
+        "p theory",
+        "p drift",
+        "p fill",
+        "verdict",
+    ];
+    let rows: Vec<Vec<String>> = outcomes
+        .iter()
+        .map(|o| {
+            let failed: Vec<&str> = o
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| c.name)
+                .collect();
+            let verdict = if o.passed() {
+                "pass".to_string()
+            } else {
+                format!("FAIL ({})", failed.join(", "))
+            };
+            match &o.row {
+                Some(r) => vec![
+                    o.point.label(),
+                    r.queries.to_string(),
+                    r.false_positives.to_string(),
+                    format!("{:.3e} [{:.3e}, {:.3e}]", r.fpr, r.ci_low, r.ci_high),
+                    format!("{:.3e}", r.fpr_theory),
+                    o.point.false_positives.to_string(),
+                    fmt_p(o.p_value("theory")),
+                    fmt_p(o.p_value("drift")),
+                    fmt_p(o.p_value("fill")),
+                    verdict,
+                ],
+                None => {
+                    let mut v = vec![o.point.label(), o.point.queries.to_string()];
+                    v.extend(std::iter::repeat_n("-".to_string(), 7));
+                    v.push(verdict);
+                    v
+                }
+            }
+        })
+        .collect();
+    markdown::table(&headers, &rows)
+}
+
+fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
+    let points = if args.baseline.exists() {
+        gate::read_baseline(&args.baseline)?
+    } else {
+        eprintln!(
+            "no baseline at {}: starting from the built-in points",
+            args.baseline.display()
+        );
+        gate::default_points()
+    };
+    eprintln!(
+        "UPDATING THE BASELINE {}: {} points are re-measured and the file is rewritten.",
+        args.baseline.display(),
+        points.len()
+    );
+    let mut fresh = Vec::with_capacity(points.len());
+    for p in &points {
+        let new = gate::remeasure(p, points.len(), policy)
+            .with_context(|| format!("re-measuring {}", p.label()))?;
+        eprintln!(
+            "  {}: {} queries, {} false positives (was {} of {})",
+            new.label(),
+            new.queries,
+            new.false_positives,
+            p.false_positives,
+            p.queries
+        );
+        fresh.push(new);
+    }
+    gate::write_baseline(&args.baseline, &fresh)?;
+    eprintln!(
+        "BASELINE REWRITTEN: {}. Review the diff and commit it with the change that caused it.",
+        args.baseline.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run(args: &Args) -> Result<ExitCode> {
+    let policy = policy(args)?;
+    if args.update {
+        return update(args, &policy);
+    }
+    let points: Vec<BaselinePoint> = gate::read_baseline(&args.baseline)
+        .with_context(|| "run `cargo run --release --bin gate -- --update` to create a baseline")?;
+    let alpha = policy.per_test_alpha(points.len());
+    eprintln!(
+        "gate: {} points, family-wise alpha {:.0e} -> {:.2e} per test; each point detects {:+.0}% FPR change with power >= {}",
+        points.len(),
+        policy.family_alpha,
+        alpha,
+        policy.detect_rel * 100.0,
+        policy.power
+    );
+    let started = Instant::now();
+    let outcomes = gate::check_all(&points, &policy, |o| {
+        eprintln!(
+            "  {} {}",
+            if o.passed() { "pass" } else { "FAIL" },
+            o.point.label()
+        );
+    });
+    let text = table(&outcomes);
+    println!("{text}");
+    for o in outcomes.iter().filter(|o| !o.passed()) {
+        for c in o.checks.iter().filter(|c| !c.passed) {
+            println!("FAIL {} [{}]: {}", o.point.label(), c.name, c.detail);
+        }
+    }
+    let failed = outcomes.iter().filter(|o| !o.passed()).count();
+    let summary = format!(
+        "gate: {} of {} points passed in {:.1} s (family-wise alpha {:.0e}, per-test {:.2e}, power >= {} for {:+.0}%)",
+        outcomes.len() - failed,
+        outcomes.len(),
+        started.elapsed().as_secs_f64(),
+        policy.family_alpha,
+        alpha,
+        policy.power,
+        policy.detect_rel * 100.0
+    );
+    println!("{summary}");
+    if let Some(path) = &args.report {
+        let md = format!("# FPR gate\n\n{summary}\n\n{text}\n");
+        std::fs::write(path, md)
+            .with_context(|| format!("writing the report {}", path.display()))?;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gate: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,450 @@
+//! The FPR gate: re-runs fixed trials and fails when a filter's false-positive rate drifts.
+//!
+//! Each baseline point fixes a trial (filter, key set, n, p, seed, queries) and the false-positive
+//! count it gave. The gate re-runs it with the same seed and applies four checks:
+//! 1. **no false negatives**: every inserted member is found (no statistics: any miss fails);
+//! 2. **theory**: the count is consistent with the layout-correct theoretical FPR
+//!    ([`bloomlab_filters::Geometry::fpr`]), by an exact two-sided binomial test; a filter much
+//!    *better* than theory fails too (its size or its theory is wrong);
+//! 3. **drift**: the count is consistent with the baseline's, by the conditional test of equal rates
+//!    ([`crate::hypothesis::rate_ratio_test`]);
+//! 4. **fill** (flat layouts): the number of set bits is consistent with k n independent uniform
+//!    probes into m bits (occupancy mean and variance, normal approximation). This catches a filter
+//!    that sets fewer bits than it claims, which barely moves the FPR near the optimal k.
+//!
+//! **Error rates.** The three statistical checks of every point share a family-wise false-alarm
+//! rate `family_alpha` (default 1e-4) by Bonferroni: each test runs at
+//! `family_alpha / (3 x points)`. Each point's query count is the smallest for which the drift test
+//! at that level detects a `detect_rel` (default +10%) change of the point's theoretical FPR with
+//! probability at least `power` (default 0.99), computed exactly ([`crate::hypothesis::drift_power`]).
+//! An unchanged filter reproduces the baseline's count exactly (same seed, same keys), so the drift
+//! test then cannot fire; the false-alarm rate matters for changes that keep the FPR (a different
+//! but equally good hash), which draw a fresh sample.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use bloomlab_filters::{BloomError, Filter, Spec, Variant, VariantVisitor, registry};
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use crate::error::HarnessError;
+use crate::hypothesis::{binomial_test, drift_power, queries_for_drift, rate_ratio_test};
+use crate::keys::{KeySet, KeySetKind};
+use crate::row::SweepRow;
+use crate::trial::{self, Sampling, TrialSpec};
+
+/// One committed baseline point: a trial's coordinates and the count it gave.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselinePoint {
+    /// Registry name of the filter.
+    pub filter: String,
+    /// Key set name (`random-u64`, `article`, `url`, `hex`).
+    pub key_set: String,
+    /// Expected count the filter is sized for; all n keys are inserted.
+    pub n: u64,
+    /// Target false-positive rate.
+    pub p: f64,
+    /// Seed of the key set.
+    pub seed: u64,
+    /// Non-member queries.
+    pub queries: u64,
+    /// False positives the baseline run observed.
+    pub false_positives: u64,
+}
+
+impl BaselinePoint {
+    /// `filter key_set n p`, for tables and messages.
+    pub fn label(&self) -> String {
+        format!("{} {} n={} p={}", self.filter, self.key_set, self.n, self.p)
+    }
+}
+
+/// The gate's error budget and sensitivity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GatePolicy {
+    /// Probability that an unchanged-in-distribution filter fails the whole gate, at most.
+    pub family_alpha: f64,
+    /// Relative FPR change each point must detect (0.10 = +10%).
+    pub detect_rel: f64,
+    /// Probability of detecting that change at each point, at least.
+    pub power: f64,
+}
+
+impl Default for GatePolicy {
+    fn default() -> Self {
+        Self {
+            family_alpha: 1e-4,
+            detect_rel: 0.10,
+            power: 0.99,
+        }
+    }
+}
+
+/// Statistical checks per point that share the family-wise budget.
+pub const TESTS_PER_POINT: usize = 3;
+
+impl GatePolicy {
+    /// The level of each individual test for a gate of `points` points (Bonferroni).
+    pub fn per_test_alpha(&self, points: usize) -> f64 {
+        self.family_alpha / (TESTS_PER_POINT * points.max(1)) as f64
+    }
+
+    /// Queries a point needs when its theoretical FPR is `fpr` in a gate of `points` points.
+    pub fn queries_for(&self, fpr: f64, points: usize) -> u64 {
+        queries_for_drift(
+            fpr,
+            self.detect_rel,
+            self.per_test_alpha(points),
+            self.power,
+        )
+    }
+}
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// `false-negatives`, `theory`, `drift`, `fill` or `power`.
+    pub name: &'static str,
+    /// The test's p-value, when it is a statistical test.
+    pub p_value: Option<f64>,
+    /// Whether it passed.
+    pub passed: bool,
+    /// What was compared, in words and figures.
+    pub detail: String,
+}
+
+/// A point's measurement and verdict.
+#[derive(Debug, Clone)]
+pub struct PointOutcome {
+    /// The baseline point.
+    pub point: BaselinePoint,
+    /// The re-run trial's row, unless the trial itself failed.
+    pub row: Option<SweepRow>,
+    /// Every check made.
+    pub checks: Vec<Check>,
+}
+
+impl PointOutcome {
+    /// Whether every check passed.
+    pub fn passed(&self) -> bool {
+        self.row.is_some() && self.checks.iter().all(|c| c.passed)
+    }
+
+    /// The p-value of a named check, if it ran.
+    pub fn p_value(&self, name: &str) -> Option<f64> {
+        self.checks
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.p_value)
+    }
+}
+
+/// Expected set bits and their standard deviation after `balls` uniform probes into `m` bits
+/// (the occupancy problem): with q = 1 - 1/m, E = m (1 - q^T) and
+/// Var = m (m-1) (1 - 2/m)^T + m q^T - m^2 q^(2T).
+pub fn occupancy(m: u64, balls: u64) -> (f64, f64) {
+    let (mf, t) = (m as f64, balls as f64);
+    let q_t = (t * (-1.0 / mf).ln_1p()).exp();
+    let q2_t = (t * (-2.0 / mf).ln_1p()).exp();
+    let mean = mf * (1.0 - q_t);
+    let var = mf * (mf - 1.0) * q2_t + mf * q_t - mf * mf * q_t * q_t;
+    (mean, var.max(0.0).sqrt())
+}
+
+/// Applies the statistical checks to a re-run `row` of `point`, each at level `alpha`.
+pub fn judge(point: &BaselinePoint, row: &SweepRow, alpha: f64, policy: &GatePolicy) -> Vec<Check> {
+    let mut checks = vec![Check {
+        name: "false-negatives",
+        p_value: None,
+        passed: true,
+        detail: format!("all {} members found", row.n_inserted),
+    }];
+
+    let p_theory = binomial_test(row.false_positives, row.queries, row.fpr_theory);
+    checks.push(Check {
+        name: "theory",
+        p_value: Some(p_theory),
+        passed: p_theory >= alpha,
+        detail: format!(
+            "{} of {} = {:.4e} vs theory {:.4e} (x{:.3})",
+            row.false_positives,
+            row.queries,
+            row.fpr,
+            row.fpr_theory,
+            row.fpr / row.fpr_theory
+        ),
+    });
+
+    if point.queries == row.queries {
+        let p_drift = rate_ratio_test(
+            point.false_positives,
+            point.queries,
+            row.false_positives,
+            row.queries,
+        );
+        checks.push(Check {
+            name: "drift",
+            p_value: Some(p_drift),
+            passed: p_drift >= alpha,
+            detail: format!(
+                "{} now vs {} in the baseline (x{:.3})",
+                row.false_positives,
+                point.false_positives,
+                row.false_positives as f64 / point.false_positives.max(1) as f64
+            ),
+        });
+    } else {
+        checks.push(Check {
+            name: "drift",
+            p_value: None,
+            passed: false,
+            detail: format!(
+                "ran {} queries but the baseline has {}",
+                row.queries, point.queries
+            ),
+        });
+    }
+
+    if row.layout == "classic" {
+        let (mean, sd) = occupancy(row.bits, row.n_inserted * u64::from(row.hashes));
+        let set = row.fill_ratio * row.bits as f64;
+        let z = (set - mean) / sd;
+        let p_fill = 2.0 * Normal::standard().cdf(-z.abs());
+        checks.push(Check {
+            name: "fill",
+            p_value: Some(p_fill),
+            passed: p_fill >= alpha,
+            detail: format!("{set:.0} bits set vs {mean:.0} +- {sd:.0} expected (z = {z:.2})"),
+        });
+    }
+
+    let power = drift_power(point.queries, row.fpr_theory, policy.detect_rel, alpha);
+    checks.push(Check {
+        name: "power",
+        p_value: None,
+        passed: power >= policy.power,
+        detail: format!(
+            "{} queries detect a {:+.0}% change with probability {power:.4} (need {})",
+            point.queries,
+            policy.detect_rel * 100.0,
+            policy.power
+        ),
+    });
+    checks
+}
+
+fn trial_parts(
+    point: &BaselinePoint,
+    queries: u64,
+    alpha: f64,
+) -> Result<(TrialSpec, KeySet, Sampling), HarnessError> {
+    let kind = KeySetKind::from_str(&point.key_set)?;
+    let keys = KeySet::new(kind, point.seed)?;
+    let spec = TrialSpec {
+        filter: point.filter.clone(),
+        n: point.n,
+        p: point.p,
+        overfill: 1.0,
+    };
+    // Precision 0 is never met, so the trial makes exactly `queries` queries.
+    let sampling = Sampling {
+        confidence: 1.0 - alpha,
+        precision: 0.0,
+        max_queries: queries,
+        seed: point.seed,
+        revision: String::new(),
+    };
+    Ok((spec, keys, sampling))
+}
+
+/// Re-runs `point` on the filter that `build` makes (a registered variant, or a planted one in
+/// tests), making exactly `point.queries` queries, and judges it.
+pub fn check_with<F: Filter>(
+    point: &BaselinePoint,
+    alpha: f64,
+    policy: &GatePolicy,
+    build: impl FnOnce() -> Result<F, BloomError>,
+) -> PointOutcome {
+    let run = trial_parts(point, point.queries, alpha)
+        .and_then(|(spec, keys, sampling)| trial::run_with(&spec, &keys, &sampling, build));
+    match run {
+        Ok((row, _filter)) => {
+            let checks = judge(point, &row, alpha, policy);
+            PointOutcome {
+                point: point.clone(),
+                row: Some(row),
+                checks,
+            }
+        }
+        Err(e) => PointOutcome {
+            point: point.clone(),
+            row: None,
+            checks: vec![Check {
+                name: if matches!(e, HarnessError::FalseNegative { .. }) {
+                    "false-negatives"
+                } else {
+                    "run"
+                },
+                p_value: None,
+                passed: false,
+                detail: e.to_string(),
+            }],
+        },
+    }
+}
+
+/// Re-runs a point whose filter is registered by name.
+pub fn check_registered(point: &BaselinePoint, alpha: f64, policy: &GatePolicy) -> PointOutcome {
+    struct Check<'a>(&'a BaselinePoint, f64, &'a GatePolicy);
+    impl VariantVisitor for Check<'_> {
+        type Output = PointOutcome;
+        fn visit<F: Variant>(self) -> PointOutcome {
+            let Check(point, alpha, policy) = self;
+            check_with(point, alpha, policy, || {
+                Spec::Target {
+                    n: point.n,
+                    p: point.p,
+                }
+                .build::<F>()
+            })
+        }
+    }
+    registry::visit(&point.filter, Check(point, alpha, policy)).unwrap_or_else(|e| PointOutcome {
+        point: point.clone(),
+        row: None,
+        checks: vec![self::Check {
+            name: "run",
+            p_value: None,
+            passed: false,
+            detail: e.to_string(),
+        }],
+    })
+}
+
+/// Re-measures `point` for a new baseline: queries re-planned from the filter's theoretical FPR for a
+/// gate of `points` points, false positives counted afresh.
+pub fn remeasure(
+    point: &BaselinePoint,
+    points: usize,
+    policy: &GatePolicy,
+) -> Result<BaselinePoint, HarnessError> {
+    let build_error = |source| HarnessError::Build {
+        filter: point.filter.clone(),
+        n: point.n,
+        p: point.p,
+        source,
+    };
+    let filter = registry::build(
+        &point.filter,
+        Spec::Target {
+            n: point.n,
+            p: point.p,
+        },
+    )
+    .map_err(build_error)?;
+    let queries = policy.queries_for(filter.geometry().fpr(point.n), points);
+    drop(filter);
+    let planned = BaselinePoint {
+        queries,
+        false_positives: 0,
+        ..point.clone()
+    };
+    let outcome = check_registered(&planned, policy.per_test_alpha(points), policy);
+    match outcome.row {
+        Some(row) => Ok(BaselinePoint {
+            false_positives: row.false_positives,
+            ..planned
+        }),
+        None => Err(HarnessError::invalid(
+            "baseline point",
+            point.label(),
+            &outcome
+                .checks
+                .iter()
+                .map(|c| c.detail.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+        )),
+    }
+}
+
+/// The points a new baseline starts from: every layout, hash, index scheme and store at least once,
+/// every key set, and rates from 10% to 0.01%.
+pub fn default_points() -> Vec<BaselinePoint> {
+    let point = |filter: &str, key_set: &str, n: u64, p: f64| BaselinePoint {
+        filter: filter.into(),
+        key_set: key_set.into(),
+        n,
+        p,
+        seed: 20_261_125,
+        queries: 0,
+        false_positives: 0,
+    };
+    vec![
+        point("classic/xxh3/km/flat", "random-u64", 100_000, 0.01),
+        point("classic/xxh3/km/flat", "random-u64", 1_000_000, 0.0001),
+        point("classic/xxh3/edh/flat", "article", 100_000, 0.01),
+        point("classic/murmur3/mitz64/flat", "url", 100_000, 0.01),
+        point("classic/murmur3/km/atomic", "hex", 100_000, 0.01),
+        point("classic/fnv1a/km/flat", "random-u64", 100_000, 0.01),
+        point("classic/xxh3-128/edh/atomic", "article", 100_000, 0.001),
+        point("classic/xxh64/km/flat", "url", 100_000, 0.1),
+        point("blocked512/xxh3", "random-u64", 100_000, 0.01),
+        point("blocked512/murmur3", "article", 100_000, 0.001),
+        point("sbbf/xxh64", "random-u64", 100_000, 0.01),
+        point("sbbf/xxh3", "url", 100_000, 0.001),
+    ]
+}
+
+/// Reads a baseline CSV.
+pub fn read_baseline(path: &Path) -> Result<Vec<BaselinePoint>, HarnessError> {
+    let err = |reason: String| HarnessError::invalid("baseline file", path.display(), &reason);
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| err(format!("cannot read it: {e}")))?;
+    let points: Vec<BaselinePoint> = reader
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .map_err(|e| err(format!("not a gate baseline: {e}")))?;
+    if points.is_empty() {
+        return Err(err("it has no points".into()));
+    }
+    Ok(points)
+}
+
+/// Writes a baseline CSV.
+pub fn write_baseline(path: &Path, points: &[BaselinePoint]) -> Result<(), HarnessError> {
+    let err = |e: &dyn std::fmt::Display| {
+        HarnessError::invalid(
+            "baseline file",
+            path.display(),
+            &format!("cannot write it: {e}"),
+        )
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+    }
+    let mut writer = csv::Writer::from_path(path).map_err(|e| err(&e))?;
+    for p in points {
+        writer.serialize(p).map_err(|e| err(&e))?;
+    }
+    writer.flush().map_err(|e| err(&e))
+}
+
+/// Re-runs every point in parallel (results in input order); `on_done` is called as each finishes.
+pub fn check_all(
+    points: &[BaselinePoint],
+    policy: &GatePolicy,
+    on_done: impl Fn(&PointOutcome) + Sync,
+) -> Vec<PointOutcome> {
+    use rayon::prelude::*;
+    let alpha = policy.per_test_alpha(points.len());
+    points
+        .par_iter()
+        .map(|p| {
+            let outcome = check_registered(p, alpha, policy);
+            on_done(&outcome);
+            outcome
+        })
+        .collect()
+}
