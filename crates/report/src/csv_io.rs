@@ -74,7 +74,8 @@ mod tests {
 
     #[test]
     fn missing_csv_names_the_path() {
-        let path = temp_dir("csv_missing").join("no-such.csv");
+        let dir = temp_dir("csv_missing");
+        let path = dir.join("no-such.csv");
         let err = read_csv(&path).unwrap_err();
         assert!(matches!(err, ReportError::Io { .. }), "{err:?}");
         assert!(err.to_string().contains("no-such.csv"), "{err}");
@@ -82,7 +83,8 @@ mod tests {
 
     #[test]
     fn malformed_csv_names_the_path_and_field() {
-        let path = temp_dir("csv_malformed").join("bad.csv");
+        let dir = temp_dir("csv_malformed");
+        let path = dir.join("bad.csv");
         let rows = synthetic_rows();
         write_csv(&rows[..1], &path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

@@ -31,6 +31,16 @@ pub(crate) fn tick(x: f64) -> String {
     }
 }
 
+/// An axis tick for a count: powers of ten from 1000 up as `1e3`, others as [`tick`] writes them.
+pub(crate) fn count_tick(x: f64) -> String {
+    let e = x.log10();
+    if x >= 1000.0 && (e - e.round()).abs() < 1e-9 {
+        format!("1e{}", e.round() as i64)
+    } else {
+        tick(x)
+    }
+}
+
 /// Bytes in B, KiB, MiB or GiB with three significant digits.
 pub(crate) fn bytes(b: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
@@ -65,6 +75,8 @@ mod tests {
         assert_eq!(tick(0.01), "0.01");
         assert_eq!(tick(2.0), "2");
         assert_eq!(tick(1e6), "1e6");
+        assert_eq!(count_tick(1e4), "1e4");
+        assert_eq!(count_tick(500.0), "500");
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(1536), "1.50 KiB");
         assert_eq!(percent(0.0102), "1.02%");

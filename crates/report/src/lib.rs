@@ -112,7 +112,8 @@ mod tests {
     #[test]
     fn write_reports_writes_csv_pictures_and_summary_into_a_new_directory() {
         let rows = synthetic_rows();
-        let out = temp_dir("write_reports").join("nested").join("out");
+        let dir = temp_dir("write_reports");
+        let out = dir.join("nested").join("out");
         let files = write_reports(&rows, &out).unwrap();
         assert_eq!(read_csv(&files.csv).unwrap(), rows, "CSV round trip");
         assert_eq!(files.pngs.len(), PNG_NAMES.len());

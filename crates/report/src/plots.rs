@@ -23,9 +23,13 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::ReportError;
 use crate::fmt;
 use crate::select::{
-    FloatKey, families_in_order, filters_in_order, main_key_set, main_n, main_p, overfill_slice,
-    sized_rows,
+    FloatKey, OverfillSlice, families_in_order, filters_in_order, main_key_set, main_n, main_p,
+    overfill_slice, sized_rows,
 };
+
+/// Above this many filters, a picture stops joining each filter's points with lines: dozens of
+/// overlapping lines hide the points, the intervals and the reference line.
+const MAX_JOINED_FILTERS: usize = 8;
 
 /// Picture size in pixels.
 pub const WIDTH: u32 = 1400;
@@ -81,7 +85,9 @@ fn frame<'a>(
     subtitle: &str,
     notes: &[String],
 ) -> Result<Area<'a>, Box<dyn Error>> {
-    let area = root.titled(title, (FONT, 30).into_font().style(FontStyle::Bold))?;
+    // ab_glyph draws a title flush with the area's top edge: leave room above it.
+    let area = root.margin(14, 0, 0, 0);
+    let area = area.titled(title, (FONT, 30).into_font().style(FontStyle::Bold))?;
     let area = area.titled(subtitle, (FONT, 19))?;
     let (_, h) = area.dim_in_pixel();
     let foot_h = 26 * notes.len() as u32 + 10;
@@ -99,7 +105,8 @@ fn frame<'a>(
 /// A picture that only says why there is nothing to plot (so a report never silently lacks one).
 fn message_picture(path: &Path, title: &str, message: &str) -> Result<PathBuf, ReportError> {
     render(path, |root| {
-        let area = root.titled(title, (FONT, 30).into_font().style(FontStyle::Bold))?;
+        let area = root.margin(14, 0, 0, 0);
+        let area = area.titled(title, (FONT, 30).into_font().style(FontStyle::Bold))?;
         let (w, h) = area.dim_in_pixel();
         area.draw(&Text::new(
             message.to_string(),
@@ -310,11 +317,12 @@ pub fn plot_fpr_vs_target(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Rep
             .draw_series(LineSeries::new([(d0, d0), (d1, d1)], BLACK.stroke_width(2)))?
             .label("y = x: observed equals target")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.stroke_width(2)));
-        // Spread the filters over 0.3 decade around each p.
+        // Spread the filters over 0.12 decade around each p: enough to separate families' bars,
+        // little enough that each cluster still reads as one p.
         let mut labelled = Vec::new();
         for (i, (family, filter)) in filters.iter().enumerate() {
             let color = family_color(family, &families);
-            let factor = 10f64.powf(0.3 * spread(i, filters.len()));
+            let factor = 10f64.powf(0.12 * spread(i, filters.len()));
             let mut points: Vec<(f64, &SweepRow)> = slice
                 .iter()
                 .filter(|r| &r.filter == filter)
@@ -322,7 +330,10 @@ pub fn plot_fpr_vs_target(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Rep
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let series = chart.draw_series(LineSeries::new(
-                points.iter().map(|&(x, r)| (x, shown_fpr(r))),
+                points
+                    .iter()
+                    .filter(|_| filters.len() <= MAX_JOINED_FILTERS)
+                    .map(|&(x, r)| (x, shown_fpr(r))),
                 color.mix(0.35).stroke_width(1),
             ))?;
             if !labelled.contains(family) {
@@ -421,7 +432,9 @@ pub fn plot_fpr_vs_bits_per_key(rows: &[SweepRow], path: &Path) -> Result<PathBu
                 .draw_series(DashedLineSeries::new(theory, 10, 6, color.stroke_width(2)))?
                 .label(format!("{family} theory"))
                 .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 7, y)], color.stroke_width(2))
+                    EmptyElement::at((x, y))
+                        + PathElement::new([(0, 0), (7, 0)], color.stroke_width(2))
+                        + PathElement::new([(11, 0), (18, 0)], color.stroke_width(2))
                 });
         }
         let mut labelled = Vec::new();
@@ -520,7 +533,7 @@ pub fn plot_lookup_ns_vs_n(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Re
                 .configure_mesh()
                 .x_desc("n, keys in the filter (log scale)")
                 .y_desc(format!("ns per {which}-key lookup"))
-                .x_label_formatter(&|v| fmt::tick(*v))
+                .x_label_formatter(&|v| fmt::count_tick(*v))
                 .y_label_formatter(&|v| fmt::tick(*v))
                 .label_style((FONT, 16))
                 .axis_desc_style((FONT, 19))
@@ -574,7 +587,10 @@ pub fn plot_lookup_ns_vs_n(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Re
                     .iter()
                     .map(|&(x, y)| Circle::new((x, y), 5, BLACK.filled())),
             )?;
-            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+            // One legend serves both panels; the right one keeps its data unobscured.
+            if present {
+                draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+            }
         }
         Ok(())
     })
@@ -588,7 +604,13 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
     if rows.is_empty() {
         return Err(no_rows(path));
     }
-    let Some(((key_set, n, p), slice)) = overfill_slice(rows) else {
+    let Some(OverfillSlice {
+        key_set,
+        n,
+        p,
+        rows: slice,
+    }) = overfill_slice(rows)
+    else {
         return message_picture(
             path,
             title,
@@ -597,16 +619,21 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
     };
     let filters = filters_in_order(&slice);
     let families = families_in_order(&filters);
+    let lines = if filters.len() <= MAX_JOINED_FILTERS {
+        "solid: observed, dashed: theory"
+    } else {
+        "dashed: each family's median theory"
+    };
     let subtitle = format!(
-        "key set {key_set}, sized for n = {n} at p = {}; {} filters; solid: observed, dashed: theory",
+        "key set {key_set}, sized for n = {n} at p = {}; {} filters; {lines}",
         fmt::tick(p),
         filters.len()
     );
     let any_zero = slice.iter().any(|r| r.false_positives == 0);
     let notes = [
         format!(
-            "Bars: Clopper-Pearson interval at {}. Dashed lines: each filter's layout-correct theory at the keys \
-             actually inserted; grey line: the target p.",
+            "Bars: Clopper-Pearson interval at {}. Dashed lines: layout-correct theory at the keys actually \
+             inserted; grey line: the target p.",
             confidence_text(&slice)
         ),
         zero_note(any_zero),
@@ -620,7 +647,7 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
         .windows(2)
         .map(|w| w[1] - w[0])
         .fold(f64::INFINITY, f64::min);
-    let width = 0.4 * gap;
+    let width = 0.15 * gap;
     let (x0, x1) = (
         factors[0] - gap * 0.5,
         factors[factors.len() - 1] + gap * 0.5,
@@ -653,6 +680,24 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
             .draw_series(LineSeries::new([(x0, p), (x1, p)], grey.stroke_width(2)))?
             .label(format!("target p = {}", fmt::tick(p)))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], grey.stroke_width(2)));
+        if filters.len() > MAX_JOINED_FILTERS {
+            for family in &families {
+                let color = family_color(family, &families);
+                let theory: Vec<(f64, f64)> = factors
+                    .iter()
+                    .map(|&f| {
+                        let mut v: Vec<f64> = slice
+                            .iter()
+                            .filter(|r| &r.layout == family && r.overfill == f)
+                            .map(|r| r.fpr_theory)
+                            .collect();
+                        (f, median(&mut v))
+                    })
+                    .filter(|&(_, t)| t > 0.0)
+                    .collect();
+                chart.draw_series(DashedLineSeries::new(theory, 10, 6, color.stroke_width(2)))?;
+            }
+        }
         let mut labelled = Vec::new();
         for (i, (family, filter)) in filters.iter().enumerate() {
             let color = family_color(family, &families);
@@ -663,17 +708,23 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
                 .map(|r| (r.overfill + dx, *r))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            chart.draw_series(DashedLineSeries::new(
+            let joined = filters.len() <= MAX_JOINED_FILTERS;
+            if joined {
+                chart.draw_series(DashedLineSeries::new(
+                    points
+                        .iter()
+                        .filter(|(_, r)| r.fpr_theory > 0.0)
+                        .map(|&(x, r)| (x, r.fpr_theory)),
+                    8,
+                    6,
+                    color.mix(0.7).stroke_width(1),
+                ))?;
+            }
+            let series = chart.draw_series(LineSeries::new(
                 points
                     .iter()
-                    .filter(|(_, r)| r.fpr_theory > 0.0)
-                    .map(|&(x, r)| (x, r.fpr_theory)),
-                8,
-                6,
-                color.mix(0.7).stroke_width(1),
-            ))?;
-            let series = chart.draw_series(LineSeries::new(
-                points.iter().map(|&(x, r)| (x, shown_fpr(r))),
+                    .filter(|_| joined)
+                    .map(|&(x, r)| (x, shown_fpr(r))),
                 color.mix(0.45).stroke_width(1),
             ))?;
             if !labelled.contains(family) {
@@ -701,7 +752,7 @@ fn median(v: &mut [f64]) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    if v.len() % 2 == 0 {
+    if v.len().is_multiple_of(2) {
         (v[mid - 1] + v[mid]) / 2.0
     } else {
         v[mid]
@@ -776,12 +827,36 @@ mod tests {
     }
 
     #[test]
+    fn fifty_filters_render() {
+        let rows = crate::testing::synthetic_rows_many();
+        let dir = temp_dir("plots_many");
+        let textbook = family_color("textbook", &[]);
+        assert_drawn(
+            &plot_fpr_vs_target(&rows, &dir.join("target.png")).unwrap(),
+            textbook,
+        );
+        assert_drawn(
+            &plot_fpr_vs_bits_per_key(&rows, &dir.join("bits.png")).unwrap(),
+            textbook,
+        );
+        assert_drawn(
+            &plot_lookup_ns_vs_n(&rows, &dir.join("lookup.png")).unwrap(),
+            textbook,
+        );
+        assert_drawn(
+            &plot_fpr_vs_overfill(&rows, &dir.join("overfill.png")).unwrap(),
+            textbook,
+        );
+    }
+
+    #[test]
     fn overfill_plot_without_overfill_rows_says_so() {
         let rows: Vec<SweepRow> = synthetic_rows()
             .into_iter()
             .filter(crate::select::as_sized)
             .collect();
-        let path = temp_dir("plots_no_overfill").join("overfill.png");
+        let dir = temp_dir("plots_no_overfill");
+        let path = dir.join("overfill.png");
         plot_fpr_vs_overfill(&rows, &path).unwrap();
         let (_, _, pixels) = decode(&path);
         let ink = pixels.iter().filter(|p| p[0] < 128).count();
@@ -799,7 +874,8 @@ mod tests {
 
     #[test]
     fn no_rows_is_an_error_naming_the_path() {
-        let path = temp_dir("plots_empty").join("empty.png");
+        let dir = temp_dir("plots_empty");
+        let path = dir.join("empty.png");
         let err = plot_fpr_vs_target(&[], &path).unwrap_err();
         assert!(matches!(err, ReportError::NoRows { .. }), "{err:?}");
         assert!(err.to_string().contains("empty.png"), "{err}");
@@ -807,9 +883,8 @@ mod tests {
 
     #[test]
     fn unwritable_path_is_an_error_naming_the_path() {
-        let path = temp_dir("plots_unwritable")
-            .join("missing-dir")
-            .join("t.png");
+        let dir = temp_dir("plots_unwritable");
+        let path = dir.join("missing-dir").join("t.png");
         let err = plot_fpr_vs_target(&synthetic_rows(), &path).unwrap_err();
         assert!(err.to_string().contains("missing-dir"), "{err}");
     }

@@ -53,9 +53,17 @@ pub(crate) fn main_p(rows: &[&SweepRow]) -> Option<f64> {
     .map(|k| k.0)
 }
 
-/// Rows of the (key set, n, p) slice with the most filters that were run at several overfill
-/// factors. Returns the slice and its rows (all overfill factors), or `None` if no filter was.
-pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<((String, u64, f64), Vec<&SweepRow>)> {
+/// The (key set, n, p) slice shown against overfill, with its rows at every overfill factor.
+pub(crate) struct OverfillSlice<'a> {
+    pub key_set: String,
+    pub n: u64,
+    pub p: f64,
+    pub rows: Vec<&'a SweepRow>,
+}
+
+/// The (key set, n, p) slice with the most rows among filters run at several overfill factors
+/// (ties: `random-u64`, then the larger n), or `None` if no filter was.
+pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<OverfillSlice<'_>> {
     let mut groups: BTreeMap<(String, u64, FloatKey, String), Vec<&SweepRow>> = BTreeMap::new();
     for r in rows {
         groups
@@ -80,7 +88,12 @@ pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<((String, u64, f64), V
                 .then((ka.0 == "random-u64").cmp(&(kb.0 == "random-u64")))
                 .then(ka.1.cmp(&kb.1))
         })
-        .map(|((key_set, n, p), rows)| ((key_set, n, p.0), rows))
+        .map(|((key_set, n, p), rows)| OverfillSlice {
+            key_set,
+            n,
+            p: p.0,
+            rows,
+        })
 }
 
 /// Filters in legend order (family, then name) with their layout family.

@@ -126,7 +126,12 @@ fn pictures(rows: &[SweepRow], png_links: &[String]) -> String {
     let n = main_n(&sized).map_or("-".to_string(), |n| n.to_string());
     let p = main_p(&sized).map_or("-".to_string(), fmt::tick);
     let overfill = match overfill_slice(rows) {
-        Some(((k, n, p), _)) => format!("key set {k}, sized for n = {n} at p = {}", fmt::tick(p)),
+        Some(s) => format!(
+            "key set {}, sized for n = {} at p = {}",
+            s.key_set,
+            s.n,
+            fmt::tick(s.p)
+        ),
         None => {
             "no filter was run at several overfill factors, so the picture only says so".to_string()
         }
@@ -166,7 +171,7 @@ fn pictures(rows: &[SweepRow], png_links: &[String]) -> String {
 
 /// How far theory lies outside the interval, as a factor >= 1, and which side.
 fn departure(r: &SweepRow) -> Option<(f64, &'static str)> {
-    if r.theory_in_interval || !(r.fpr_theory > 0.0) {
+    if r.theory_in_interval || r.fpr_theory.is_nan() || r.fpr_theory <= 0.0 {
         return None;
     }
     if r.fpr_theory < r.ci_low {
