@@ -31,9 +31,7 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 public final class GuavaCrosscheck {
   interface KeyReader {
@@ -70,16 +68,19 @@ public final class GuavaCrosscheck {
     }
   }
 
-  static List<Object> keys(String funnel, String path) throws IOException {
+  interface KeyAction {
+    void accept(Object key) throws IOException;
+  }
+
+  // Streams the keys: the n > 2^24 combination has too many to hold as boxed objects.
+  static void forEachKey(String funnel, String path, KeyAction action) throws IOException {
     KeyReader r = reader(funnel);
-    List<Object> out = new ArrayList<>();
     try (BufferedReader in = Files.newBufferedReader(Paths.get(path), StandardCharsets.UTF_8)) {
       String line;
       while ((line = in.readLine()) != null) {
-        out.add(r.parse(line));
+        action.accept(r.parse(line));
       }
     }
-    return out;
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -127,9 +128,7 @@ public final class GuavaCrosscheck {
         {
           BloomFilter<Object> bf =
               create(args[1], args[2], Long.parseLong(args[3]), Double.parseDouble(args[4]));
-          for (Object k : keys(args[1], args[5])) {
-            bf.put(k);
-          }
+          forEachKey(args[1], args[5], bf::put);
           write(bf, args[6]);
           break;
         }
@@ -139,12 +138,8 @@ public final class GuavaCrosscheck {
           double p = Double.parseDouble(args[3]);
           BloomFilter<Object> a = create(args[1], "mitz64", n, p);
           BloomFilter<Object> b = create(args[1], "mitz64", n, p);
-          for (Object k : keys(args[1], args[4])) {
-            a.put(k);
-          }
-          for (Object k : keys(args[1], args[5])) {
-            b.put(k);
-          }
+          forEachKey(args[1], args[4], a::put);
+          forEachKey(args[1], args[5], b::put);
           a.putAll(b);
           write(a, args[6]);
           break;
@@ -157,9 +152,7 @@ public final class GuavaCrosscheck {
           }
           try (BufferedWriter out =
               Files.newBufferedWriter(Paths.get(args[4]), StandardCharsets.US_ASCII)) {
-            for (Object k : keys(args[1], args[3])) {
-              out.write(bf.mightContain(k) ? "1\n" : "0\n");
-            }
+            forEachKey(args[1], args[3], k -> out.write(bf.mightContain(k) ? "1\n" : "0\n"));
           }
           write(bf, args[5]);
           break;
