@@ -51,7 +51,8 @@ impl IndexScheme for KirschMitzenmacher {
 }
 
 /// Enhanced double hashing (Dillinger & Manolios 2004): the step grows by i each probe, so two keys
-/// that collide on two probes rarely collide on the rest. 64-bit wrapping arithmetic, [`fast_range`].
+/// that collide on two probes rarely collide on the rest. `x = h1`, `y = h2` reduced to `[0, m)` by
+/// [`fast_range`], then the paper's arithmetic modulo m: `x = (x + y) mod m`, `y = (y + i) mod m`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EnhancedDoubleHash;
 
@@ -59,13 +60,25 @@ impl IndexScheme for EnhancedDoubleHash {
     const ID: &'static str = "edh";
     #[inline(always)]
     fn probe(d: Digest, k: u32, bits: u64, mut visit: impl FnMut(u64) -> bool) -> bool {
-        let (mut x, mut y) = (d.h1, d.h2);
+        // The growing step must be added in units of one bit: in the 2^64 domain that
+        // `fast_range` scales down, adding i is lost below the output's resolution and the scheme
+        // degenerates into Kirsch-Mitzenmacher (it set exactly the same bits for every key).
+        let m = bits;
+        let (mut x, mut y) = (fast_range(d.h1, m), fast_range(d.h2, m));
         for i in 0..k {
-            if !visit(fast_range(x, bits)) {
+            if !visit(x) {
                 return false;
             }
-            x = x.wrapping_add(y);
-            y = y.wrapping_add(u64::from(i) + 1);
+            // x, y < m, so one conditional subtraction reduces each sum, without overflow.
+            x = if x >= m - y { x - (m - y) } else { x + y };
+            // step < m except in filters of fewer than k bits: no division on the hot path.
+            let step = u64::from(i) + 1;
+            let step = if step < m { step } else { step % m };
+            y = if y >= m - step {
+                y - (m - step)
+            } else {
+                y + step
+            };
         }
         true
     }
@@ -147,10 +160,21 @@ mod tests {
 
     #[test]
     fn edh_adds_a_growing_step() {
-        // x: 0, s, 2s+1, 3s+4 with s = 2^60; scaled to m = 16 by taking the top 4 bits.
-        let s = 1u64 << 60;
-        let d = Digest::from_halves(0, s);
-        assert_eq!(positions::<EnhancedDoubleHash>(d, 4, 16), vec![0, 1, 2, 3]);
+        // x = 0, y = 2^60 scaled to m = 16 is 1: x = 0, 0+1, 1+2, 3+4 (y = 1, 2, 4, 7).
+        let d = Digest::from_halves(0, 1 << 60);
+        assert_eq!(positions::<EnhancedDoubleHash>(d, 4, 16), vec![0, 1, 3, 7]);
+        // Sums wrap modulo m: x = 8, y = 15; x: 8, 23-16 = 7, 7+0, 7+2, 9+5; y: 15, 0, 2, 5, 9.
+        let d = Digest::from_halves(8 << 60, 15 << 60);
+        assert_eq!(
+            positions::<EnhancedDoubleHash>(d, 5, 16),
+            vec![8, 7, 7, 9, 14]
+        );
+        // The growing step makes it differ from Kirsch-Mitzenmacher at the resolution of m.
+        let d = Digest::from_halves(0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321);
+        assert_ne!(
+            positions::<EnhancedDoubleHash>(d, 7, 1_000_003),
+            positions::<KirschMitzenmacher>(d, 7, 1_000_003)
+        );
     }
 
     #[test]

@@ -162,3 +162,27 @@ fn mitz32_hand_computed_positions() {
     let d = Digest::from_halves(0xffff_fffe_ffff_fff9, 0);
     assert_eq!(positions::<GuavaMitz32>(d, 3, 1000), vec![8, 10, 12]);
 }
+
+/// Enhanced double hashing must set other bits than plain Kirsch-Mitzenmacher: an earlier version
+/// added the growing step in the 2^64 domain, where `fast_range` dropped it, and the two schemes set
+/// identical bits for every key.
+#[test]
+fn edh_and_km_set_different_bits() {
+    use bloomlab_filters::{EnhancedDoubleHash, KirschMitzenmacher, Xxh3};
+    let mut edh = Bloom::<Xxh3, EnhancedDoubleHash, FlatBits>::new(10_000, 0.01).unwrap();
+    let mut km = Bloom::<Xxh3, KirschMitzenmacher, FlatBits>::new(10_000, 0.01).unwrap();
+    for key in 0..10_000u64 {
+        edh.insert(&key);
+        km.insert(&key);
+    }
+    let words = edh.store().len_bits() / 64;
+    let differing = (0..words as usize)
+        .filter(|&w| edh.store().word(w) != km.store().word(w))
+        .count();
+    // With independent-looking positions nearly every word differs; identical words mean the step
+    // growth is lost again.
+    assert!(
+        differing as u64 > words / 2,
+        "only {differing} of {words} words differ between edh and km"
+    );
+}
