@@ -148,7 +148,8 @@ pub enum GuavaSizing {
     /// from the truncated, not yet word-rounded m.
     #[default]
     FromBitsPerKey,
-    /// Newer Guava sources (`optimalNumOfHashFunctions(double p)` in current `BloomFilter.java`):
+    /// Current Guava sources (`optimalNumOfHashFunctions(double p)` in `BloomFilter.java`, the
+    /// change proposed in google/guava issue 7346; not in 31.1):
     /// `k = max(1, round(-ln p / ln 2))`, from p alone. The two differ when truncating m moves
     /// m/n ln 2 across a half-integer, which matters most for small n: n = 1, p = 0.01 gives
     /// m = 9 bits, old k = round(6.24) = 6, new k = round(6.64) = 7.
@@ -177,7 +178,16 @@ pub fn guava_params(n: u64, p: f64, sizing: GuavaSizing) -> Result<Params> {
         });
     }
     let n = n.max(1);
-    let mut params = Params::guava(n, p)?;
+    let mut params = Params::guava(n, p).map_err(|e| match e {
+        BloomError::InvalidBits { bits: 0, .. } => BloomError::OutOfRange {
+            what: "bit count m",
+            value: format!("0 (from n = {n}, p = {p})"),
+            allowed: "Guava refuses a 0-bit filter (\"data length is zero\"): \
+                      m = (long)(-n ln p / (ln 2)^2) must be at least 1, so lower p or raise n"
+                .into(),
+        },
+        other => other,
+    })?;
     if sizing == GuavaSizing::FromFpp {
         let k = (-p.ln() / std::f64::consts::LN_2).round().max(1.0);
         if k > f64::from(MAX_HASHES) {
@@ -617,10 +627,11 @@ mod tests {
             );
         }
         // n = 1 at p = 0.9: m = (long)0.219 = 0 bits, which Guava refuses ("data length is zero").
-        assert!(matches!(
-            guava_params(1, 0.9, s),
-            Err(BloomError::InvalidBits { bits: 0, .. })
-        ));
+        let err = guava_params(1, 0.9, s).unwrap_err();
+        assert!(
+            matches!(err, BloomError::OutOfRange { .. }) && err.to_string().contains("p = 0.9"),
+            "{err}"
+        );
         assert!(matches!(
             guava_params(u64::MAX, 0.5, s),
             Err(BloomError::OutOfRange { .. })

@@ -129,7 +129,7 @@ pub enum StrategyKind {
 pub enum KRule {
     /// Guava 31.1 (the installed jar): k = max(1, round(m / n * ln 2)) from the unrounded m.
     Guava31,
-    /// Newer Guava sources: k = max(1, round(-ln p / ln 2)), from p alone.
+    /// Current Guava sources (after google/guava issue 7346): k = max(1, round(-ln p / ln 2)).
     FromP,
 }
 
@@ -153,8 +153,9 @@ pub struct BuildArgs {
     /// Hashing strategy.
     #[arg(long, value_enum, default_value = "mitz64")]
     strategy: StrategyKind,
-    /// Which Guava version's rule picks k (the bit count is the same in both). A file stores k,
-    /// so readers need no rule: choose the one of the Guava that will compare sizes with yours.
+    /// Which Guava rule picks k; the bit count is the same under both. Use guava31 to get the
+    /// file Guava 31.1 (the installed jar) and earlier releases would write, from-p for Guava
+    /// sources that compute k from p alone. A file stores k, so reading needs no rule.
     #[arg(long, value_enum, default_value = "guava31")]
     k_rule: KRule,
 }
