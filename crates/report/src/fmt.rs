@@ -31,14 +31,17 @@ pub(crate) fn tick(x: f64) -> String {
     }
 }
 
-/// An axis tick for a count: powers of ten from 1000 up as `1e3`, others as [`tick`] writes them.
+/// An axis tick for a count: from 1e4 up in the `2e5` style when the mantissa is a whole number
+/// (long runs of zeros are hard to read on an axis), others as [`tick`] writes them.
 pub(crate) fn count_tick(x: f64) -> String {
-    let e = x.log10();
-    if x >= 1000.0 && (e - e.round()).abs() < 1e-9 {
-        format!("1e{}", e.round() as i64)
-    } else {
-        tick(x)
+    if x >= 1e4 {
+        let e = x.log10().floor();
+        let m = x / 10f64.powf(e);
+        if (m - m.round()).abs() < 1e-9 {
+            return format!("{}e{}", m.round() as i64, e as i64);
+        }
     }
+    tick(x)
 }
 
 /// Bytes in B, KiB, MiB or GiB with three significant digits.
@@ -76,6 +79,8 @@ mod tests {
         assert_eq!(tick(2.0), "2");
         assert_eq!(tick(1e6), "1e6");
         assert_eq!(count_tick(1e4), "1e4");
+        assert_eq!(count_tick(2e5), "2e5");
+        assert_eq!(count_tick(5000.0), "5000");
         assert_eq!(count_tick(500.0), "500");
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(1536), "1.50 KiB");

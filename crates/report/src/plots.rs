@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 
 use bloomlab_harness::SweepRow;
 use plotters::coord::Shift;
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 use plotters::style::register_font;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -181,6 +182,29 @@ fn log_range(values: impl Iterator<Item = f64>, cap: f64) -> (f64, f64) {
     ((lo / 2.5).max(1e-12), (hi * 2.5).min(cap))
 }
 
+/// A log axis over [lo, hi] labelled at powers of ten, or at 1-2-5 steps when it spans under
+/// 2.5 decades (plotters' own choice labels every 1..9 multiple there, and the labels collide),
+/// with light grid lines at every 1..9 multiple.
+fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let multiples = |steps: &[f64]| -> Vec<f64> {
+        let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (first..=last)
+            .flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| *v >= lo && *v <= hi)
+            .collect()
+    };
+    let bold = if (hi / lo).log10() < 2.5 {
+        multiples(&[1.0, 2.0, 5.0])
+    } else {
+        multiples(&[1.0])
+    };
+    let light = multiples(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    (lo..hi)
+        .log_scale()
+        .with_key_points(bold)
+        .with_light_points(light)
+}
+
 /// The legend line shared by the FPR pictures for rows with no false positive.
 fn zero_note(any_zero: bool) -> String {
     if any_zero {
@@ -285,7 +309,7 @@ pub fn plot_fpr_vs_target(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Rep
             confidence_text(&slice)
         ),
         zero_note(any_zero),
-        "Filters of one family are spread slightly left and right of their p so bars do not overlap."
+        "Filters are spread slightly left and right of their p, grouped by family, so bars do not overlap."
             .to_string(),
     ];
     let (x0, x1) = log_range(slice.iter().map(|r| r.p), 1.0);
@@ -301,7 +325,7 @@ pub fn plot_fpr_vs_target(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Rep
             .margin(20)
             .x_label_area_size(60)
             .y_label_area_size(90)
-            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+            .build_cartesian_2d(log_axis(x0, x1), log_axis(y0, y1))?;
         chart
             .configure_mesh()
             .x_desc("target false-positive rate p (log scale)")
@@ -399,7 +423,7 @@ pub fn plot_fpr_vs_bits_per_key(rows: &[SweepRow], path: &Path) -> Result<PathBu
             .margin(20)
             .x_label_area_size(60)
             .y_label_area_size(90)
-            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
+            .build_cartesian_2d(x0..x1, log_axis(y0, y1))?;
         chart
             .configure_mesh()
             .x_desc("bits per key (filter bits / n)")
@@ -528,7 +552,7 @@ pub fn plot_lookup_ns_vs_n(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Re
                 .margin(15)
                 .x_label_area_size(55)
                 .y_label_area_size(70)
-                .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)?;
+                .build_cartesian_2d(log_axis(x0, x1), 0.0..y1)?;
             chart
                 .configure_mesh()
                 .x_desc("n, keys in the filter (log scale)")
@@ -637,7 +661,7 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
             confidence_text(&slice)
         ),
         zero_note(any_zero),
-        "Filters of one family are spread slightly left and right of their overfill factor so bars do not overlap."
+        "Filters are spread slightly left and right of their overfill factor, grouped by family, so bars do not overlap."
             .to_string(),
     ];
     let mut factors: Vec<f64> = slice.iter().map(|r| r.overfill).collect();
@@ -664,7 +688,7 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
             .margin(20)
             .x_label_area_size(60)
             .y_label_area_size(90)
-            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
+            .build_cartesian_2d(x0..x1, log_axis(y0, y1))?;
         chart
             .configure_mesh()
             .x_desc("overfill factor: keys inserted / n sized for (1 = as sized)")

@@ -201,8 +201,8 @@ fn departures(rows: &[SweepRow]) -> String {
     let flagged = rows.iter().filter(|r| !r.theory_in_interval).count();
     let expected: f64 = rows.iter().map(|r| 1.0 - r.confidence).sum();
     let mut out = format!(
-        "Rows whose layout-correct theory lies outside the observed interval, worst first. The factor is how \
-         far theory lies from the nearer end of the interval. For a correct filter each row misses with \
+        "Rows whose layout-correct theory lies outside the observed interval, worst first: ordered by how \
+         far theory lies from the nearer end of the interval, as a factor. For a correct filter each row misses with \
          probability at most 1 - confidence, so about {} of these {} rows would be listed by chance alone; \
          {flagged} are.\n\n",
         fmt::sig(expected, 2),
@@ -224,6 +224,7 @@ fn departures(rows: &[SweepRow]) -> String {
                 fmt::tick(r.overfill),
                 observed(r),
                 fmt::sig(r.fpr_theory, 3),
+                fmt::sig(r.fpr / r.fpr_theory, 3),
                 format!("{}x ({side})", fmt::sig(*factor, 3)),
             ]
         })
@@ -237,7 +238,8 @@ fn departures(rows: &[SweepRow]) -> String {
             "overfill",
             "observed FPR [interval]",
             "theory",
-            "factor",
+            "observed / theory",
+            "interval misses theory by",
         ],
         &table_rows,
     ));
@@ -261,7 +263,8 @@ fn key_table(rows: &[SweepRow]) -> String {
     });
     let mut out = format!(
         "Every row filled as sized (overfill 1; {} rows; the other overfill factors are in the CSV and the \
-         overfill picture). FPR is `observed [interval]`; `in` says whether theory lies inside the interval. \
+         overfill picture). FPR is `observed [interval]` (an observed 0 means no false positive in the queries made; the \
+         interval's upper end then bounds the rate); `in` says whether theory lies inside the interval. \
          Lookup times are ns per key, filter / HashSet on the same keys, indicative medians. Memory is \
          filter / HashSet.\n\n",
         sized.len()
