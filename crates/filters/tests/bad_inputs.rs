@@ -127,7 +127,7 @@ fn zero_bits_are_invalid_bits() {
 fn overflowing_sizes_are_errors() {
     for name in registry::names() {
         let k = if name.starts_with("sbbf/") { 8 } else { 3 };
-        // m = -n ln p / ln^2 2 ~ 2.5e22 bits: beyond any u64 bit count.
+        // m = -n ln p / ln^2 2 is 2.7e22 bits (p = 1e-300) or 2.7e19 (p = 0.5): beyond u64.
         for spec in [
             Spec::Target {
                 n: u64::MAX,
