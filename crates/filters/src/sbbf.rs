@@ -83,7 +83,7 @@ impl<H: HashStrategy> SplitBlock<H> {
 
     /// A filter for `n` keys at rate `p`: the textbook m rounded up to whole blocks, k = 8.
     pub fn new(n: u64, p: f64) -> Result<Self> {
-        Self::with_bits(Params::optimal(n, p)?.bits)
+        Self::with_bits(Params::optimal_bits(n, p)?)
     }
 
     /// Reads a filter from the spec's byte layout: blocks in order, each word little-endian.
@@ -229,5 +229,19 @@ impl<H: HashStrategy> Variant for SplitBlock<H> {
             return Err(BloomError::InvalidCount { n });
         }
         Self::with_bits(bits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Xxh64;
+
+    #[test]
+    fn tight_rates_are_sized_without_the_flat_k_limit() {
+        // The flat optimum would need k = 266 here; the split-block layout always uses 8.
+        let f = SplitBlock::<Xxh64>::new(1000, 1e-80).unwrap();
+        assert_eq!(f.hashes(), 8);
+        assert!(f.bits() >= Params::optimal_bits(1000, 1e-80).unwrap());
     }
 }

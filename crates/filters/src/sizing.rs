@@ -64,13 +64,18 @@ impl Params {
     ///
     /// Errors for n = 0, p outside (0, 1) or not finite, and sizes beyond [`MAX_BITS`].
     pub fn optimal(n: u64, p: f64) -> Result<Self> {
+        let bits = Self::optimal_bits(n, p)?;
+        let hashes = optimal_hashes(bits as f64, n)?;
+        Self::explicit(bits, hashes)
+    }
+
+    /// The textbook optimum's m alone, `ceil(-n ln p / (ln 2)^2)`, for layouts whose k is fixed.
+    pub fn optimal_bits(n: u64, p: f64) -> Result<u64> {
         check_n(n)?;
         check_p(p)?;
         let ln2 = std::f64::consts::LN_2;
         let raw = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil();
-        let bits = bits_from_f64(raw, || format!("n = {n} at p = {p}"))?;
-        let hashes = optimal_hashes(bits as f64, n)?;
-        Self::explicit(bits, hashes)
+        bits_from_f64(raw, || format!("n = {n} at p = {p}"))
     }
 
     /// Guava 31.1's sizing: `m = (long)(-n ln p / (ln 2)^2)` (truncated, not rounded up) and
