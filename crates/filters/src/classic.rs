@@ -47,9 +47,11 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
         Self::with_params(I::sizing(n, p)?)
     }
 
-    /// Reassembles a filter from a store and k (as a deserializer does); k must be valid.
+    /// Reassembles a filter from a store and k (as a deserializer does); errors for an empty store or
+    /// an invalid k.
     pub fn from_parts(store: S, hashes: u32) -> Result<Self> {
-        Params::explicit(store.len_bits().max(1), hashes)?;
+        // An empty store would make every probe's modulus zero.
+        Params::explicit(store.len_bits(), hashes)?;
         Ok(Self {
             store,
             hashes,
