@@ -401,7 +401,8 @@ pub fn plot_fpr_vs_bits_per_key(rows: &[SweepRow], path: &Path) -> Result<PathBu
             confidence_text(&slice)
         ),
         zero_note(any_zero),
-        "Dashed lines join each family's layout-correct theory values (the fpr_theory column) in order of bits per key."
+        "Dashed: each family's layout-correct theory (fpr_theory) in order of bits per key. Filters are spread \
+         +-0.15 bits per key, grouped by family, so bars do not overlap."
             .to_string(),
     ];
     let (bx0, bx1) = slice
@@ -443,8 +444,11 @@ pub fn plot_fpr_vs_bits_per_key(rows: &[SweepRow], path: &Path) -> Result<PathBu
             .draw_series(LineSeries::new(bound, BLACK.stroke_width(2)))?
             .label("lower bound p = 2^(-bits per key)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.stroke_width(2)));
-        for family in &families {
+        for (f, family) in families.iter().enumerate() {
             let color = family_color(family, &families);
+            // Families whose theory coincides (classic and textbook share the formula) stay
+            // visible: each later line is drawn narrower on top of the earlier ones.
+            let width = if f + 1 < families.len() { 4 } else { 2 };
             let mut theory: Vec<(f64, f64)> = slice
                 .iter()
                 .filter(|r| &r.layout == family && r.fpr_theory > 0.0)
@@ -453,7 +457,12 @@ pub fn plot_fpr_vs_bits_per_key(rows: &[SweepRow], path: &Path) -> Result<PathBu
             theory.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
             theory.dedup();
             chart
-                .draw_series(DashedLineSeries::new(theory, 10, 6, color.stroke_width(2)))?
+                .draw_series(DashedLineSeries::new(
+                    theory,
+                    10,
+                    6,
+                    color.stroke_width(width),
+                ))?
                 .label(format!("{family} theory"))
                 .legend(move |(x, y)| {
                     EmptyElement::at((x, y))
@@ -462,12 +471,15 @@ pub fn plot_fpr_vs_bits_per_key(rows: &[SweepRow], path: &Path) -> Result<PathBu
                 });
         }
         let mut labelled = Vec::new();
-        for (family, filter) in &filters {
+        for (i, (family, filter)) in filters.iter().enumerate() {
             let color = family_color(family, &families);
+            // Filters of one (n, p) share nearly the same bits per key: spread them over
+            // 0.3 bits per key, grouped by family, so their bars stay apart.
+            let dx = 0.3 * spread(i, filters.len());
             let points: Vec<(f64, &SweepRow)> = slice
                 .iter()
                 .filter(|r| &r.filter == filter)
-                .map(|r| (r.bits_per_key, *r))
+                .map(|r| (r.bits_per_key + dx, *r))
                 .collect();
             if !labelled.contains(family) {
                 labelled.push(family.clone());

@@ -62,7 +62,7 @@ pub(crate) struct OverfillSlice<'a> {
 }
 
 /// The (key set, n, p) slice with the most rows among filters run at several overfill factors
-/// (ties: `random-u64`, then the larger n), or `None` if no filter was.
+/// (ties: `random-u64`, then the larger n, then p nearer 1%), or `None` if no filter was.
 pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<OverfillSlice<'_>> {
     let mut groups: BTreeMap<(String, u64, FloatKey, String), Vec<&SweepRow>> = BTreeMap::new();
     for r in rows {
@@ -83,10 +83,13 @@ pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<OverfillSlice<'_>> {
     slices
         .into_iter()
         .max_by(|(ka, a), (kb, b)| {
+            // Nearer 1% is better, hence the reversed comparison.
+            let off_one_percent = |p: f64| (p.log10() + 2.0).abs();
             a.len()
                 .cmp(&b.len())
                 .then((ka.0 == "random-u64").cmp(&(kb.0 == "random-u64")))
                 .then(ka.1.cmp(&kb.1))
+                .then(off_one_percent(kb.2.0).total_cmp(&off_one_percent(ka.2.0)))
         })
         .map(|((key_set, n, p), rows)| OverfillSlice {
             key_set,
