@@ -1,1 +1,136 @@
-//! Shared glue for the bloomlab binaries (flag parsing helpers, exit codes).
+//! Shared glue for the bloomlab binaries: flag parsing helpers, a counting allocator, the build
+//! revision.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A global allocator that forwards to [`System`] and counts live requested heap bytes, so that a
+/// binary can measure what a data structure holds (the sweep's `HashSet` baseline). Install it
+/// with `#[global_allocator]` and read the count with [`CountingAlloc::live_bytes`].
+pub struct CountingAlloc;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+impl CountingAlloc {
+    /// Bytes currently allocated through this allocator (requested sizes, not allocator
+    /// overhead). Meaningful only in a binary that installed it.
+    pub fn live_bytes() -> usize {
+        LIVE.load(Ordering::Relaxed)
+    }
+}
+
+// SAFETY: every call forwards to `System` with the caller's arguments unchanged; the counter is
+// bookkeeping only.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            LIVE.fetch_add(new_size, Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+/// Parses a count that may be written in scientific notation (`1e6`, `2.5e5`, `100000`).
+///
+/// Errors name the value and say it must be a whole number from 1 to 2^53.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let bad =
+        || format!("n = {s:?} is invalid: it must be a whole number from 1 to 2^53 (e.g. 1e6)");
+    if let Ok(v) = s.trim().parse::<u64>() {
+        return if v >= 1 { Ok(v) } else { Err(bad()) };
+    }
+    let v: f64 = s.trim().parse().map_err(|_| bad())?;
+    if v.is_finite() && v >= 1.0 && v <= 2f64.powi(53) && v.fract() == 0.0 {
+        Ok(v as u64)
+    } else {
+        Err(bad())
+    }
+}
+
+/// Parses a comma-separated list with `item`, naming the flag and the bad item on error.
+pub fn parse_list<T>(
+    flag: &str,
+    s: &str,
+    item: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let out: Vec<T> = s
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| item(x).map_err(|e| format!("--{flag}: {e}")))
+        .collect::<Result<_, _>>()?;
+    if out.is_empty() {
+        return Err(format!("--{flag} {s:?}: give at least one value"));
+    }
+    Ok(out)
+}
+
+/// Parses a float (scientific notation allowed), naming `what` and the value on error.
+pub fn parse_f64(what: &str, s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .map_err(|_| format!("{what} = {s:?} is not a number"))
+}
+
+/// `git describe --always --dirty` of the working tree the binary runs in, or `unknown`.
+pub fn git_revision() -> String {
+    std::process::Command::new("git")
+        .args(["describe", "--always", "--dirty"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_accept_scientific_notation_and_reject_fractions() {
+        assert_eq!(parse_count("1e4"), Ok(10_000));
+        assert_eq!(parse_count("2.5e5"), Ok(250_000));
+        assert_eq!(parse_count("123"), Ok(123));
+        for bad in ["0", "1.5", "-3", "abc", "1e300"] {
+            let err = parse_count(bad).unwrap_err();
+            assert!(err.contains(bad), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn lists_name_the_flag_and_item() {
+        assert_eq!(
+            parse_list("n", "1e4, 1e5", parse_count),
+            Ok(vec![10_000, 100_000])
+        );
+        let err = parse_list("n", "1e4,x", parse_count).unwrap_err();
+        assert!(err.contains("--n") && err.contains("\"x\""), "{err}");
+    }
+}

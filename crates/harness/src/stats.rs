@@ -1,6 +1,6 @@
 //! Binomial confidence intervals for an observed false-positive count.
 
-use statrs::distribution::{Beta, ContinuousCDF, Normal};
+use statrs::distribution::{ContinuousCDF, Normal};
 use statrs::function::beta::beta_reg;
 
 /// Checks a confidence level: a finite number strictly between 0 and 1.
@@ -43,16 +43,18 @@ pub fn clopper_pearson(successes: u64, trials: u64, confidence: f64) -> (f64, f6
 
 /// The `q` quantile of Beta(a, b) to full double precision.
 ///
-/// statrs's `inverse_cdf` is accurate to about 1e-5 relative, too coarse for an interval that a gate
-/// compares exactly; its answer only seeds a bracket, which bisection on the regularised incomplete
-/// beta function (accurate to ~1e-14) then narrows until the bracket cannot shrink.
+/// statrs's `inverse_cdf` is accurate only to about 1e-5 relative and, for some shape parameters
+/// (e.g. a few hundred successes out of millions), never returns. So a normal approximation of
+/// the Beta distribution only seeds a bracket, which is widened until it holds the quantile and
+/// then narrowed by bisection on the regularised incomplete beta function (accurate to ~1e-14)
+/// until it cannot shrink.
 fn beta_quantile(a: f64, b: f64, q: f64) -> f64 {
     let cdf = |u: f64| beta_reg(a, b, u);
-    let guess = Beta::new(a, b)
-        .expect("positive shape parameters")
-        .inverse_cdf(q)
-        .clamp(f64::MIN_POSITIVE, 1.0);
-    let (mut lo, mut hi) = (guess * (1.0 - 1e-3), (guess * (1.0 + 1e-3)).min(1.0));
+    let z = Normal::standard().inverse_cdf(q);
+    let mean = a / (a + b);
+    let sd = (a * b / ((a + b) * (a + b) * (a + b + 1.0))).sqrt();
+    let guess = (mean + z * sd).clamp(f64::MIN_POSITIVE, 1.0);
+    let (mut lo, mut hi) = (guess * 0.5, (guess * 2.0).min(1.0));
     while lo > f64::MIN_POSITIVE && cdf(lo) > q {
         lo /= 2.0;
     }
@@ -124,6 +126,29 @@ mod tests {
         let (_, h) = clopper_pearson(0, n, conf);
         let exact = 1.0 - ((1.0 - conf) / 2.0f64).powf(1.0 / n as f64);
         assert!(close(h, exact, 1e-9), "{h} vs {exact}");
+    }
+
+    #[test]
+    fn clopper_pearson_ends_solve_their_equations_for_large_counts() {
+        // Sweep-sized counts (statrs's own Beta quantile never returned for some of these): each
+        // end must put exactly alpha/2 of the binomial tail beyond it.
+        let conf = 0.95;
+        let half = (1.0 - conf) / 2.0;
+        for trials in [4_096u64, 65_536, 4_000_000, 20_000_000] {
+            for x in [1u64, 7, 380, 407, 12_345] {
+                if x >= trials {
+                    continue;
+                }
+                let (l, h) = clopper_pearson(x, trials, conf);
+                let (xf, nf) = (x as f64, trials as f64);
+                let below = beta_reg(xf, nf - xf + 1.0, l);
+                let above = 1.0 - beta_reg(xf + 1.0, nf - xf, h);
+                assert!(
+                    close(below, half, 1e-8) && close(above, half, 1e-8),
+                    "x={x} n={trials}: ({l}, {h}) leaves tails {below} and {above}, want {half}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,250 @@
+//! `sweep`: measure every chosen filter's false-positive rate (with exact confidence intervals),
+//! theory, memory and speed over a grid, and write the CSV, four PNGs and a Markdown summary.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use bloomlab_cli::{CountingAlloc, git_revision, parse_count, parse_f64, parse_list};
+use bloomlab_harness::{Grid, KeySetKind, SweepConfig, SweepRow, sweep};
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+/// Measure Bloom filters: observed false-positive rate with exact (Clopper-Pearson) confidence
+/// intervals against layout-correct theory, memory, and lookup speed against std's HashSet.
+///
+/// Every row is one (filter, key set, n, p, overfill): the filter is sized for n keys at target
+/// rate p, round(n * overfill) member keys are inserted and all checked (a miss is a false
+/// negative and fails the run), then non-member keys are queried until the interval's relative
+/// half-width reaches --precision or --max-queries is hit.
+///
+/// Outputs in --out: sweep.csv (one row per trial; every figure is a column: fpr, ci_low/ci_high,
+/// wilson_low/high, fpr_theory, fpr_textbook, theory_in_interval, capped, bits_per_key,
+/// bound_bits_per_key = log2(1/p), space_overhead, memory, fill ratio, estimated count, insert and
+/// lookup ns/key and the HashSet's), four PNGs drawn from the CSV (observed FPR vs target p,
+/// FPR vs bits per key, lookup ns vs n, FPR vs overfill) and summary.md.
+///
+/// With no grid flags, runs the default grid: 10 representative filters (every layout, hash,
+/// index scheme and store; Guava's layout; the textbook port) on all four built-in key sets,
+/// n = 1e4..1e6 x p = 1e-1..1e-4, plus n = 1e7 on random-u64 and an overfill series.
+/// Use --filters all for all registered variants. Timings are indicative medians (the criterion
+/// benches are the authority on speed); they are taken one row at a time after each group's
+/// statistics, which run in parallel.
+#[derive(Debug, Parser)]
+#[command(name = "sweep", version)]
+struct Args {
+    /// Print the registered filter names, one per line, and exit.
+    #[arg(long)]
+    list: bool,
+    /// Comma-separated filter names (see --list), or `all`.
+    #[arg(long, value_name = "NAMES")]
+    filters: Option<String>,
+    /// Comma-separated expected counts the filters are sized for; scientific notation allowed
+    /// (e.g. 1e4,1e5).
+    #[arg(long, value_name = "COUNTS")]
+    n: Option<String>,
+    /// Comma-separated target false-positive rates, each in (0, 1) (e.g. 0.01,1e-3).
+    #[arg(long, value_name = "RATES")]
+    p: Option<String>,
+    /// Comma-separated key sets: random-u64, article ("article-" + i, the textbook workload),
+    /// url, hex (64-char content hashes), file:PATH (one key per line; the first members are
+    /// inserted, the rest are queried; blank lines skipped, duplicates removed and counted).
+    #[arg(long, value_name = "SETS")]
+    keys: Option<String>,
+    /// Comma-separated factors: insert round(n * factor) keys into a filter sized for n, to show
+    /// how the rate degrades when n is underestimated (e.g. 0.5,1,2).
+    #[arg(long, value_name = "FACTORS")]
+    overfill: Option<String>,
+    /// Run seed: key sets derive from it, so a run is reproducible to the bit.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Confidence level of the Clopper-Pearson and Wilson intervals, in (0, 1).
+    #[arg(long, default_value_t = 0.95)]
+    confidence: f64,
+    /// Target relative half-width of the interval, (high - low) / 2 / fpr; must be > 0.
+    #[arg(long, default_value_t = 0.10)]
+    precision: f64,
+    /// Most non-member queries per row (scientific notation allowed); rows that stop here are
+    /// marked capped.
+    #[arg(long, default_value = "2e7", value_name = "COUNT")]
+    max_queries: String,
+    /// Worker threads for the statistics (0 = one per core). Results do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// A small grid that finishes in well under a minute (grid flags given still override it).
+    #[arg(long)]
+    quick: bool,
+    /// Skip the timing columns (they are written as 0).
+    #[arg(long)]
+    no_timing: bool,
+    /// Output directory for sweep.csv, the PNGs and summary.md.
+    #[arg(long, default_value = "reports/sweep", value_name = "DIR")]
+    out: PathBuf,
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sweep: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn e<T>(r: Result<T, String>) -> Result<T> {
+    r.map_err(anyhow::Error::msg)
+}
+
+fn config(args: &Args) -> Result<SweepConfig> {
+    let base = if args.quick {
+        SweepConfig::quick_grids()
+    } else {
+        SweepConfig::default_grids()
+    };
+    let custom = args.filters.is_some()
+        || args.n.is_some()
+        || args.p.is_some()
+        || args.keys.is_some()
+        || args.overfill.is_some();
+    let grids = if custom {
+        let d = &base[0];
+        vec![Grid {
+            filters: match &args.filters {
+                Some(s) => e(parse_list("filters", s, |x| Ok(x.to_owned())))?,
+                None => d.filters.clone(),
+            },
+            key_sets: match &args.keys {
+                Some(s) => e(parse_list("keys", s, |x| {
+                    x.parse::<KeySetKind>().map_err(|e| e.to_string())
+                }))?,
+                None => d.key_sets.clone(),
+            },
+            n: match &args.n {
+                Some(s) => e(parse_list("n", s, parse_count))?,
+                None => d.n.clone(),
+            },
+            p: match &args.p {
+                Some(s) => e(parse_list("p", s, |x| parse_f64("p", x)))?,
+                None => d.p.clone(),
+            },
+            overfill: match &args.overfill {
+                Some(s) => e(parse_list("overfill", s, |x| parse_f64("overfill", x)))?,
+                None => d.overfill.clone(),
+            },
+        }]
+    } else {
+        base
+    };
+    let mut c = SweepConfig::with_grids(grids);
+    c.sampling.seed = args.seed;
+    c.sampling.confidence = args.confidence;
+    c.sampling.precision = args.precision;
+    c.sampling.max_queries = parse_count(&args.max_queries)
+        .map_err(|e| anyhow::anyhow!("--max-queries: {}", e.replacen("n =", "value", 1)))?;
+    c.sampling.revision = git_revision();
+    c.threads = args.threads;
+    c.timing = !args.no_timing;
+    c.heap_bytes = Some(CountingAlloc::live_bytes);
+    Ok(c)
+}
+
+fn run(args: Args) -> Result<()> {
+    if args.list {
+        for name in bloomlab_filters::registry::names() {
+            println!("{name}");
+        }
+        return Ok(());
+    }
+    let config = config(&args)?;
+    let plan = config.plan()?;
+    let bar = ProgressBar::new(plan.rows.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {msg}")
+            .context("progress bar template")?
+            .progress_chars("=> "),
+    );
+    let started = Instant::now();
+    let rows = sweep::run(&config, &plan, &|p| {
+        bar.set_position(p.done as u64);
+        bar.set_message(p.current.clone());
+    });
+    bar.finish_and_clear();
+    let rows = rows?;
+    let elapsed = started.elapsed();
+    let files = bloomlab_report::write_reports(&rows, &args.out)
+        .with_context(|| format!("writing reports to {}", args.out.display()))?;
+    print_headlines(&rows);
+    println!(
+        "\n{} rows in {:.1} s (seed {}, {} threads)",
+        rows.len(),
+        elapsed.as_secs_f64(),
+        config.sampling.seed,
+        if config.threads == 0 {
+            "all".to_string()
+        } else {
+            config.threads.to_string()
+        }
+    );
+    println!("CSV:     {}", files.csv.display());
+    for png in &files.pngs {
+        println!("PNG:     {}", png.display());
+    }
+    println!("Summary: {}", files.summary.display());
+    if rows.iter().any(|r| r.fpr.is_nan()) {
+        bail!("a row has no queries");
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One line per filter: how often theory lay inside the interval, how far the observed rate
+/// strays from theory, and lookup speed against the HashSet.
+fn print_headlines(rows: &[SweepRow]) {
+    let mut filters: Vec<&str> = rows.iter().map(|r| r.filter.as_str()).collect();
+    filters.dedup();
+    let mut seen = std::collections::HashSet::new();
+    filters.retain(|f| seen.insert(*f));
+    println!(
+        "{:<30} {:>5} {:>11} {:>14} {:>13} {:>11} {:>11}",
+        "filter",
+        "rows",
+        "theory in CI",
+        "median obs/th",
+        "worst obs/th",
+        "absent ns",
+        "HashSet ns"
+    );
+    for f in filters {
+        let mine: Vec<&SweepRow> = rows.iter().filter(|r| r.filter == f).collect();
+        let inside = mine.iter().filter(|r| r.theory_in_interval).count();
+        let ratio: Vec<f64> = mine.iter().map(|r| r.fpr / r.fpr_theory).collect();
+        let worst = ratio
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .fold(f64::NAN, f64::max);
+        println!(
+            "{:<30} {:>5} {:>11} {:>14.3} {:>13.3} {:>11.1} {:>11.1}",
+            f,
+            mine.len(),
+            format!("{inside}/{}", mine.len()),
+            median(ratio),
+            worst,
+            median(mine.iter().map(|r| r.lookup_absent_ns).collect()),
+            median(mine.iter().map(|r| r.hashset_absent_ns).collect()),
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! Key sets: reproducible streams of member and non-member keys.
+//!
+//! Every key set is an indexed sequence `key(0), key(1), ...` with distinct keys. A trial that
+//! inserts `m` members uses `key(i)` for `i < m` as members and `key(i)` for `i >= m` as
+//! non-members, so the two are disjoint *by construction*: each generated key embeds `i`
+//! bijectively (a file key set removes duplicate lines instead). The same `(kind, seed)` gives the
+//! same keys bit for bit; keys are produced in caller-sized batches into reused buffers, so memory
+//! stays bounded however many keys a trial queries.
+
+use std::fmt::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::error::HarnessError;
+
+/// Which key set.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum KeySetKind {
+    /// `u64` keys: a seeded bijective mix of the index (8 little-endian bytes each).
+    RandomU64,
+    /// `"article-" + i`: the sequential strings of the textbook workload (unseeded by design).
+    Article,
+    /// URL-like strings: scheme, host, path segments and a query that carries `i`.
+    Url,
+    /// 64-character lowercase hex strings, like SHA-256 content hashes; the first 16 characters
+    /// are a bijective mix of `i`, the rest seeded noise.
+    Hex,
+    /// One key per line of a user's file; blank lines are skipped and repeats removed.
+    File(PathBuf),
+}
+
+impl KeySetKind {
+    /// The names accepted by [`FromStr`], for help texts.
+    pub const ALLOWED: &'static str = "random-u64, article, url, hex, file:PATH";
+}
+
+impl fmt::Display for KeySetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySetKind::RandomU64 => f.write_str("random-u64"),
+            KeySetKind::Article => f.write_str("article"),
+            KeySetKind::Url => f.write_str("url"),
+            KeySetKind::Hex => f.write_str("hex"),
+            KeySetKind::File(p) => write!(f, "file:{}", p.display()),
+        }
+    }
+}
+
+impl FromStr for KeySetKind {
+    type Err = HarnessError;
+    fn from_str(s: &str) -> Result<Self, HarnessError> {
+        match s {
+            "random-u64" => Ok(KeySetKind::RandomU64),
+            "article" => Ok(KeySetKind::Article),
+            "url" => Ok(KeySetKind::Url),
+            "hex" => Ok(KeySetKind::Hex),
+            _ => match s.strip_prefix("file:") {
+                Some(path) if !path.is_empty() => Ok(KeySetKind::File(PathBuf::from(path))),
+                _ => Err(HarnessError::UnknownKeySet { name: s.to_owned() }),
+            },
+        }
+    }
+}
+
+/// The distinct non-blank lines of a key file, in first-seen order.
+#[derive(Debug)]
+pub struct FileKeys {
+    /// The file read.
+    pub path: PathBuf,
+    /// Distinct lines in first-seen order.
+    pub lines: Vec<String>,
+    /// Non-blank lines read, repeats included.
+    pub total_lines: u64,
+    /// Lines dropped as repeats of an earlier line.
+    pub duplicates: u64,
+}
+
+impl FileKeys {
+    /// Reads `path`: one key per line (`\n` or `\r\n`), blank lines skipped, repeats removed and
+    /// counted. Errors name the path.
+    pub fn read(path: &Path) -> Result<Self, HarnessError> {
+        let text = std::fs::read_to_string(path).map_err(|e| HarnessError::KeyFile {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let mut seen = std::collections::HashSet::new();
+        let mut lines = Vec::new();
+        let mut total = 0u64;
+        for line in text.lines().filter(|l| !l.is_empty()) {
+            total += 1;
+            if seen.insert(line) {
+                lines.push(line.to_owned());
+            }
+        }
+        let duplicates = total - lines.len() as u64;
+        Ok(Self {
+            path: path.to_owned(),
+            lines,
+            total_lines: total,
+            duplicates,
+        })
+    }
+
+    /// Checks that `members` members leave at least one non-member.
+    pub fn check_members(&self, members: u64) -> Result<(), HarnessError> {
+        let distinct = self.lines.len() as u64;
+        if distinct > members {
+            return Ok(());
+        }
+        Err(HarnessError::KeyFileTooSmall {
+            path: self.path.clone(),
+            lines: self.total_lines,
+            distinct,
+            duplicates: self.duplicates,
+            members,
+            needed: members + 1,
+        })
+    }
+}
+
+/// A batch of consecutive keys, in one of two representations so that hot loops stay typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Batch {
+    /// Integer keys (the `random-u64` key set).
+    U64(Vec<u64>),
+    /// String keys, stored back to back in one buffer.
+    Str(StrBatch),
+}
+
+/// String keys stored back to back: no allocation per key once the buffers have grown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StrBatch {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl StrBatch {
+    /// The keys in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .map(|(a, b)| &self.text[a..b])
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    fn close_key(&mut self) {
+        self.ends.push(self.text.len());
+    }
+}
+
+impl Batch {
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        match self {
+            Batch::U64(v) => v.len(),
+            Batch::Str(s) => s.len(),
+        }
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` with each key's canonical bytes (see `bloomlab_filters::key`), in order.
+    #[inline]
+    pub fn for_each_bytes(&self, mut f: impl FnMut(&[u8])) {
+        match self {
+            Batch::U64(v) => v.iter().for_each(|k| f(&k.to_le_bytes())),
+            Batch::Str(s) => s.iter().for_each(|k| f(k.as_bytes())),
+        }
+    }
+
+    /// The position of the first key for which `pred` is false, if any.
+    #[inline]
+    pub fn position_not(&self, mut pred: impl FnMut(&[u8]) -> bool) -> Option<usize> {
+        match self {
+            Batch::U64(v) => v.iter().position(|k| !pred(&k.to_le_bytes())),
+            Batch::Str(s) => s.iter().position(|k| !pred(k.as_bytes())),
+        }
+    }
+
+    /// How many keys satisfy `pred`.
+    #[inline]
+    pub fn count(&self, mut pred: impl FnMut(&[u8]) -> bool) -> u64 {
+        let mut hits = 0u64;
+        self.for_each_bytes(|b| hits += u64::from(pred(b)));
+        hits
+    }
+}
+
+/// A seeded, indexed key set. Cheap to clone (a file's lines are shared).
+#[derive(Debug, Clone)]
+pub struct KeySet {
+    kind: KeySetKind,
+    seed: u64,
+    mix_in: u64,
+    mix_out: u64,
+    file: Option<Arc<FileKeys>>,
+}
+
+/// SplitMix64's finaliser: a bijection on `u64` (xor-shifts and odd multipliers are invertible).
+#[inline]
+fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A seed for one named stream of a run: FNV-1a of the label folded into the run seed, so streams
+/// are independent of each other and of the order anything runs in.
+pub fn derive_seed(seed: u64, label: &str) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in label.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    mix64(seed ^ mix64(h))
+}
+
+const HOSTS: [&str; 8] = [
+    "example.com",
+    "www.example.org",
+    "cdn.example.net",
+    "shop.example.co.uk",
+    "api.example.io",
+    "blog.example.dev",
+    "static.example.com",
+    "news.example.org",
+];
+const SEGMENTS: [&str; 16] = [
+    "products", "blog", "2024", "en", "users", "images", "docs", "api", "v2", "search", "category",
+    "archive", "posts", "media", "help", "static",
+];
+const LANGS: [&str; 4] = ["en", "de", "fr", "ja"];
+
+impl KeySet {
+    /// The key set `kind` for run seed `seed`. A file key set reads its file here.
+    pub fn new(kind: KeySetKind, seed: u64) -> Result<Self, HarnessError> {
+        let file = match &kind {
+            KeySetKind::File(path) => Some(Arc::new(FileKeys::read(path)?)),
+            _ => None,
+        };
+        let own = derive_seed(seed, &kind.to_string());
+        let mut rng = Pcg64Mcg::seed_from_u64(own);
+        Ok(Self {
+            mix_in: rng.next_u64(),
+            mix_out: rng.next_u64(),
+            kind,
+            seed: own,
+            file,
+        })
+    }
+
+    /// Which key set this is.
+    pub fn kind(&self) -> &KeySetKind {
+        &self.kind
+    }
+
+    /// Whether keys are `u64` (else strings).
+    pub fn is_u64(&self) -> bool {
+        self.kind == KeySetKind::RandomU64
+    }
+
+    /// The file's lines, for a file key set.
+    pub fn file(&self) -> Option<&FileKeys> {
+        self.file.as_deref()
+    }
+
+    /// How many keys exist (`None`: practically unlimited, 2^64).
+    pub fn available(&self) -> Option<u64> {
+        self.file.as_ref().map(|f| f.lines.len() as u64)
+    }
+
+    /// An empty batch of the right representation.
+    pub fn new_batch(&self) -> Batch {
+        if self.is_u64() {
+            Batch::U64(Vec::new())
+        } else {
+            Batch::Str(StrBatch::default())
+        }
+    }
+
+    /// Replaces `out`'s contents with keys `start..start + len` (fewer if a file runs out).
+    pub fn fill(&self, start: u64, len: usize, out: &mut Batch) {
+        match out {
+            Batch::U64(v) => {
+                v.clear();
+                v.extend((start..start + len as u64).map(|i| self.u64_key(i)));
+            }
+            Batch::Str(s) => {
+                s.clear();
+                let end = match self.available() {
+                    Some(avail) => (start + len as u64).min(avail),
+                    None => start + len as u64,
+                };
+                for i in start..end {
+                    self.push_str_key(i, s);
+                }
+            }
+        }
+    }
+
+    /// Key `i` of an integer key set.
+    #[inline]
+    fn u64_key(&self, i: u64) -> u64 {
+        mix64(i ^ self.mix_in) ^ self.mix_out
+    }
+
+    /// Per-key randomness that does not depend on which batch produced the key.
+    fn key_rng(&self, i: u64) -> Pcg64Mcg {
+        Pcg64Mcg::seed_from_u64(self.seed ^ mix64(i.wrapping_add(0x9e37_79b9_7f4a_7c15)))
+    }
+
+    fn push_str_key(&self, i: u64, s: &mut StrBatch) {
+        // Writing into a String cannot fail.
+        match &self.kind {
+            KeySetKind::RandomU64 => unreachable!("integer key set has a u64 batch"),
+            KeySetKind::Article => {
+                let _ = write!(s.text, "article-{i}");
+            }
+            KeySetKind::Url => {
+                // One random word drives every choice; `?` occurs once, before `id=`, and the
+                // words contain no `&`, so `i` reads back unambiguously: keys are distinct.
+                let r = self.key_rng(i).next_u64();
+                let scheme = if r & 1 == 0 { "https" } else { "http" };
+                let host = HOSTS[(r >> 1) as usize % HOSTS.len()];
+                let depth = 1 + (r >> 4) as usize % 3;
+                let _ = write!(s.text, "{scheme}://{host}");
+                for d in 0..depth {
+                    let seg = SEGMENTS[(r >> (8 + 4 * d)) as usize % SEGMENTS.len()];
+                    let _ = write!(s.text, "/{seg}");
+                }
+                let lang = LANGS[(r >> 24) as usize % LANGS.len()];
+                let _ = write!(s.text, "?id={i}&lang={lang}&v={}", (r >> 32) % 100);
+            }
+            KeySetKind::Hex => {
+                let mut rng = self.key_rng(i);
+                let _ = write!(s.text, "{:016x}", self.u64_key(i));
+                for _ in 0..3 {
+                    let _ = write!(s.text, "{:016x}", rng.next_u64());
+                }
+            }
+            KeySetKind::File(_) => {
+                let file = self.file.as_ref().expect("file key set has its lines");
+                s.text.push_str(&file.lines[i as usize]);
+            }
+        }
+        s.close_key();
+    }
+}

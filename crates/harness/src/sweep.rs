@@ -1,0 +1,459 @@
+//! The sweep: a plan of rows (filters x key sets x n x p x overfill, possibly several such grids)
+//! and a runner that executes them.
+//!
+//! Rows are grouped by (key set, members inserted). Within a group the statistical trials run in
+//! parallel; then the group's timings run one row at a time with nothing else running, so that
+//! concurrent rows do not distort each other's timings, and the group's `HashSet` baseline is built
+//! once and shared by its rows. Every statistical column is a pure function of the configuration
+//! and the row's coordinates (the only randomness is the key set, seeded from the run seed and the
+//! key set's name, so every filter in a group sees the same keys): results do not depend on the
+//! thread count or on the order rows run in. Timing columns vary from run to run.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bloomlab_filters::{Spec, Variant, VariantVisitor, registry};
+use rayon::prelude::*;
+
+use crate::error::HarnessError;
+use crate::keys::{KeySet, KeySetKind};
+use crate::row::SweepRow;
+use crate::stats::check_confidence;
+use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches, time_filter};
+use crate::trial::{self, Sampling, TrialSpec};
+
+/// One cross product of coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Registry names, or `all` for every registered variant.
+    pub filters: Vec<String>,
+    /// Key sets.
+    pub key_sets: Vec<KeySetKind>,
+    /// Sized-for counts.
+    pub n: Vec<u64>,
+    /// Target false-positive rates.
+    pub p: Vec<f64>,
+    /// Inserted / n factors.
+    pub overfill: Vec<f64>,
+}
+
+impl Grid {
+    fn filters_expanded(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.filters {
+            if f == "all" {
+                out.extend(registry::names());
+            } else {
+                out.push(f.clone());
+            }
+        }
+        out
+    }
+}
+
+/// Everything a sweep needs.
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// The grids; rows that occur in several grids run once.
+    pub grids: Vec<Grid>,
+    /// Sampling settings and row labels (seed, confidence, precision, query cap, revision).
+    pub sampling: Sampling,
+    /// Worker threads for the statistical trials (0: one per core).
+    pub threads: usize,
+    /// Whether to time rows (the timing columns are 0 otherwise).
+    pub timing: bool,
+    /// Timing passes per figure (the median is reported).
+    pub timing_passes: usize,
+    /// Live heap bytes, for measuring the `HashSet` baseline's memory (0 in rows when absent).
+    pub heap_bytes: Option<HeapBytes>,
+}
+
+/// The filters of the default run: every layout, every hash, every index scheme and both stores
+/// at least once, Guava's layout (`classic/murmur3/mitz64/flat`) and the textbook port.
+pub const DEFAULT_FILTERS: [&str; 10] = [
+    "classic/xxh3/km/flat",
+    "classic/xxh3/edh/flat",
+    "classic/murmur3/mitz64/flat",
+    "classic/murmur3/mitz32/flat",
+    "classic/xxh64/km/atomic",
+    "classic/fnv1a/km/flat",
+    "blocked512/xxh3",
+    "sbbf/xxh3",
+    "sbbf/xxh3-128",
+    "textbook-fnv1a-i32",
+];
+
+fn owned(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| (*s).to_owned()).collect()
+}
+
+impl SweepConfig {
+    /// Default settings around the given grids: seed 1, 95% confidence, +-10% precision, at most
+    /// 2e7 queries per row, all cores, timing on with 5 passes, no heap counter.
+    pub fn with_grids(grids: Vec<Grid>) -> Self {
+        Self {
+            grids,
+            sampling: Sampling::default(),
+            threads: 0,
+            timing: true,
+            timing_passes: 5,
+            heap_bytes: None,
+        }
+    }
+
+    /// The default run: [`DEFAULT_FILTERS`] on every key set but files, n = 1e4..1e6 at
+    /// p = 1e-1..1e-4; n = 1e7 at p = 1e-2 and 1e-4 on `random-u64`; and an overfill series
+    /// (0.5x..3x) at n = 1e5, p = 1e-2 on `random-u64` and `article`.
+    pub fn default_grids() -> Vec<Grid> {
+        use KeySetKind::*;
+        vec![
+            Grid {
+                filters: owned(&DEFAULT_FILTERS),
+                key_sets: vec![RandomU64, Article, Url, Hex],
+                n: vec![10_000, 100_000, 1_000_000],
+                p: vec![0.1, 0.01, 0.001, 0.0001],
+                overfill: vec![1.0],
+            },
+            Grid {
+                filters: owned(&DEFAULT_FILTERS),
+                key_sets: vec![RandomU64],
+                n: vec![10_000_000],
+                p: vec![0.01, 0.0001],
+                overfill: vec![1.0],
+            },
+            Grid {
+                filters: owned(&DEFAULT_FILTERS),
+                key_sets: vec![RandomU64, Article],
+                n: vec![100_000],
+                p: vec![0.01],
+                overfill: vec![0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0],
+            },
+        ]
+    }
+
+    /// A small grid that finishes in seconds: four filters (flat, blocked, split-block and the
+    /// textbook port) on `random-u64` and `article`, n = 1e4 and 1e5, p = 0.1 and 0.01, and
+    /// overfill 0.5, 1 and 2 at n = 1e4, p = 0.01.
+    pub fn quick_grids() -> Vec<Grid> {
+        use KeySetKind::*;
+        let filters = owned(&[
+            "classic/xxh3/km/flat",
+            "blocked512/xxh3",
+            "sbbf/xxh3",
+            "textbook-fnv1a-i32",
+        ]);
+        vec![
+            Grid {
+                filters: filters.clone(),
+                key_sets: vec![RandomU64, Article],
+                n: vec![10_000, 100_000],
+                p: vec![0.1, 0.01],
+                overfill: vec![1.0],
+            },
+            Grid {
+                filters,
+                key_sets: vec![RandomU64, Article],
+                n: vec![10_000],
+                p: vec![0.01],
+                overfill: vec![0.5, 1.0, 2.0],
+            },
+        ]
+    }
+
+    /// Checks every setting; the error names the value and its allowed range.
+    pub fn validate(&self) -> Result<(), HarnessError> {
+        let s = &self.sampling;
+        check_confidence(s.confidence).map_err(|_| {
+            HarnessError::invalid(
+                "confidence",
+                s.confidence,
+                "must be in the open interval (0, 1)",
+            )
+        })?;
+        if !(s.precision.is_finite() && s.precision > 0.0) {
+            return Err(HarnessError::invalid(
+                "precision",
+                s.precision,
+                "must be a finite number > 0 (relative half-width, e.g. 0.1 for +-10%)",
+            ));
+        }
+        if s.max_queries == 0 {
+            return Err(HarnessError::invalid(
+                "max-queries",
+                0,
+                "must be at least 1",
+            ));
+        }
+        if self.grids.is_empty() {
+            return Err(HarnessError::invalid(
+                "grids",
+                "none",
+                "at least one grid is needed",
+            ));
+        }
+        let known = registry::names();
+        for g in &self.grids {
+            for (what, empty) in [
+                ("filters", g.filters.is_empty()),
+                ("key sets", g.key_sets.is_empty()),
+                ("n", g.n.is_empty()),
+                ("p", g.p.is_empty()),
+                ("overfill", g.overfill.is_empty()),
+            ] {
+                if empty {
+                    return Err(HarnessError::invalid(
+                        what,
+                        "an empty list",
+                        "give at least one value",
+                    ));
+                }
+            }
+            for f in &g.filters {
+                if f != "all" && !known.contains(f) {
+                    return Err(HarnessError::UnknownFilter {
+                        name: f.clone(),
+                        known: known.join(", "),
+                    });
+                }
+            }
+            for &n in &g.n {
+                if n == 0 {
+                    return Err(HarnessError::invalid("n", n, "must be at least 1"));
+                }
+            }
+            for &p in &g.p {
+                if !(p.is_finite() && p > 0.0 && p < 1.0) {
+                    return Err(HarnessError::invalid(
+                        "p",
+                        p,
+                        "must be in the open interval (0, 1)",
+                    ));
+                }
+            }
+            for &o in &g.overfill {
+                if !(o.is_finite() && o > 0.0) {
+                    return Err(HarnessError::invalid(
+                        "overfill",
+                        o,
+                        "must be a finite number > 0",
+                    ));
+                }
+                for &n in &g.n {
+                    if (n as f64 * o).round() < 1.0 {
+                        return Err(HarnessError::invalid(
+                            "overfill",
+                            o,
+                            &format!("must make round(n * overfill) at least 1 (n = {n})"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, reads key files, and lists the rows in grid order without duplicates.
+    pub fn plan(&self) -> Result<Plan, HarnessError> {
+        self.validate()?;
+        let mut rows: Vec<PlannedRow> = Vec::new();
+        let mut key_sets: HashMap<KeySetKind, KeySet> = HashMap::new();
+        for g in &self.grids {
+            for ks in &g.key_sets {
+                if !key_sets.contains_key(ks) {
+                    key_sets.insert(ks.clone(), KeySet::new(ks.clone(), self.sampling.seed)?);
+                }
+            }
+            for filter in g.filters_expanded() {
+                for ks in &g.key_sets {
+                    for &n in &g.n {
+                        for &p in &g.p {
+                            for &overfill in &g.overfill {
+                                let spec = TrialSpec {
+                                    filter: filter.clone(),
+                                    n,
+                                    p,
+                                    overfill,
+                                };
+                                if let Some(file) = key_sets[ks].file() {
+                                    file.check_members(spec.n_inserted())?;
+                                }
+                                let row = PlannedRow {
+                                    spec,
+                                    key_set: ks.clone(),
+                                };
+                                if !rows.contains(&row) {
+                                    rows.push(row);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Plan { rows, key_sets })
+    }
+}
+
+/// One planned row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedRow {
+    /// Filter, n, p, overfill.
+    pub spec: TrialSpec,
+    /// Key set.
+    pub key_set: KeySetKind,
+}
+
+impl PlannedRow {
+    /// A one-line label for progress displays.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} n={} p={} x{}",
+            self.spec.filter, self.key_set, self.spec.n, self.spec.p, self.spec.overfill
+        )
+    }
+}
+
+/// The rows of a sweep and their key sets.
+#[derive(Debug)]
+pub struct Plan {
+    /// Rows in output order.
+    pub rows: Vec<PlannedRow>,
+    key_sets: HashMap<KeySetKind, KeySet>,
+}
+
+/// Progress of a running sweep.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Rows finished (statistics and timing).
+    pub done: usize,
+    /// Rows planned.
+    pub total: usize,
+    /// The row just finished or being timed.
+    pub current: String,
+}
+
+/// Runs the plan. `progress` is called after each row finishes (from worker threads).
+///
+/// Returns the rows in plan order, or the first error (a false negative, a filter that cannot be
+/// built at a size).
+pub fn run(
+    config: &SweepConfig,
+    plan: &Plan,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Vec<SweepRow>, HarnessError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(config.threads)
+        .build()
+        .map_err(|e| HarnessError::invalid("threads", config.threads, &e.to_string()))?;
+    let total = plan.rows.len();
+    let done = AtomicUsize::new(0);
+    let report = |row: &PlannedRow| {
+        let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(&Progress {
+            done: d,
+            total,
+            current: row.label(),
+        });
+    };
+
+    // Groups of row indices sharing (key set, members), in order of first appearance.
+    let mut groups: Vec<((KeySetKind, u64), Vec<usize>)> = Vec::new();
+    for (i, r) in plan.rows.iter().enumerate() {
+        let key = (r.key_set.clone(), r.spec.n_inserted());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+
+    let mut out: Vec<Option<SweepRow>> = vec![None; total];
+    for ((ks, members), indices) in groups {
+        let keys = &plan.key_sets[&ks];
+        let trials: Vec<trial::Trial> = pool.install(|| {
+            indices
+                .par_iter()
+                .map(|&i| {
+                    let row = &plan.rows[i];
+                    let t = trial::run(&row.spec, keys, &config.sampling);
+                    if !config.timing {
+                        report(row);
+                    }
+                    t
+                })
+                .collect::<Result<_, _>>()
+        })?;
+        if config.timing {
+            let batches = TimingBatches::new(keys, members);
+            let (set, set_bytes) = HashSetBaseline::build(keys, members, config.heap_bytes);
+            let (hs_present, hs_absent) = set.time(&batches, config.timing_passes);
+            drop(set);
+            for (&i, t) in indices.iter().zip(trials) {
+                let planned = &plan.rows[i];
+                let mut row = t.row;
+                let timing = time_one(planned, t.filter, &batches, config.timing_passes)?;
+                row.insert_ns = timing.insert_ns;
+                row.lookup_present_ns = timing.present_ns;
+                row.lookup_absent_ns = timing.absent_ns;
+                row.hashset_present_ns = hs_present;
+                row.hashset_absent_ns = hs_absent;
+                row.hashset_memory_bytes = set_bytes;
+                out[i] = Some(row);
+                report(planned);
+            }
+        } else {
+            for (&i, t) in indices.iter().zip(trials) {
+                out[i] = Some(t.row);
+            }
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|r| r.expect("every planned row ran"))
+        .collect())
+}
+
+/// Times one row's filter, monomorphised for its concrete type.
+fn time_one(
+    row: &PlannedRow,
+    filled: Box<dyn std::any::Any + Send>,
+    batches: &TimingBatches,
+    passes: usize,
+) -> Result<crate::timing::FilterTiming, HarnessError> {
+    struct Time<'a> {
+        spec: &'a TrialSpec,
+        filled: Box<dyn std::any::Any + Send>,
+        batches: &'a TimingBatches,
+        passes: usize,
+    }
+    impl VariantVisitor for Time<'_> {
+        type Output = Result<crate::timing::FilterTiming, bloomlab_filters::BloomError>;
+        fn visit<F: Variant>(self) -> Self::Output {
+            let filled = self
+                .filled
+                .downcast::<F>()
+                .expect("the trial built the variant of this name");
+            let (n, p) = (self.spec.n, self.spec.p);
+            time_filter(
+                &*filled,
+                || Spec::Target { n, p }.build::<F>(),
+                self.batches,
+                self.passes,
+            )
+        }
+    }
+    let build_err = |source| HarnessError::Build {
+        filter: row.spec.filter.clone(),
+        n: row.spec.n,
+        p: row.spec.p,
+        source,
+    };
+    let visit = Time {
+        spec: &row.spec,
+        filled,
+        batches,
+        passes,
+    };
+    registry::visit(&row.spec.filter, visit)
+        .map_err(build_err)?
+        .map_err(build_err)
+}

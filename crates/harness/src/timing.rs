@@ -1,0 +1,173 @@
+//! Indicative per-key timings of a filter and of a `std::collections::HashSet` holding the same
+//! keys. Each figure is the median over several passes over a pre-generated batch, with every
+//! result passed through `std::hint::black_box`. The criterion benches are the authority on speed;
+//! these numbers put each sweep row in context.
+
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::time::Instant;
+
+use bloomlab_filters::{BloomError, Filter};
+
+use crate::keys::{Batch, KeySet};
+
+/// Live heap bytes, as reported by a counting global allocator in the binary.
+pub type HeapBytes = fn() -> usize;
+
+/// Longest timing batch: enough keys to spread over a large filter's memory, few enough to keep a
+/// pass short.
+pub const TIMING_BATCH: u64 = 1 << 16;
+
+/// Present and absent key batches for one (key set, members) group.
+#[derive(Debug, Clone)]
+pub struct TimingBatches {
+    /// The first members.
+    pub present: Batch,
+    /// The first non-members.
+    pub absent: Batch,
+}
+
+impl TimingBatches {
+    /// Up to [`TIMING_BATCH`] members and as many non-members (fewer if a key file runs out).
+    pub fn new(keys: &KeySet, members: u64) -> Self {
+        let len = members.min(TIMING_BATCH) as usize;
+        let mut present = keys.new_batch();
+        keys.fill(0, len, &mut present);
+        let mut absent = keys.new_batch();
+        keys.fill(members, len, &mut absent);
+        Self { present, absent }
+    }
+}
+
+/// Median nanoseconds per key of one filter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FilterTiming {
+    /// Inserting the present batch into a fresh filter.
+    pub insert_ns: f64,
+    /// Looking up the present batch in the filled filter.
+    pub present_ns: f64,
+    /// Looking up the absent batch in the filled filter.
+    pub absent_ns: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        0.5 * (v[mid - 1] + v[mid])
+    }
+}
+
+/// Nanoseconds per key of `pass`, median over `passes` runs (0 for an empty batch).
+fn per_key(passes: usize, keys: usize, mut pass: impl FnMut()) -> f64 {
+    if keys == 0 {
+        return 0.0;
+    }
+    let times = (0..passes.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            pass();
+            t.elapsed().as_nanos() as f64 / keys as f64
+        })
+        .collect();
+    median(times)
+}
+
+/// Times `filled` (a filter holding all members) and inserts into fresh filters from `build`.
+pub fn time_filter<F: Filter>(
+    filled: &F,
+    build: impl Fn() -> Result<F, BloomError>,
+    batches: &TimingBatches,
+    passes: usize,
+) -> Result<FilterTiming, BloomError> {
+    let mut fresh = Vec::with_capacity(passes.max(1));
+    for _ in 0..passes.max(1) {
+        fresh.push(build()?);
+    }
+    let mut fresh = fresh.into_iter();
+    let insert_ns = per_key(passes, batches.present.len(), || {
+        if let Some(mut f) = fresh.next() {
+            batches
+                .present
+                .for_each_bytes(|b| f.insert_bytes(black_box(b)));
+            black_box(&f);
+        }
+    });
+    let lookup = |batch: &Batch| {
+        per_key(passes, batch.len(), || {
+            black_box(batch.count(|b| black_box(filled.contains_bytes(black_box(b)))));
+        })
+    };
+    Ok(FilterTiming {
+        insert_ns,
+        present_ns: lookup(&batches.present),
+        absent_ns: lookup(&batches.absent),
+    })
+}
+
+/// A `HashSet` of a group's members: `HashSet<u64>` for integer keys, `HashSet<String>` else.
+#[derive(Debug)]
+pub enum HashSetBaseline {
+    /// Integer keys.
+    U64(HashSet<u64>),
+    /// String keys.
+    Str(HashSet<String>),
+}
+
+impl HashSetBaseline {
+    /// Builds the set of members `0..members` (sized up front, the usual practice) and returns it
+    /// with the heap bytes it holds, measured as the change in `heap()` across building it
+    /// (table plus the strings' own bytes), or 0 when no counter is given. The measure is exact
+    /// only while no other thread allocates: the sweep times groups one at a time.
+    pub fn build(keys: &KeySet, members: u64, heap: Option<HeapBytes>) -> (Self, u64) {
+        let before = heap.map(|h| h());
+        let set = {
+            let mut batch = keys.new_batch();
+            let mut set = match batch {
+                Batch::U64(_) => HashSetBaseline::U64(HashSet::with_capacity(members as usize)),
+                Batch::Str(_) => HashSetBaseline::Str(HashSet::with_capacity(members as usize)),
+            };
+            let mut start = 0;
+            while start < members {
+                let len = (members - start).min(crate::trial::GEN_BATCH as u64) as usize;
+                keys.fill(start, len, &mut batch);
+                match (&mut set, &batch) {
+                    (HashSetBaseline::U64(s), Batch::U64(v)) => s.extend(v.iter().copied()),
+                    (HashSetBaseline::Str(s), Batch::Str(v)) => {
+                        s.extend(v.iter().map(String::from))
+                    }
+                    _ => unreachable!("a key set's batches all have one representation"),
+                }
+                start += len as u64;
+            }
+            set
+            // The batch buffer is dropped here, before measuring.
+        };
+        let bytes = match (heap, before) {
+            (Some(h), Some(b)) => h().saturating_sub(b) as u64,
+            _ => 0,
+        };
+        (set, bytes)
+    }
+
+    /// Median ns per key for the present and absent batches.
+    pub fn time(&self, batches: &TimingBatches, passes: usize) -> (f64, f64) {
+        let lookup = |batch: &Batch| {
+            per_key(passes, batch.len(), || {
+                let hits = match (self, batch) {
+                    (HashSetBaseline::U64(s), Batch::U64(v)) => {
+                        v.iter().filter(|k| s.contains(black_box(*k))).count()
+                    }
+                    (HashSetBaseline::Str(s), Batch::Str(v)) => {
+                        v.iter().filter(|k| s.contains(black_box(*k))).count()
+                    }
+                    _ => unreachable!("a key set's batches all have one representation"),
+                };
+                black_box(hits);
+            })
+        };
+        (lookup(&batches.present), lookup(&batches.absent))
+    }
+}

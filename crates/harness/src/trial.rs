@@ -1,0 +1,299 @@
+//! One trial: build a filter, insert members, prove there are no false negatives, then query
+//! non-members until the false-positive rate is known to the requested precision.
+
+use std::any::Any;
+
+use bloomlab_filters::{BloomError, Filter, Spec, Variant, VariantVisitor, registry};
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use crate::error::HarnessError;
+use crate::keys::KeySet;
+use crate::row::SweepRow;
+use crate::stats::{clopper_pearson, wilson};
+
+/// Keys generated per batch: bounds a trial's key memory whatever its query count.
+pub const GEN_BATCH: usize = 1 << 16;
+/// Smallest adaptive query step.
+const MIN_STEP: u64 = 1 << 12;
+/// Largest adaptive query step, so that a step never overshoots the target by much.
+const MAX_STEP: u64 = 1 << 22;
+
+/// How a trial samples and labels its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampling {
+    /// Confidence level of both intervals, in (0, 1).
+    pub confidence: f64,
+    /// Target relative half-width of the Clopper-Pearson interval: `(high - low) / 2 / fpr`.
+    pub precision: f64,
+    /// Most non-member queries per trial.
+    pub max_queries: u64,
+    /// Run seed, recorded in every row.
+    pub seed: u64,
+    /// Build revision recorded in every row.
+    pub revision: String,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Self {
+            confidence: 0.95,
+            precision: 0.10,
+            max_queries: 20_000_000,
+            seed: 1,
+            revision: "unknown".into(),
+        }
+    }
+}
+
+/// One row's coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialSpec {
+    /// Registry name.
+    pub filter: String,
+    /// Sized-for count.
+    pub n: u64,
+    /// Target rate.
+    pub p: f64,
+    /// Inserted keys / n.
+    pub overfill: f64,
+}
+
+impl TrialSpec {
+    /// Members actually inserted: `round(n * overfill)`.
+    pub fn n_inserted(&self) -> u64 {
+        (self.n as f64 * self.overfill).round() as u64
+    }
+}
+
+/// The layout family of a registry name: its first path segment, or `textbook` for the port.
+pub fn layout_of(name: &str) -> String {
+    let head = name.split('/').next().unwrap_or(name);
+    if head.starts_with("textbook") {
+        "textbook".into()
+    } else {
+        head.into()
+    }
+}
+
+/// A finished trial: its row (timing columns zero) and the filled filter, type-erased so that the
+/// timing pass can reuse it after downcasting to the concrete type (see [`crate::timing`]).
+pub struct Trial {
+    /// Every statistical column filled; timing columns are 0.
+    pub row: SweepRow,
+    /// The filter after inserting the members (the concrete variant type).
+    pub filter: Box<dyn Any + Send>,
+}
+
+/// Runs the trial for the registered filter `spec.filter`, monomorphised for its concrete type.
+pub fn run(spec: &TrialSpec, keys: &KeySet, sampling: &Sampling) -> Result<Trial, HarnessError> {
+    struct Run<'a>(&'a TrialSpec, &'a KeySet, &'a Sampling);
+    impl VariantVisitor for Run<'_> {
+        type Output = Result<Trial, HarnessError>;
+        fn visit<F: Variant>(self) -> Self::Output {
+            let Run(spec, keys, sampling) = self;
+            let build = || {
+                Spec::Target {
+                    n: spec.n,
+                    p: spec.p,
+                }
+                .build::<F>()
+            };
+            let (row, filter) = run_with(spec, keys, sampling, build)?;
+            Ok(Trial {
+                row,
+                filter: Box::new(filter),
+            })
+        }
+    }
+    registry::visit(&spec.filter, Run(spec, keys, sampling)).map_err(|e| match e {
+        BloomError::UnknownName { name, known } => HarnessError::UnknownFilter { name, known },
+        other => HarnessError::Build {
+            filter: spec.filter.clone(),
+            n: spec.n,
+            p: spec.p,
+            source: other,
+        },
+    })?
+}
+
+/// Runs a trial on any [`Filter`] made by `build` (the registry's variants, or a control such as
+/// an ideal random filter). Returns the row (timing columns zero) and the filled filter.
+///
+/// Errors: the build's error, or [`HarnessError::FalseNegative`] naming the first inserted member
+/// that the filled filter does not find.
+pub fn run_with<F: Filter>(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    build: impl FnOnce() -> Result<F, BloomError>,
+) -> Result<(SweepRow, F), HarnessError> {
+    let mut filter = build().map_err(|source| HarnessError::Build {
+        filter: spec.filter.clone(),
+        n: spec.n,
+        p: spec.p,
+        source,
+    })?;
+    let members = spec.n_inserted();
+    let mut batch = keys.new_batch();
+
+    let mut start = 0;
+    while start < members {
+        let len = (members - start).min(GEN_BATCH as u64) as usize;
+        keys.fill(start, len, &mut batch);
+        batch.for_each_bytes(|b| filter.insert_bytes(b));
+        start += len as u64;
+    }
+    // Checked after every insert, so that a later insert clobbering earlier bits is caught too.
+    let mut start = 0;
+    while start < members {
+        let len = (members - start).min(GEN_BATCH as u64) as usize;
+        keys.fill(start, len, &mut batch);
+        if let Some(miss) = batch.position_not(|b| filter.contains_bytes(b)) {
+            return Err(HarnessError::FalseNegative {
+                filter: spec.filter.clone(),
+                key_set: keys.kind().to_string(),
+                n: spec.n,
+                p: spec.p,
+                overfill: spec.overfill,
+                seed: sampling.seed,
+                index: start + miss as u64,
+            });
+        }
+        start += len as u64;
+    }
+
+    let non_members = keys.available().map_or(u64::MAX - members, |a| a - members);
+    let cap = sampling.max_queries.min(non_members);
+    let (queries, false_positives, met) = sample_adaptively(cap, sampling, |from, len| {
+        let mut fp = 0;
+        let mut done = 0;
+        while done < len {
+            let step = (len - done).min(GEN_BATCH as u64) as usize;
+            keys.fill(members + from + done, step, &mut batch);
+            fp += batch.count(|b| filter.contains_bytes(b));
+            done += step as u64;
+        }
+        fp
+    });
+
+    let row = make_row(
+        spec,
+        keys,
+        sampling,
+        &filter,
+        queries,
+        false_positives,
+        !met,
+    );
+    Ok((row, filter))
+}
+
+/// Queries in steps until the Clopper-Pearson interval's relative half-width reaches
+/// `sampling.precision`, or `cap` queries were made. `query(from, len)` queries non-members
+/// `from..from + len` and returns the false positives among them.
+///
+/// Returns (queries, false positives, whether the precision target was met). The step sizes
+/// depend only on the counts so far, so a trial is deterministic.
+fn sample_adaptively(
+    cap: u64,
+    sampling: &Sampling,
+    mut query: impl FnMut(u64, u64) -> u64,
+) -> (u64, u64, bool) {
+    let z = Normal::standard().inverse_cdf(1.0 - (1.0 - sampling.confidence) / 2.0);
+    let prec = sampling.precision;
+    let (mut q, mut fp) = (0u64, 0u64);
+    while q < cap {
+        let step = if fp == 0 {
+            q.max(MIN_STEP)
+        } else {
+            // Normal approximation of the queries needed: z * sqrt((1 - f) / (f q)) = precision.
+            let f = fp as f64 / q as f64;
+            let need = z * z * (1.0 - f) / (prec * prec * f) * 1.02;
+            (need.min(u64::MAX as f64 / 2.0) as u64)
+                .saturating_sub(q)
+                .clamp(MIN_STEP, MAX_STEP)
+        };
+        let step = step.min(cap - q);
+        fp += query(q, step);
+        q += step;
+        if fp > 0 {
+            let f = fp as f64 / q as f64;
+            // Skip the exact interval while the approximation says the target is far off.
+            if z * ((1.0 - f) / (f * q as f64)).sqrt() <= prec * 1.25
+                && relative_half_width(fp, q, sampling.confidence) <= prec
+            {
+                return (q, fp, true);
+            }
+        }
+    }
+    (q, fp, false)
+}
+
+/// `(high - low) / 2 / fpr` of the Clopper-Pearson interval (infinite when nothing was seen).
+pub fn relative_half_width(false_positives: u64, queries: u64, confidence: f64) -> f64 {
+    if false_positives == 0 {
+        return f64::INFINITY;
+    }
+    let (lo, hi) = clopper_pearson(false_positives, queries, confidence);
+    (hi - lo) / 2.0 / (false_positives as f64 / queries as f64)
+}
+
+fn make_row<F: Filter>(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    filter: &F,
+    queries: u64,
+    false_positives: u64,
+    capped: bool,
+) -> SweepRow {
+    let members = spec.n_inserted();
+    let (ci_low, ci_high) = clopper_pearson(false_positives, queries, sampling.confidence);
+    let (wilson_low, wilson_high) = wilson(false_positives, queries, sampling.confidence);
+    let fpr = false_positives as f64 / queries as f64;
+    let geometry = filter.geometry();
+    let fpr_theory = geometry.fpr(members);
+    let bits = filter.bits();
+    let bits_per_key = bits as f64 / spec.n as f64;
+    SweepRow {
+        filter: spec.filter.clone(),
+        layout: layout_of(&spec.filter),
+        key_set: keys.kind().to_string(),
+        n: spec.n,
+        p: spec.p,
+        overfill: spec.overfill,
+        n_inserted: members,
+        bits,
+        hashes: filter.hashes(),
+        bits_per_key,
+        bound_bits_per_key: (1.0 / spec.p).log2(),
+        space_overhead: if false_positives == 0 {
+            f64::NAN
+        } else {
+            bits_per_key / (1.0 / fpr).log2()
+        },
+        memory_bytes: filter.memory_bytes() as u64,
+        fill_ratio: filter.fill_ratio(),
+        estimated_count: filter.estimated_len(),
+        queries,
+        false_positives,
+        fpr,
+        ci_low,
+        ci_high,
+        wilson_low,
+        wilson_high,
+        fpr_theory,
+        fpr_textbook: geometry.textbook_fpr(members),
+        theory_in_interval: ci_low <= fpr_theory && fpr_theory <= ci_high,
+        capped,
+        insert_ns: 0.0,
+        lookup_present_ns: 0.0,
+        lookup_absent_ns: 0.0,
+        hashset_present_ns: 0.0,
+        hashset_absent_ns: 0.0,
+        hashset_memory_bytes: 0,
+        confidence: sampling.confidence,
+        seed: sampling.seed,
+        revision: sampling.revision.clone(),
+    }
+}
