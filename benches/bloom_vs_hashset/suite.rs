@@ -1,0 +1,448 @@
+//! Every compared structure, built once per key set and then measured: bloomlab's registered
+//! variants (visited by name, so each runs as its concrete type), `HashSet` with SipHash and with
+//! foldhash, and the crates a Rust user would pick instead (fastbloom, bloomfilter, xorf).
+//!
+//! Every structure is called through a closure over its concrete type: the same monomorphised,
+//! inlinable loop for all, no `dyn` call anywhere in a timed loop.
+
+use std::collections::HashSet;
+
+use bloomlab_filters::{FilterExt, Variant, VariantVisitor, registry};
+use criterion::Criterion;
+use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::keys::{StrKeys, U64Keys};
+use crate::memory::{Log, Record, measure_build};
+use crate::timing::{Config, bench, count_hits, group_name};
+
+/// Target rates: the headline 1% and a second, tighter one.
+pub const RATES: [f64; 2] = [0.01, 0.001];
+
+/// The variants also run at 0.1% and on u64 keys (all of them with `BLOOMLAB_BENCH_ALL=1`): one
+/// per hash, index scheme, store and layout, so every axis is represented.
+pub const REPRESENTATIVE: [&str; 10] = [
+    "classic/xxh3/km/flat",
+    "classic/xxh3/km/atomic",
+    "classic/xxh3/edh/flat",
+    "classic/xxh3-128/km/flat",
+    "classic/murmur3/mitz64/flat",
+    "classic/fnv1a/km/flat",
+    "blocked512/xxh3",
+    "sbbf/xxh3",
+    "sbbf/xxh64",
+    "textbook-fnv1a-i32",
+];
+
+/// What identifies one measured structure.
+#[derive(Clone)]
+struct Meta {
+    keys: &'static str,
+    structure: String,
+    family: &'static str,
+    p: Option<f64>,
+    n: u64,
+}
+
+impl Meta {
+    fn label(&self) -> String {
+        match self.p {
+            Some(p) => format!("{} p={}%", self.structure, p * 100.0),
+            None => self.structure.clone(),
+        }
+    }
+}
+
+/// The benchmark driver's state.
+pub struct Suite<'a> {
+    pub c: &'a mut Criterion,
+    pub cfg: &'a Config,
+    pub log: &'a mut Log,
+}
+
+impl Suite<'_> {
+    /// Checks the structure (every present key found), records its memory and observed FPR, and
+    /// benchmarks present and absent lookups.
+    fn lookups<K: Copy>(
+        &mut self,
+        meta: &Meta,
+        built: (usize, std::time::Duration),
+        present: &[K],
+        absent: &[K],
+        mut contains: impl FnMut(K) -> bool,
+    ) {
+        let label = meta.label();
+        let found = count_hits(present, &mut contains);
+        assert_eq!(
+            found,
+            present.len() as u64,
+            "{label}, n = {}: {} of {} present keys not found (false negatives)",
+            meta.n,
+            present.len() as u64 - found,
+            present.len()
+        );
+        let false_pos = count_hits(absent, &mut contains);
+        self.log.push(Record {
+            keys: meta.keys,
+            label: label.clone(),
+            structure: meta.structure.clone(),
+            family: meta.family,
+            p: meta.p,
+            n: meta.n,
+            heap_bytes: built.0 as u64,
+            build_ns_per_key: built.1.as_nanos() as f64 / meta.n as f64,
+            observed_fpr: false_pos as f64 / absent.len() as f64,
+            absent_batch: absent.len() as u64,
+        });
+        for (op, batch) in [("lookup-present", present), ("lookup-absent", absent)] {
+            let group = group_name(op, meta.keys);
+            bench(
+                self.c,
+                self.cfg,
+                &group,
+                &label,
+                meta.n,
+                batch,
+                &mut contains,
+            );
+        }
+    }
+
+    /// Benchmarks inserting the present batch's keys again: the filter's bits do not change (they
+    /// are set already), so every iteration does the same work on the same state.
+    fn inserts<K: Copy>(&mut self, meta: &Meta, present: &[K], mut insert: impl FnMut(K)) {
+        let group = group_name("insert", meta.keys);
+        bench(
+            self.c,
+            self.cfg,
+            &group,
+            &meta.label(),
+            meta.n,
+            present,
+            |k| {
+                insert(k);
+                0u64
+            },
+        );
+    }
+
+    fn wants_variant(&self, name: &str, p: f64, keys: &str) -> bool {
+        let headline = p == RATES[0] && keys == "str";
+        headline || self.cfg.all_variants_everywhere || REPRESENTATIVE.contains(&name)
+    }
+
+    /// Every structure on the string keys of one n.
+    pub fn strings(&mut self, keys: &StrKeys, n: u64) {
+        let inserted = keys.inserted.slices();
+        let present = keys.present.slices();
+        let absent = keys.absent.slices();
+        let base = |structure: &str, family, p| Meta {
+            keys: "str",
+            structure: structure.to_owned(),
+            family,
+            p,
+            n,
+        };
+
+        let meta = base("std HashSet<String>", "hashset", None);
+        if self.cfg.wants(&meta.label()) {
+            let (set, bytes, t) = measure_build(|| {
+                let mut s = HashSet::new();
+                for k in &inserted {
+                    s.insert((*k).to_owned());
+                }
+                s
+            });
+            self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                set.contains(k)
+            });
+        }
+        let meta = base("foldhash HashSet<String>", "hashset", None);
+        if self.cfg.wants(&meta.label()) {
+            let (set, bytes, t) = measure_build(|| {
+                let mut s = foldhash::HashSet::default();
+                for k in &inserted {
+                    s.insert((*k).to_owned());
+                }
+                s
+            });
+            self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                set.contains(k)
+            });
+        }
+
+        for p in RATES {
+            for name in registry::names() {
+                let meta = base(&name, "bloomlab", Some(p));
+                if !self.wants_variant(&name, p, "str") || !self.cfg.wants(&meta.label()) {
+                    continue;
+                }
+                let visit = StrVariant {
+                    suite: self,
+                    meta,
+                    inserted: &inserted,
+                    present: &present,
+                    absent: &absent,
+                    with_inserts: p == RATES[0],
+                };
+                registry::visit(&name, visit).expect("names() lists registered names");
+            }
+
+            let meta = base("fastbloom", "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                let (mut f, bytes, t) = measure_build(|| {
+                    let mut f =
+                        fastbloom::BloomFilter::with_false_pos(p).expected_items(n as usize);
+                    for k in &inserted {
+                        f.insert(*k);
+                    }
+                    f
+                });
+                self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                    f.contains(k)
+                });
+                if p == RATES[0] {
+                    self.inserts(&meta, &present, |k: &str| {
+                        f.insert(k);
+                    });
+                }
+            }
+            let meta = base("fastbloom+foldhash", "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                let (mut f, bytes, t) = measure_build(|| {
+                    let mut f = fastbloom::BloomFilter::with_false_pos(p)
+                        .hasher(foldhash::fast::RandomState::default())
+                        .expected_items(n as usize);
+                    for k in &inserted {
+                        f.insert(*k);
+                    }
+                    f
+                });
+                self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                    f.contains(k)
+                });
+                if p == RATES[0] {
+                    self.inserts(&meta, &present, |k: &str| {
+                        f.insert(k);
+                    });
+                }
+            }
+            let meta = base("bloomfilter", "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                let (mut f, bytes, t) = measure_build(|| {
+                    let mut f = bloomfilter::Bloom::<str>::new_for_fp_rate(n as usize, p)
+                        .expect("valid n and p");
+                    for k in &inserted {
+                        f.set(*k);
+                    }
+                    f
+                });
+                self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| f.check(k));
+                if p == RATES[0] {
+                    self.inserts(&meta, &present, |k: &str| f.set(k));
+                }
+            }
+            // xorf filters hold u64 keys: strings are hashed with XXH3-64 (the hash bloomlab's
+            // xxh3 variants use) and that hashing is part of every lookup's time. Its rate is
+            // fixed by the fingerprint width: 8 bits (~0.4%) for 1%, 16 bits (~0.002%) for 0.1%.
+            let (structure, wide) = if p == RATES[0] {
+                ("xorf BinaryFuse8+xxh3", false)
+            } else {
+                ("xorf BinaryFuse16+xxh3", true)
+            };
+            let meta = base(structure, "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                let hashes = || {
+                    inserted
+                        .iter()
+                        .map(|k| xxh3_64(k.as_bytes()))
+                        .collect::<Vec<u64>>()
+                };
+                if wide {
+                    let (f, bytes, t) = measure_build(|| {
+                        BinaryFuse16::try_from(&hashes()).expect("distinct 64-bit hashes")
+                    });
+                    self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                        f.contains(&xxh3_64(k.as_bytes()))
+                    });
+                } else {
+                    let (f, bytes, t) = measure_build(|| {
+                        BinaryFuse8::try_from(&hashes()).expect("distinct 64-bit hashes")
+                    });
+                    self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                        f.contains(&xxh3_64(k.as_bytes()))
+                    });
+                }
+            }
+        }
+    }
+
+    /// The exact sets, the representative bloomlab variants and the other crates on u64 keys.
+    pub fn u64s(&mut self, keys: &U64Keys, n: u64) {
+        let (inserted, present, absent) = (&keys.inserted, &keys.present, &keys.absent);
+        let base = |structure: &str, family, p| Meta {
+            keys: "u64",
+            structure: structure.to_owned(),
+            family,
+            p,
+            n,
+        };
+
+        let meta = base("std HashSet<u64>", "hashset", None);
+        if self.cfg.wants(&meta.label()) {
+            let (set, bytes, t) =
+                measure_build(|| inserted.iter().copied().collect::<HashSet<u64>>());
+            self.lookups(&meta, (bytes, t), present, absent, |k: u64| {
+                set.contains(&k)
+            });
+        }
+        let meta = base("foldhash HashSet<u64>", "hashset", None);
+        if self.cfg.wants(&meta.label()) {
+            let (set, bytes, t) =
+                measure_build(|| inserted.iter().copied().collect::<foldhash::HashSet<u64>>());
+            self.lookups(&meta, (bytes, t), present, absent, |k: u64| {
+                set.contains(&k)
+            });
+        }
+
+        for p in RATES {
+            for name in registry::names() {
+                let meta = base(&name, "bloomlab", Some(p));
+                if !self.wants_variant(&name, p, "u64") || !self.cfg.wants(&meta.label()) {
+                    continue;
+                }
+                let visit = U64Variant {
+                    suite: self,
+                    meta,
+                    inserted,
+                    present,
+                    absent,
+                };
+                registry::visit(&name, visit).expect("names() lists registered names");
+            }
+            let meta = base("fastbloom", "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                let (f, bytes, t) = measure_build(|| {
+                    let mut f =
+                        fastbloom::BloomFilter::with_false_pos(p).expected_items(n as usize);
+                    for k in inserted {
+                        f.insert(k);
+                    }
+                    f
+                });
+                self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+            }
+            let meta = base("fastbloom+foldhash", "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                let (f, bytes, t) = measure_build(|| {
+                    let mut f = fastbloom::BloomFilter::with_false_pos(p)
+                        .hasher(foldhash::fast::RandomState::default())
+                        .expected_items(n as usize);
+                    for k in inserted {
+                        f.insert(k);
+                    }
+                    f
+                });
+                self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+            }
+            let meta = base("bloomfilter", "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                let (f, bytes, t) = measure_build(|| {
+                    let mut f = bloomfilter::Bloom::<u64>::new_for_fp_rate(n as usize, p)
+                        .expect("valid n and p");
+                    for k in inserted {
+                        f.set(k);
+                    }
+                    f
+                });
+                self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.check(&k));
+            }
+            // xorf takes u64 keys directly (it mixes them itself), as its docs intend.
+            let structure = if p == RATES[0] {
+                "xorf BinaryFuse8"
+            } else {
+                "xorf BinaryFuse16"
+            };
+            let meta = base(structure, "crate", Some(p));
+            if self.cfg.wants(&meta.label()) {
+                if p == RATES[0] {
+                    let (f, bytes, t) =
+                        measure_build(|| BinaryFuse8::try_from(inserted).expect("distinct keys"));
+                    self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+                } else {
+                    let (f, bytes, t) =
+                        measure_build(|| BinaryFuse16::try_from(inserted).expect("distinct keys"));
+                    self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+                }
+            }
+        }
+    }
+}
+
+/// One bloomlab variant on string keys, run as its concrete type `F`.
+struct StrVariant<'s, 'a> {
+    suite: &'s mut Suite<'a>,
+    meta: Meta,
+    inserted: &'s [&'s str],
+    present: &'s [&'s str],
+    absent: &'s [&'s str],
+    with_inserts: bool,
+}
+
+impl VariantVisitor for StrVariant<'_, '_> {
+    type Output = ();
+    fn visit<F: Variant>(self) {
+        let (n, p) = (self.meta.n, self.meta.p.expect("filters have a rate"));
+        let (mut f, bytes, t) = measure_build(|| {
+            let mut f = F::sized_for(n, p)
+                .unwrap_or_else(|e| panic!("{} for n = {n}, p = {p}: {e}", self.meta.structure));
+            for k in self.inserted {
+                f.insert_bytes(k.as_bytes());
+            }
+            f
+        });
+        self.suite.lookups(
+            &self.meta,
+            (bytes, t),
+            self.present,
+            self.absent,
+            |k: &str| f.contains_bytes(k.as_bytes()),
+        );
+        if self.with_inserts {
+            self.suite.inserts(&self.meta, self.present, |k: &str| {
+                f.insert_bytes(k.as_bytes());
+            });
+        }
+    }
+}
+
+/// One bloomlab variant on u64 keys (their 8 little-endian bytes), run as its concrete type `F`.
+struct U64Variant<'s, 'a> {
+    suite: &'s mut Suite<'a>,
+    meta: Meta,
+    inserted: &'s [u64],
+    present: &'s [u64],
+    absent: &'s [u64],
+}
+
+impl VariantVisitor for U64Variant<'_, '_> {
+    type Output = ();
+    fn visit<F: Variant>(self) {
+        let (n, p) = (self.meta.n, self.meta.p.expect("filters have a rate"));
+        let (f, bytes, t) = measure_build(|| {
+            let mut f = F::sized_for(n, p)
+                .unwrap_or_else(|e| panic!("{} for n = {n}, p = {p}: {e}", self.meta.structure));
+            for k in self.inserted {
+                f.insert(k);
+            }
+            f
+        });
+        self.suite.lookups(
+            &self.meta,
+            (bytes, t),
+            self.present,
+            self.absent,
+            |k: u64| f.contains(&k),
+        );
+    }
+}

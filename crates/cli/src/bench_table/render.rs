@@ -1,0 +1,366 @@
+//! The Markdown report: per key kind and n, one row per structure with criterion's medians, the
+//! measured heap, and ratios to std `HashSet`; a headline section computed from the same numbers.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use bloomlab_report::markdown::table;
+
+use super::input::{BenchKey, Medians, MemoryLog, Record};
+
+/// Where and when: shown at the top of the report.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub cpu: String,
+    pub cores: usize,
+    pub rustc: String,
+    pub generated: String,
+}
+
+/// The exact-set row every other row of a key kind is compared with.
+pub fn reference(keys: &str) -> &'static str {
+    if keys == "u64" {
+        "std HashSet<u64>"
+    } else {
+        "std HashSet<String>"
+    }
+}
+
+/// The string reference, which u64 rows are also compared with.
+pub const STD_STRING: &str = "std HashSet<String>";
+
+struct View<'a> {
+    log: &'a MemoryLog,
+    medians: &'a Medians,
+}
+
+impl View<'_> {
+    fn ns(&self, op: &str, keys: &str, label: &str, n: u64) -> Option<f64> {
+        self.medians
+            .get(&BenchKey {
+                group: format!("{op}-{keys}"),
+                label: label.to_owned(),
+                n,
+            })
+            .copied()
+    }
+    fn record(&self, keys: &str, label: &str, n: u64) -> Option<&Record> {
+        self.log
+            .records
+            .iter()
+            .find(|r| r.keys == keys && r.label == label && r.n == n)
+    }
+    /// `reference ns / this ns` for `op`: how many times faster than the reference.
+    fn speedup(&self, op: &str, keys: &str, label: &str, n: u64, reference: &str) -> Option<f64> {
+        Some(self.ns(op, keys, reference, n)? / self.ns(op, keys, label, n)?)
+    }
+}
+
+fn fmt_ns(ns: Option<f64>) -> String {
+    match ns {
+        Some(x) if x < 10.0 => format!("{x:.2}"),
+        Some(x) if x < 100.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.0}"),
+        None => "—".into(),
+    }
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    match r {
+        Some(x) if x < 10.0 => format!("{x:.2}x"),
+        Some(x) => format!("{x:.1}x"),
+        None => "—".into(),
+    }
+}
+
+fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    } else {
+        format!("{:.1} KiB", b / 1024.0)
+    }
+}
+
+fn fmt_p(p: Option<f64>) -> String {
+    p.map_or("exact".into(), |p| format!("{}%", p * 100.0))
+}
+
+fn fmt_n(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000 && n.is_multiple_of(1_000_000) => format!("{}M", n / 1_000_000),
+        n if n >= 1_000 && n.is_multiple_of(1_000) => format!("{}k", n / 1_000),
+        n => n.to_string(),
+    }
+}
+
+fn family_rank(f: &str) -> u8 {
+    match f {
+        "hashset" => 0,
+        "bloomlab" => 1,
+        _ => 2,
+    }
+}
+
+/// Rows in report order: exact sets first, then by rate (1% before 0.1%), bloomlab before the
+/// other crates, by name.
+fn ordered<'a>(log: &'a MemoryLog, keys: &str, n: u64) -> Vec<&'a Record> {
+    let mut rows: Vec<&Record> = log
+        .records
+        .iter()
+        .filter(|r| r.keys == keys && r.n == n)
+        .collect();
+    rows.sort_by(|a, b| {
+        let pa = a.p.map_or(f64::INFINITY, |p| p);
+        let pb = b.p.map_or(f64::INFINITY, |p| p);
+        pb.total_cmp(&pa)
+            .then(family_rank(&a.family).cmp(&family_rank(&b.family)))
+            .then(a.structure.cmp(&b.structure))
+    });
+    rows
+}
+
+fn section(out: &mut String, v: &View, keys: &str, n: u64) {
+    let reference = reference(keys);
+    let ref_bytes = v.record(keys, reference, n).map(|r| r.heap_bytes);
+    let keys_text = if keys == "u64" {
+        "random distinct u64 keys"
+    } else {
+        "string keys `\"article-content-hash-\" + i`"
+    };
+    let _ = writeln!(out, "### {}, n = {}\n", keys_text, fmt_n(n));
+    let short = if keys == "u64" {
+        "`HashSet<u64>`"
+    } else {
+        "`HashSet<String>`"
+    };
+    let headers = [
+        "structure".to_string(),
+        "p".into(),
+        "present ns".into(),
+        format!("present vs std {short}"),
+        "absent ns".into(),
+        format!("absent vs std {short}"),
+        "insert ns".into(),
+        "heap".into(),
+        "bits/key".into(),
+        format!("heap vs std {short}"),
+        "observed FPR".into(),
+        "build ns/key (1 run)".into(),
+    ];
+    let rows: Vec<Vec<String>> = ordered(v.log, keys, n)
+        .into_iter()
+        .map(|r| {
+            let present = v.ns("lookup-present", keys, &r.label, n);
+            let absent = v.ns("lookup-absent", keys, &r.label, n);
+            let insert = v.ns("insert", keys, &r.label, n);
+            let mem_ratio = ref_bytes
+                .filter(|_| r.heap_bytes > 0)
+                .map(|b| b as f64 / r.heap_bytes as f64);
+            vec![
+                format!("`{}`", r.structure),
+                fmt_p(r.p),
+                fmt_ns(present),
+                fmt_ratio(v.speedup("lookup-present", keys, &r.label, n, reference)),
+                fmt_ns(absent),
+                fmt_ratio(v.speedup("lookup-absent", keys, &r.label, n, reference)),
+                fmt_ns(insert),
+                fmt_bytes(r.heap_bytes),
+                format!("{:.2}", r.heap_bytes as f64 * 8.0 / r.n as f64),
+                mem_ratio.map_or("—".into(), |x| format!("1/{x:.0}")),
+                format!("{:.3}%", r.observed_fpr * 100.0),
+                format!("{:.0}", r.build_ns_per_key),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&headers, &rows));
+    out.push('\n');
+}
+
+/// The smallest of `reference / variant` speedups over the variants whose structure starts with
+/// one of `prefixes`, at p = 1% on string keys; with the name of the slowest variant.
+fn min_speedup(
+    v: &View,
+    op: &str,
+    n: u64,
+    prefixes: &[&str],
+    reference: &str,
+) -> Option<(f64, String)> {
+    v.log
+        .records
+        .iter()
+        .filter(|r| r.keys == "str" && r.n == n && r.p == Some(0.01) && r.family == "bloomlab")
+        .filter(|r| prefixes.iter().any(|p| r.structure.starts_with(p)))
+        .filter_map(|r| {
+            Some((
+                v.speedup(op, "str", &r.label, n, reference)?,
+                r.structure.clone(),
+            ))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+fn headline(out: &mut String, v: &View, n: u64) {
+    let _ = writeln!(
+        out,
+        "## Headline: string keys, n = {}, p = 1%\n\nEach figure is std `HashSet<String>`'s median ns \
+         divided by the structure's (higher is faster); the worst variant of each family is named.\n",
+        fmt_n(n)
+    );
+    let targets: [(&str, &[&str], f64); 3] = [
+        ("split-block (`sbbf/*`)", &["sbbf/"], 4.0),
+        ("blocked (`blocked512/*`)", &["blocked512/"], 4.0),
+        ("classic xxh3 (`classic/xxh3/*`)", &["classic/xxh3/"], 1.5),
+    ];
+    for (name, prefixes, target) in targets {
+        let mut parts = Vec::new();
+        let mut met = true;
+        for op in ["lookup-present", "lookup-absent"] {
+            match min_speedup(v, op, n, prefixes, STD_STRING) {
+                Some((x, worst)) => {
+                    met &= x >= target;
+                    parts.push(format!(
+                        "{} at least {} (`{worst}`)",
+                        op.trim_start_matches("lookup-"),
+                        fmt_ratio(Some(x))
+                    ));
+                }
+                None => {
+                    met = false;
+                    parts.push(format!("{} not measured", op.trim_start_matches("lookup-")));
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "- {name}: {}; target {target}x {}.",
+            parts.join(", "),
+            if met { "met" } else { "**not met**" }
+        );
+    }
+    for fb in ["fastbloom", "fastbloom+foldhash"] {
+        let fb_label = format!("{fb} p=1%");
+        let mut slower = BTreeSet::new();
+        let mut compared = 0;
+        for r in
+            v.log.records.iter().filter(|r| {
+                r.keys == "str" && r.n == n && r.p == Some(0.01) && r.family == "bloomlab"
+            })
+        {
+            for op in ["lookup-present", "lookup-absent"] {
+                if let Some(x) = v.speedup(op, "str", &r.label, n, &fb_label) {
+                    compared += 1;
+                    if x < 1.0 {
+                        slower.insert(format!("`{}` ({} {})", r.structure, op, fmt_ratio(Some(x))));
+                    }
+                }
+            }
+        }
+        if compared == 0 {
+            let _ = writeln!(out, "- `{fb}`: not measured.");
+        } else if slower.is_empty() {
+            let _ = writeln!(
+                out,
+                "- Every bloomlab variant is at least as fast as `{fb}` (present and absent)."
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "- Slower than `{fb}` ({} of {compared} comparisons): {}.",
+                slower.len(),
+                slower.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    if let (Some(std), Some(sbbf)) = (
+        v.record("str", STD_STRING, n),
+        v.record("str", "sbbf/xxh3 p=1%", n),
+    ) {
+        let _ = writeln!(
+            out,
+            "- Memory: std `HashSet<String>` holds {} ({:.1} bits/key), `sbbf/xxh3` at 1% holds {} \
+             ({:.2} bits/key): 1/{:.0} of it.",
+            fmt_bytes(std.heap_bytes),
+            std.heap_bytes as f64 * 8.0 / n as f64,
+            fmt_bytes(sbbf.heap_bytes),
+            sbbf.heap_bytes as f64 * 8.0 / n as f64,
+            std.heap_bytes as f64 / sbbf.heap_bytes.max(1) as f64
+        );
+    }
+    out.push('\n');
+}
+
+/// `YYYY-MM-DD HH:MM UTC` for Unix seconds.
+pub fn date_utc(unix: u64) -> String {
+    // Civil date from days since 1970-01-01 (Hinnant's `civil_from_days`).
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// The whole report.
+pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
+    let v = View { log, medians };
+    let mut out = String::new();
+    out.push_str("# Bloom filters vs HashSet: lookups, inserts and memory\n\n");
+    out.push_str(
+        "Generated by `cargo run --release --bin bench-table` from criterion's median estimates \
+         (`target/criterion/**/new/estimates.json`) of `cargo bench --bench bloom_vs_hashset`, and \
+         the heap bytes the bench's counting allocator measured. Do not edit by hand.\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "- Machine: {}, {} cores; {}.\n- Bench run ({} mode): {} to {}; table generated {}.\n",
+        machine.cpu,
+        machine.cores,
+        machine.rustc,
+        log.mode,
+        date_utc(log.started_unix),
+        date_utc(log.updated_unix),
+        machine.generated
+    );
+    let sizes: BTreeSet<u64> = log.records.iter().map(|r| r.n).collect();
+    if let Some(&largest) = sizes.last() {
+        headline(&mut out, &v, largest);
+    }
+    out.push_str(
+        "## How to read the tables\n\n\
+         - *present ns* / *absent ns*: criterion's median time per lookup, over a pre-generated batch \
+         of up to 2^20 keys drawn at random from the inserted (present) or never-inserted (absent) \
+         keys, looked up in order, so the structure is probed at random. The loop runs lookups back \
+         to back: independent cache misses overlap, as in any batch workload.\n\
+         - *vs std*: std `HashSet`'s median divided by this row's: above 1x is faster than the \
+         HashSet. u64 tables compare with `HashSet<u64>`.\n\
+         - *insert ns*: re-inserting present keys into the full filter (the bits are already set, so \
+         the state never changes between iterations); *build ns/key* is one build from empty timed \
+         with a wall clock (not criterion), divided by n, for every structure including the HashSets.\n\
+         - *heap*: live heap bytes the structure requested, measured by a counting global allocator \
+         around its build (HashSet: table plus every `String`); allocator overhead not included. \
+         *bits/key* = heap x 8 / n.\n\
+         - *observed FPR*: share of the absent batch reported present (0 for exact sets).\n\
+         - `fastbloom` uses its default hasher (SipHash-1-3); `fastbloom+foldhash` uses foldhash. \
+         xorf filters hold u64s: string keys are hashed with XXH3-64 inside the timed lookup; their \
+         rate is fixed by the fingerprint (8 bits for the 1% row, 16 bits for the 0.1% row).\n\n",
+    );
+    for keys in ["str", "u64"] {
+        for &n in &sizes {
+            if log.records.iter().any(|r| r.keys == keys && r.n == n) {
+                section(&mut out, &v, keys, n);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,213 @@
+//! Tests on synthetic criterion output: every figure here is made up for the test.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::input::{self, BenchKey};
+use super::render::{self, Machine};
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "bench-table-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes a criterion result as criterion does: `<group>/<safe label>/<n>/new/{benchmark,estimates}.json`.
+fn write_estimate(dir: &Path, group: &str, label: &str, n: u64, median: f64) {
+    let safe = label.replace(['/', '<', '>'], "_");
+    let new = dir.join(group).join(safe).join(n.to_string()).join("new");
+    std::fs::create_dir_all(&new).unwrap();
+    let bench = serde_json::json!({
+        "group_id": group, "function_id": label, "value_str": n.to_string(),
+        "throughput": {"Elements": 1}, "full_id": format!("{group}/{label}/{n}"),
+    });
+    std::fs::write(new.join("benchmark.json"), bench.to_string()).unwrap();
+    let ci = serde_json::json!({"confidence_level": 0.95, "lower_bound": median * 0.9, "upper_bound": median * 1.1});
+    let est = serde_json::json!({
+        "mean": {"confidence_interval": ci, "point_estimate": median * 1.05, "standard_error": 1.0},
+        "median": {"confidence_interval": ci, "point_estimate": median, "standard_error": 1.0},
+    });
+    std::fs::write(new.join("estimates.json"), est.to_string()).unwrap();
+}
+
+fn record(
+    label: &str,
+    structure: &str,
+    family: &str,
+    p: Option<f64>,
+    n: u64,
+    heap: u64,
+) -> serde_json::Value {
+    serde_json::json!({
+        "keys": "str", "label": label, "structure": structure, "family": family, "p": p, "n": n,
+        "heap_bytes": heap, "build_ns_per_key": 50.0, "observed_fpr": p.unwrap_or(0.0),
+        "absent_batch": 1000,
+    })
+}
+
+const N: u64 = 1_000_000;
+
+/// A synthetic run: std HashSet 100/40 ns, sbbf 20/10 ns (5x, 4x), blocked 30/5 ns (3.33x, 8x),
+/// classic xxh3 50/20 ns (2x, 2x), fastbloom 25/25 ns.
+fn synthetic(dir: &Path) {
+    let records = vec![
+        record(
+            "std HashSet<String>",
+            "std HashSet<String>",
+            "hashset",
+            None,
+            N,
+            80_000_000,
+        ),
+        record(
+            "sbbf/xxh3 p=1%",
+            "sbbf/xxh3",
+            "bloomlab",
+            Some(0.01),
+            N,
+            1_250_000,
+        ),
+        record(
+            "blocked512/xxh3 p=1%",
+            "blocked512/xxh3",
+            "bloomlab",
+            Some(0.01),
+            N,
+            1_200_000,
+        ),
+        record(
+            "classic/xxh3/km/flat p=1%",
+            "classic/xxh3/km/flat",
+            "bloomlab",
+            Some(0.01),
+            N,
+            1_000_000,
+        ),
+        record(
+            "fastbloom p=1%",
+            "fastbloom",
+            "crate",
+            Some(0.01),
+            N,
+            1_000_000,
+        ),
+    ];
+    let log = serde_json::json!({"started_unix": 0, "updated_unix": 86_400 + 3_660, "mode": "full", "records": records});
+    std::fs::write(dir.join(input::MEMORY_FILE), log.to_string()).unwrap();
+    for (label, present, absent) in [
+        ("std HashSet<String>", 100.0, 40.0),
+        ("sbbf/xxh3 p=1%", 20.0, 10.0),
+        ("blocked512/xxh3 p=1%", 30.0, 5.0),
+        ("classic/xxh3/km/flat p=1%", 50.0, 20.0),
+        ("fastbloom p=1%", 25.0, 25.0),
+    ] {
+        write_estimate(dir, "lookup-present-str", label, N, present);
+        write_estimate(dir, "lookup-absent-str", label, N, absent);
+    }
+    write_estimate(dir, "insert-str", "sbbf/xxh3 p=1%", N, 7.5);
+}
+
+fn machine() -> Machine {
+    Machine {
+        cpu: "Test CPU".into(),
+        cores: 2,
+        rustc: "rustc 0.0.0".into(),
+        generated: "today".into(),
+    }
+}
+
+#[test]
+fn reads_medians_not_means() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    let medians = input::read_medians(&dir.0).unwrap();
+    let key = BenchKey {
+        group: "lookup-present-str".into(),
+        label: "sbbf/xxh3 p=1%".into(),
+        n: N,
+    };
+    assert_eq!(medians.get(&key), Some(&20.0), "{medians:?}");
+    assert_eq!(medians.len(), 11);
+}
+
+#[test]
+fn table_rows_carry_ratios_memory_and_bits_per_key() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    let log = input::read_memory(&dir.0).unwrap();
+    let md = render::render(&log, &input::read_medians(&dir.0).unwrap(), &machine());
+    let sbbf_row = md
+        .lines()
+        .find(|l| l.starts_with("| `sbbf/xxh3`"))
+        .unwrap_or_else(|| panic!("no sbbf row in:\n{md}"));
+    // present 100/20 = 5x, absent 40/10 = 4x, insert 7.5 ns, 1.25 MB = 1.2 MiB = 10 bits/key,
+    // memory 80e6/1.25e6 = 1/64.
+    assert_eq!(
+        sbbf_row,
+        "| `sbbf/xxh3` | 1% | 20.0 | 5.00x | 10.0 | 4.00x | 7.50 | 1.2 MiB | 10.00 | 1/64 | 1.000% | 50 |"
+    );
+    assert!(md.contains("Test CPU, 2 cores; rustc 0.0.0"), "{md}");
+    assert!(
+        md.contains("1970-01-01 00:00 UTC to 1970-01-02 01:01 UTC"),
+        "{md}"
+    );
+    assert!(
+        md.contains("string keys `\"article-content-hash-\" + i`, n = 1M"),
+        "{md}"
+    );
+}
+
+#[test]
+fn headline_reports_the_worst_variant_against_each_target() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    let log = input::read_memory(&dir.0).unwrap();
+    let md = render::render(&log, &input::read_medians(&dir.0).unwrap(), &machine());
+    assert!(
+        md.contains("split-block (`sbbf/*`): present at least 5.00x (`sbbf/xxh3`), absent at least 4.00x (`sbbf/xxh3`); target 4x met."),
+        "{md}"
+    );
+    assert!(
+        md.contains("blocked (`blocked512/*`): present at least 3.33x (`blocked512/xxh3`), absent at least 8.00x (`blocked512/xxh3`); target 4x **not met**."),
+        "{md}"
+    );
+    assert!(
+        md.contains("Slower than `fastbloom` (2 of 6 comparisons): `blocked512/xxh3` (lookup-present 0.83x), \
+             `classic/xxh3/km/flat` (lookup-present 0.50x)."),
+        "{md}"
+    );
+}
+
+#[test]
+fn missing_results_say_to_run_cargo_bench() {
+    let dir = TempDir::new();
+    let err = input::read_memory(&dir.0).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("cargo bench --bench bloom_vs_hashset"),
+        "{err:#}"
+    );
+    std::fs::create_dir_all(dir.0.join("some-group")).unwrap();
+    let err = input::read_medians(&dir.0).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("cargo bench --bench bloom_vs_hashset"),
+        "{err:#}"
+    );
+    let err = input::read_medians(&dir.0.join("absent")).unwrap_err();
+    assert!(format!("{err:#}").contains("cannot list"), "{err:#}");
+}
