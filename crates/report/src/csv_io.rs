@@ -73,6 +73,26 @@ mod tests {
     }
 
     #[test]
+    fn non_finite_figures_round_trip() {
+        // A row with no false positive has an infinite log2(1/fpr); a figure may be undefined.
+        let mut rows = synthetic_rows();
+        rows[0].space_overhead = f64::INFINITY;
+        rows[1].space_overhead = f64::NEG_INFINITY;
+        rows[2].estimated_count = f64::NAN;
+        let dir = temp_dir("csv_non_finite");
+        let path = dir.join("rows.csv");
+        write_csv(&rows, &path).unwrap();
+        let back = read_csv(&path).unwrap();
+        assert_eq!(back[0].space_overhead, f64::INFINITY);
+        assert_eq!(back[1].space_overhead, f64::NEG_INFINITY);
+        assert!(
+            back[2].estimated_count.is_nan(),
+            "{}",
+            back[2].estimated_count
+        );
+    }
+
+    #[test]
     fn missing_csv_names_the_path() {
         let dir = temp_dir("csv_missing");
         let path = dir.join("no-such.csv");
