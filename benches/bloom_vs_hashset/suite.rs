@@ -171,6 +171,8 @@ impl Suite<'_> {
             });
         }
 
+        self.hashing(n, &present);
+
         for p in RATES {
             for name in registry::names() {
                 let meta = base(&name, "bloomlab", Some(p));
@@ -274,6 +276,56 @@ impl Suite<'_> {
                     });
                 }
             }
+        }
+    }
+
+    /// Hashing alone, over the same present batch: how much of a lookup is the hash. Group
+    /// `hash-str`; bloomlab's strategies through their `digest`, and the hashers the HashSets use.
+    fn hashing(&mut self, n: u64, batch: &[&str]) {
+        use bloomlab_filters::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+        use std::hash::BuildHasher;
+
+        let group = group_name("hash", "str");
+        self.digest::<Fnv1a>(&group, n, batch);
+        self.digest::<Murmur3>(&group, n, batch);
+        self.digest::<Xxh3>(&group, n, batch);
+        self.digest::<Xxh3Wide>(&group, n, batch);
+        self.digest::<Xxh64>(&group, n, batch);
+        let cfg = self.cfg;
+        let sip = std::collections::hash_map::RandomState::new();
+        if cfg.wants("SipHash-1-3 (std HashSet)") {
+            bench(
+                self.c,
+                cfg,
+                &group,
+                "SipHash-1-3 (std HashSet)",
+                n,
+                batch,
+                |k: &str| sip.hash_one(k),
+            );
+        }
+        let fold = foldhash::fast::RandomState::default();
+        if cfg.wants("foldhash (foldhash HashSet)") {
+            bench(
+                self.c,
+                cfg,
+                &group,
+                "foldhash (foldhash HashSet)",
+                n,
+                batch,
+                |k: &str| fold.hash_one(k),
+            );
+        }
+    }
+
+    /// One hash strategy's digest, both words (what the classic and blocked layouts consume).
+    fn digest<H: bloomlab_filters::HashStrategy>(&mut self, group: &str, n: u64, batch: &[&str]) {
+        let label = format!("digest {}", H::ID);
+        if self.cfg.wants(&label) {
+            bench(self.c, self.cfg, group, &label, n, batch, |k: &str| {
+                let d = H::digest(k.as_bytes());
+                d.h1 ^ d.h2
+            });
         }
     }
 

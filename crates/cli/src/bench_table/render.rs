@@ -362,5 +362,40 @@ pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
             }
         }
     }
+    hashing(&mut out, &v, &sizes);
     out
+}
+
+/// Hashing alone (group `hash-str`): the share of a string lookup that is the hash.
+fn hashing(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
+    let labels: BTreeSet<&str> = v
+        .medians
+        .keys()
+        .filter(|k| k.group == "hash-str" && sizes.contains(&k.n))
+        .map(|k| k.label.as_str())
+        .collect();
+    if labels.is_empty() {
+        return;
+    }
+    out.push_str(
+        "### Hashing alone, string keys\n\nThe same present batch, hashed and nothing else: \
+         `digest <hash>` is a bloomlab strategy's digest with both words (64-bit hashes derive the \
+         second with `fmix64`); the other rows are the HashSets' hashers.\n\n",
+    );
+    let mut headers = vec!["hash".to_string()];
+    headers.extend(
+        sizes
+            .iter()
+            .map(|&n| format!("ns/key, batch of n = {}", fmt_n(n))),
+    );
+    let rows: Vec<Vec<String>> = labels
+        .into_iter()
+        .map(|label| {
+            let mut row = vec![format!("`{label}`")];
+            row.extend(sizes.iter().map(|&n| fmt_ns(v.ns("hash", "str", label, n))));
+            row
+        })
+        .collect();
+    out.push_str(&table(&headers, &rows));
+    out.push('\n');
 }

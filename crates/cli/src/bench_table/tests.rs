@@ -121,6 +121,7 @@ fn synthetic(dir: &Path) {
         write_estimate(dir, "lookup-absent-str", label, N, absent);
     }
     write_estimate(dir, "insert-str", "sbbf/xxh3 p=1%", N, 7.5);
+    write_estimate(dir, "hash-str", "digest xxh3", N, 3.25);
 }
 
 fn machine() -> Machine {
@@ -143,7 +144,7 @@ fn reads_medians_not_means() {
         n: N,
     };
     assert_eq!(medians.get(&key), Some(&20.0), "{medians:?}");
-    assert_eq!(medians.len(), 11);
+    assert_eq!(medians.len(), 12);
 }
 
 #[test]
@@ -162,6 +163,7 @@ fn table_rows_carry_ratios_memory_and_bits_per_key() {
         sbbf_row,
         "| `sbbf/xxh3` | 1% | 20.0 | 5.00x | 10.0 | 4.00x | 7.50 | 1.2 MiB | 10.00 | 1/64 | 1.000% | 50 |"
     );
+    assert!(md.contains("| `digest xxh3` | 3.25 |"), "{md}");
     assert!(md.contains("Test CPU, 2 cores; rustc 0.0.0"), "{md}");
     assert!(
         md.contains("1970-01-01 00:00 UTC to 1970-01-02 01:01 UTC"),
