@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bloomlab_filters::{Spec, Variant, VariantVisitor, registry};
+use bloomlab_filters::{Variant, VariantVisitor, registry};
 use rayon::prelude::*;
 
 use crate::error::HarnessError;
@@ -132,7 +132,7 @@ impl SweepConfig {
     }
 
     /// A small grid that finishes in seconds: four filters (flat, blocked, split-block and the
-    /// textbook port) on `random-u64` and `article`, n = 1e4 and 1e5, p = 0.1 and 0.01, and
+    /// textbook port) on `random-u64` and `article`, n = 1e4 and 1e5, p = 0.1, 0.01 and 0.001, and
     /// overfill 0.5, 1 and 2 at n = 1e4, p = 0.01.
     pub fn quick_grids() -> Vec<Grid> {
         use KeySetKind::*;
@@ -147,7 +147,7 @@ impl SweepConfig {
                 filters: filters.clone(),
                 key_sets: vec![RandomU64, Article],
                 n: vec![10_000, 100_000],
-                p: vec![0.1, 0.01],
+                p: vec![0.1, 0.01, 0.001],
                 overfill: vec![1.0],
             },
             Grid {
@@ -420,40 +420,29 @@ fn time_one(
     passes: usize,
 ) -> Result<crate::timing::FilterTiming, HarnessError> {
     struct Time<'a> {
-        spec: &'a TrialSpec,
         filled: Box<dyn std::any::Any + Send>,
         batches: &'a TimingBatches,
         passes: usize,
     }
     impl VariantVisitor for Time<'_> {
-        type Output = Result<crate::timing::FilterTiming, bloomlab_filters::BloomError>;
+        type Output = crate::timing::FilterTiming;
         fn visit<F: Variant>(self) -> Self::Output {
-            let filled = self
+            let mut filled = self
                 .filled
                 .downcast::<F>()
                 .expect("the trial built the variant of this name");
-            let (n, p) = (self.spec.n, self.spec.p);
-            time_filter(
-                &*filled,
-                || Spec::Target { n, p }.build::<F>(),
-                self.batches,
-                self.passes,
-            )
+            time_filter(&mut *filled, self.batches, self.passes)
         }
     }
-    let build_err = |source| HarnessError::Build {
-        filter: row.spec.filter.clone(),
-        n: row.spec.n,
-        p: row.spec.p,
-        source,
-    };
     let visit = Time {
-        spec: &row.spec,
         filled,
         batches,
         passes,
     };
-    registry::visit(&row.spec.filter, visit)
-        .map_err(build_err)?
-        .map_err(build_err)
+    registry::visit(&row.spec.filter, visit).map_err(|source| HarnessError::Build {
+        filter: row.spec.filter.clone(),
+        n: row.spec.n,
+        p: row.spec.p,
+        source,
+    })
 }

@@ -13,9 +13,9 @@ fn small_config(threads: usize) -> SweepConfig {
             "textbook-fnv1a-i32".into(),
         ],
         key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
-        n: vec![3_000, 20_000],
+        n: vec![2_000, 8_000],
         p: vec![0.05, 0.01],
-        overfill: vec![0.5, 1.0],
+        overfill: vec![1.0, 2.0],
     }]);
     c.threads = threads;
     c.timing = false;
