@@ -240,7 +240,7 @@ fn headline(out: &mut String, v: &View, n: u64) {
     }
     for fb in ["fastbloom", "fastbloom+foldhash"] {
         let fb_label = format!("{fb} p=1%");
-        let mut slower = BTreeSet::new();
+        let mut slower: Vec<(f64, String)> = Vec::new();
         let mut compared = 0;
         for r in
             v.log.records.iter().filter(|r| {
@@ -251,11 +251,16 @@ fn headline(out: &mut String, v: &View, n: u64) {
                 if let Some(x) = v.speedup(op, "str", &r.label, n, &fb_label) {
                     compared += 1;
                     if x < 1.0 {
-                        slower.insert(format!("`{}` ({} {})", r.structure, op, fmt_ratio(Some(x))));
+                        let what = op.trim_start_matches("lookup-");
+                        slower.push((
+                            x,
+                            format!("`{}` {what} {}", r.structure, fmt_ratio(Some(x))),
+                        ));
                     }
                 }
             }
         }
+        slower.sort_by(|a, b| a.0.total_cmp(&b.0));
         if compared == 0 {
             let _ = writeln!(out, "- `{fb}`: not measured.");
         } else if slower.is_empty() {
@@ -264,11 +269,19 @@ fn headline(out: &mut String, v: &View, n: u64) {
                 "- Every bloomlab variant is at least as fast as `{fb}` (present and absent)."
             );
         } else {
+            const SHOWN: usize = 8;
+            let worst: Vec<&str> = slower.iter().take(SHOWN).map(|(_, s)| s.as_str()).collect();
             let _ = writeln!(
                 out,
-                "- Slower than `{fb}` ({} of {compared} comparisons): {}.",
+                "- Slower than `{fb}` (same p; ratio = its median / the variant's) in {} of \
+                 {compared} comparisons; {}: {}.",
                 slower.len(),
-                slower.into_iter().collect::<Vec<_>>().join(", ")
+                if slower.len() > SHOWN {
+                    "the worst"
+                } else {
+                    "all"
+                },
+                worst.join(", ")
             );
         }
     }
