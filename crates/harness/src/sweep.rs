@@ -328,11 +328,13 @@ pub struct Progress {
     pub done: usize,
     /// Rows planned.
     pub total: usize,
-    /// The row just finished or being timed.
+    /// What is running: a group's phase (`statistics: ...`, `timing: ...`) or the row just
+    /// finished.
     pub current: String,
 }
 
-/// Runs the plan. `progress` is called after each row finishes (from worker threads).
+/// Runs the plan. `progress` is called when a group's statistics or timing phase starts and after
+/// each row finishes (possibly from worker threads).
 ///
 /// Returns the rows in plan order, or the first error (a false negative, a filter that cannot be
 /// built at a size).
@@ -369,6 +371,14 @@ pub fn run(
     let mut out: Vec<Option<SweepRow>> = vec![None; total];
     for ((ks, members), indices) in groups {
         let keys = &plan.key_sets[&ks];
+        let announce = |phase: &str| {
+            progress(&Progress {
+                done: done.load(Ordering::Relaxed),
+                total,
+                current: format!("{phase}: {ks}, {members} keys, {} rows", indices.len()),
+            });
+        };
+        announce("statistics");
         let trials: Vec<trial::Trial> = pool.install(|| {
             indices
                 .par_iter()
@@ -383,6 +393,7 @@ pub fn run(
                 .collect::<Result<_, _>>()
         })?;
         if config.timing {
+            announce("timing");
             let batches = TimingBatches::new(keys, members);
             let (set, set_bytes) = HashSetBaseline::build(keys, members, config.heap_bytes);
             let (hs_present, hs_absent) = set.time(&batches, config.timing_passes);

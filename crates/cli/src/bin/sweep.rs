@@ -164,7 +164,7 @@ fn run(args: Args) -> Result<()> {
     let plan = config.plan()?;
     let bar = ProgressBar::new(plan.rows.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {msg}")
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}")
             .context("progress bar template")?
             .progress_chars("=> "),
     );
