@@ -119,7 +119,8 @@ pub fn run(spec: &TrialSpec, keys: &KeySet, sampling: &Sampling) -> Result<Trial
 /// Runs a trial on any [`Filter`] made by `build` (the registry's variants, or a control such as
 /// an ideal random filter). Returns the row (timing columns zero) and the filled filter.
 ///
-/// Errors: the build's error, or [`HarnessError::FalseNegative`] naming the first inserted member
+/// Errors: the build's error, [`HarnessError::KeyFileTooSmall`] when a key file cannot supply the
+/// members and a non-member, or [`HarnessError::FalseNegative`] naming the first inserted member
 /// that the filled filter does not find.
 pub fn run_with<F: Filter>(
     spec: &TrialSpec,
@@ -134,6 +135,9 @@ pub fn run_with<F: Filter>(
         source,
     })?;
     let members = spec.n_inserted();
+    if let Some(file) = keys.file() {
+        file.check_members(members)?;
+    }
     let mut batch = keys.new_batch();
 
     let mut start = 0;
