@@ -10,9 +10,21 @@
 //!
 //! ```
 //! use bloomlab_filters::{registry, FilterExt, Spec};
-//! let mut f = registry::build("classic/xxh3/km/flat", Spec::Target { n: 1000, p: 0.01 })?;
+//! // By name, boxed (one dynamic call per key, none per probe):
+//! let mut f = registry::build("blocked512/xxh3", Spec::Target { n: 1_000_000, p: 0.01 })?;
 //! f.insert("article-1");
 //! assert!(f.contains("article-1"));
+//!
+//! // By type, fully inlined:
+//! use bloomlab_filters::{Bloom, FlatBits, KirschMitzenmacher, Xxh3};
+//! let mut g = Bloom::<Xxh3, KirschMitzenmacher, FlatBits>::new(1_000_000, 0.01)?;
+//! g.insert(&42u64);
+//! assert!(g.contains(&42u64));
+//!
+//! // The digest-level API times hashing and probing separately:
+//! let d = f.digest(b"article-2");
+//! f.insert_digest(d);
+//! assert!(f.contains_digest(d));
 //! # Ok::<(), bloomlab_filters::BloomError>(())
 //! ```
 
