@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The system allocator, keeping a running total of live requested bytes. Allocator overhead
 /// (headers, size-class rounding) is not included: the figure is what the structure asked for.
@@ -66,16 +66,16 @@ pub fn measure_build<T>(build: impl FnOnce() -> T) -> (T, usize, Duration) {
 
 /// One structure built for one key set: what the table joins with criterion's timings, by
 /// (`keys`, `label`, `n`). The schema is mirrored by `bench-table` (crates/cli).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     /// `"str"` or `"u64"`.
-    pub keys: &'static str,
+    pub keys: String,
     /// The criterion function id: structure name plus ` p=<percent>%` for filters.
     pub label: String,
     /// Structure name without the rate.
     pub structure: String,
     /// `"bloomlab"`, `"hashset"` or `"crate"`.
-    pub family: &'static str,
+    pub family: String,
     /// Target false-positive rate; `None` for exact sets.
     pub p: Option<f64>,
     /// Keys inserted.
@@ -123,20 +123,44 @@ pub fn criterion_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/criterion")
 }
 
+/// The parts of an earlier log that a partial re-run keeps.
+#[derive(Deserialize)]
+struct Previous {
+    started_unix: u64,
+    mode: String,
+    records: Vec<Record>,
+}
+
 /// File name of the memory log inside [`criterion_dir`].
 pub const FILE_NAME: &str = "bloom_vs_hashset-memory.json";
 
 impl Log {
     /// A log for this run, written to `<criterion dir>/bloom_vs_hashset-memory.json` unless
-    /// `mode` is `"test"`.
-    pub fn new(mode: &'static str) -> Self {
-        Self {
+    /// `mode` is `"test"`. A full run restricted to some sizes (`BLOOMLAB_BENCH_SIZES`) keeps the
+    /// previous full run's records of the other sizes, whose criterion results it leaves alone too.
+    pub fn new(mode: &'static str, sizes: &[u64]) -> Self {
+        let path = (mode != "test").then(|| criterion_dir().join(FILE_NAME));
+        let mut log = Self {
             started_unix: unix_now(),
             updated_unix: unix_now(),
             mode,
             records: Vec::new(),
-            path: (mode != "test").then(|| criterion_dir().join(FILE_NAME)),
+            path,
+        };
+        if mode == "full"
+            && let Some(path) = &log.path
+            && let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(old) = serde_json::from_str::<Previous>(&text)
+            && old.mode == "full"
+        {
+            log.started_unix = old.started_unix;
+            log.records = old
+                .records
+                .into_iter()
+                .filter(|r| !sizes.contains(&r.n))
+                .collect();
         }
+        log
     }
 
     /// Adds a record and rewrites the file, so an interrupted run keeps what it measured.

@@ -83,10 +83,10 @@ impl Suite<'_> {
         );
         let false_pos = count_hits(absent, &mut contains);
         self.log.push(Record {
-            keys: meta.keys,
+            keys: meta.keys.to_owned(),
             label: label.clone(),
             structure: meta.structure.clone(),
-            family: meta.family,
+            family: meta.family.to_owned(),
             p: meta.p,
             n: meta.n,
             heap_bytes: built.0 as u64,
