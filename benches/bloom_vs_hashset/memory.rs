@@ -1,56 +1,18 @@
 //! Heap memory measured, not estimated: a counting global allocator, and the JSON file of
 //! per-structure records that `bench-table` reads beside criterion's estimates.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-/// The system allocator, keeping a running total of live requested bytes. Allocator overhead
-/// (headers, size-class rounding) is not included: the figure is what the structure asked for.
-pub struct CountingAlloc;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every method forwards to `System` unchanged; the counter has no effect on allocation.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` with `layout` (all allocations go through here).
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as for `dealloc`; `new_size` is the caller's.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            LIVE.fetch_add(new_size, Ordering::Relaxed);
-        }
-        p
-    }
-}
+pub use bloomlab_harness::memory::{
+    BENCH_MEMORY_FILE as FILE_NAME, BenchRecord as Record, CountingAlloc,
+};
 
 /// Live heap bytes requested from the allocator right now.
 pub fn live_bytes() -> usize {
-    LIVE.load(Ordering::Relaxed)
+    CountingAlloc::live_bytes()
 }
 
 /// Builds a structure, returning it with the heap bytes it holds afterwards and the build time.
@@ -62,32 +24,6 @@ pub fn measure_build<T>(build: impl FnOnce() -> T) -> (T, usize, Duration) {
     let elapsed = start.elapsed();
     let after = live_bytes();
     (value, after.saturating_sub(before), elapsed)
-}
-
-/// One structure built for one key set: what the table joins with criterion's timings, by
-/// (`keys`, `label`, `n`). The schema is mirrored by `bench-table` (crates/cli).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record {
-    /// `"str"` or `"u64"`.
-    pub keys: String,
-    /// The criterion function id: structure name plus ` p=<percent>%` for filters.
-    pub label: String,
-    /// Structure name without the rate.
-    pub structure: String,
-    /// `"bloomlab"`, `"hashset"` or `"crate"`.
-    pub family: String,
-    /// Target false-positive rate; `None` for exact sets.
-    pub p: Option<f64>,
-    /// Keys inserted.
-    pub n: u64,
-    /// Live heap bytes held after the build (allocator's count, strings included).
-    pub heap_bytes: u64,
-    /// Wall time of the one build, divided by n (a single run, not a criterion estimate).
-    pub build_ns_per_key: f64,
-    /// Absent keys of the lookup batch reported present, over the batch size.
-    pub observed_fpr: f64,
-    /// Size of the absent batch the FPR was observed on.
-    pub absent_batch: u64,
 }
 
 /// The memory file: every record of this run plus when and how it ran.
@@ -130,9 +66,6 @@ struct Previous {
     mode: String,
     records: Vec<Record>,
 }
-
-/// File name of the memory log inside [`criterion_dir`].
-pub const FILE_NAME: &str = "bloom_vs_hashset-memory.json";
 
 impl Log {
     /// A log for this run, written to `<criterion dir>/bloom_vs_hashset-memory.json` unless

@@ -4,6 +4,7 @@ pub mod error;
 pub mod gate;
 pub mod hypothesis;
 pub mod keys;
+pub mod memory;
 pub mod row;
 pub mod stats;
 pub mod sweep;

@@ -7,23 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-/// File name of the bench's memory log inside the criterion directory.
-pub const MEMORY_FILE: &str = "bloom_vs_hashset-memory.json";
-
-/// One structure the bench built (the schema `benches/bloom_vs_hashset/memory.rs` writes).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct Record {
-    pub keys: String,
-    pub label: String,
-    pub structure: String,
-    pub family: String,
-    pub p: Option<f64>,
-    pub n: u64,
-    pub heap_bytes: u64,
-    pub build_ns_per_key: f64,
-    pub observed_fpr: f64,
-    pub absent_batch: u64,
-}
+pub use bloomlab_harness::memory::{BENCH_MEMORY_FILE as MEMORY_FILE, BenchRecord as Record};
 
 /// The bench's memory log.
 #[derive(Debug, Clone, Deserialize)]

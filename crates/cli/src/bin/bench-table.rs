@@ -14,7 +14,7 @@ use bench_table::{input, render};
 
 /// Writes the Bloom-vs-HashSet Markdown table from a finished `cargo bench` run.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(name = "bench-table", version)]
 struct Args {
     /// Criterion's output directory (default: `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`,
     /// else `target/criterion` of this workspace).
