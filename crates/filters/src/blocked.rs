@@ -4,10 +4,9 @@
 use std::marker::PhantomData;
 
 use crate::error::Result;
-use crate::filter::{Filter, Geometry, Variant};
+use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy, fmix64};
 use crate::index::fast_range;
-use crate::key::Key;
 use crate::sizing::{Params, round_up};
 use crate::store::try_vec;
 
@@ -107,35 +106,11 @@ impl<H: HashStrategy> Blocked512<H> {
         line.iter().zip(mask).fold(0, |acc, (w, m)| acc | (m & !w)) == 0
     }
 
-    /// Inserts `key`.
-    #[inline]
-    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        key.with_bytes(|b| self.insert_digest(H::digest(b)));
-    }
-
-    /// Whether `key` may have been inserted.
-    #[inline]
-    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        key.with_bytes(|b| self.contains_digest(H::digest(b)))
-    }
+    keyed_methods!(H::digest);
 }
 
 impl<H: HashStrategy> Filter for Blocked512<H> {
-    fn name(&self) -> String {
-        Self::variant_name()
-    }
-    #[inline]
-    fn digest(&self, bytes: &[u8]) -> Digest {
-        H::digest(bytes)
-    }
-    #[inline]
-    fn insert_digest(&mut self, d: Digest) {
-        Blocked512::insert_digest(self, d);
-    }
-    #[inline]
-    fn contains_digest(&self, d: Digest) -> bool {
-        Blocked512::contains_digest(self, d)
-    }
+    forward_filter_methods!(H::digest);
     fn bits(&self) -> u64 {
         self.lines.len() as u64 * u64::from(BLOCK_BITS)
     }

@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use crate::error::Result;
-use crate::filter::{Filter, Geometry, Variant};
+use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy};
 use crate::index::IndexScheme;
 use crate::key::Key;
@@ -94,17 +94,7 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
         all
     }
 
-    /// Inserts `key`.
-    #[inline]
-    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        key.with_bytes(|b| self.insert_digest(H::digest(b)));
-    }
-
-    /// Whether `key` may have been inserted.
-    #[inline]
-    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        key.with_bytes(|b| self.contains_digest(H::digest(b)))
-    }
+    keyed_methods!(H::digest);
 }
 
 impl<H: HashStrategy, I: IndexScheme, S: ConcurrentBitStore> Bloom<H, I, S> {
@@ -125,21 +115,7 @@ impl<H: HashStrategy, I: IndexScheme, S: ConcurrentBitStore> Bloom<H, I, S> {
 }
 
 impl<H: HashStrategy, I: IndexScheme, S: BitStore> Filter for Bloom<H, I, S> {
-    fn name(&self) -> String {
-        Self::variant_name()
-    }
-    #[inline]
-    fn digest(&self, bytes: &[u8]) -> Digest {
-        H::digest(bytes)
-    }
-    #[inline]
-    fn insert_digest(&mut self, d: Digest) {
-        Bloom::insert_digest(self, d);
-    }
-    #[inline]
-    fn contains_digest(&self, d: Digest) -> bool {
-        Bloom::contains_digest(self, d)
-    }
+    forward_filter_methods!(H::digest);
     fn bits(&self) -> u64 {
         self.store.len_bits()
     }

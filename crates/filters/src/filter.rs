@@ -119,3 +119,48 @@ impl std::fmt::Debug for dyn Filter {
             .finish()
     }
 }
+
+/// The inherent key-generic `insert`/`contains` of a layout, over its inherent
+/// `insert_digest`/`contains_digest`, hashing key bytes with the function `$digest`. Expands inside
+/// an inherent `impl` block; the concrete types' own methods are what the benches call, so they stay
+/// inherent and inlined rather than going through [`FilterExt`].
+macro_rules! keyed_methods {
+    ($digest:path) => {
+        /// Inserts `key` (see [`crate::key`] for how keys become bytes).
+        #[inline]
+        pub fn insert<K: $crate::key::Key + ?Sized>(&mut self, key: &K) {
+            key.with_bytes(|b| self.insert_digest($digest(b)));
+        }
+
+        /// Whether `key` may have been inserted.
+        #[inline]
+        pub fn contains<K: $crate::key::Key + ?Sized>(&self, key: &K) -> bool {
+            key.with_bytes(|b| self.contains_digest($digest(b)))
+        }
+    };
+}
+pub(crate) use keyed_methods;
+
+/// The [`Filter`] methods every layout forwards unchanged: the registry name, hashing with
+/// `$digest`, and the digest-level insert and lookup (to the inherent methods). Expands inside an
+/// `impl Filter for ...` block.
+macro_rules! forward_filter_methods {
+    ($digest:path) => {
+        fn name(&self) -> String {
+            <Self as $crate::filter::Variant>::variant_name()
+        }
+        #[inline]
+        fn digest(&self, bytes: &[u8]) -> $crate::hash::Digest {
+            $digest(bytes)
+        }
+        #[inline]
+        fn insert_digest(&mut self, d: $crate::hash::Digest) {
+            Self::insert_digest(self, d);
+        }
+        #[inline]
+        fn contains_digest(&self, d: $crate::hash::Digest) -> bool {
+            Self::contains_digest(self, d)
+        }
+    };
+}
+pub(crate) use forward_filter_methods;

@@ -4,9 +4,8 @@
 use std::marker::PhantomData;
 
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Geometry, Variant};
+use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy};
-use crate::key::Key;
 use crate::sizing::{Params, round_up};
 use crate::store::try_vec;
 
@@ -152,35 +151,11 @@ impl<H: HashStrategy> SplitBlock<H> {
             == 0
     }
 
-    /// Inserts `key`.
-    #[inline]
-    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        key.with_bytes(|b| self.insert_digest(H::digest(b)));
-    }
-
-    /// Whether `key` may have been inserted.
-    #[inline]
-    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        key.with_bytes(|b| self.contains_digest(H::digest(b)))
-    }
+    keyed_methods!(H::digest);
 }
 
 impl<H: HashStrategy> Filter for SplitBlock<H> {
-    fn name(&self) -> String {
-        Self::variant_name()
-    }
-    #[inline]
-    fn digest(&self, bytes: &[u8]) -> Digest {
-        H::digest(bytes)
-    }
-    #[inline]
-    fn insert_digest(&mut self, d: Digest) {
-        SplitBlock::insert_digest(self, d);
-    }
-    #[inline]
-    fn contains_digest(&self, d: Digest) -> bool {
-        SplitBlock::contains_digest(self, d)
-    }
+    forward_filter_methods!(H::digest);
     fn bits(&self) -> u64 {
         self.blocks.len() as u64 * BLOCK_BITS
     }

@@ -8,9 +8,8 @@
 //! this type does not fix them.
 
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Geometry, Variant};
+use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, Fnv1a};
-use crate::key::Key;
 use crate::sizing::{Params, round_up};
 use crate::store::try_vec;
 
@@ -20,6 +19,12 @@ pub struct TextbookFnv1aI32 {
     words: Vec<u64>,
     num_bits: i32,
     k: i32,
+}
+
+/// The port's digest: the FNV-1a hash in `h1`; `h2` is never read, so it is not computed.
+#[inline(always)]
+fn digest(bytes: &[u8]) -> Digest {
+    Digest::from_halves(Fnv1a::hash64(bytes), 0)
 }
 
 /// The Java loop: `for (int i = 0; i < k; i++) set(((h1 + i * h2) & Integer.MAX_VALUE) % numBits)`.
@@ -79,36 +84,11 @@ impl TextbookFnv1aI32 {
         })
     }
 
-    /// Inserts `key`.
-    #[inline]
-    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        key.with_bytes(|b| self.insert_digest(Digest::from_u64(Fnv1a::hash64(b))));
-    }
-
-    /// Whether `key` may have been inserted.
-    #[inline]
-    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        key.with_bytes(|b| self.contains_digest(Digest::from_u64(Fnv1a::hash64(b))))
-    }
+    keyed_methods!(digest);
 }
 
 impl Filter for TextbookFnv1aI32 {
-    fn name(&self) -> String {
-        Self::variant_name()
-    }
-    #[inline]
-    fn digest(&self, bytes: &[u8]) -> Digest {
-        // Only h1 is used; h2 is not computed.
-        Digest::from_halves(Fnv1a::hash64(bytes), 0)
-    }
-    #[inline]
-    fn insert_digest(&mut self, d: Digest) {
-        TextbookFnv1aI32::insert_digest(self, d);
-    }
-    #[inline]
-    fn contains_digest(&self, d: Digest) -> bool {
-        TextbookFnv1aI32::contains_digest(self, d)
-    }
+    forward_filter_methods!(digest);
     fn bits(&self) -> u64 {
         self.num_bits as u64
     }
