@@ -14,6 +14,9 @@ pub struct Machine {
     pub cpu: String,
     pub cores: usize,
     pub rustc: String,
+    /// The vector/bit-manipulation features the code was compiled for (`.cargo/config.toml` builds
+    /// for the machine's own CPU), e.g. `avx2, bmi2, avx512f`.
+    pub features: String,
     pub generated: String,
 }
 
@@ -336,10 +339,12 @@ pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
     );
     let _ = writeln!(
         out,
-        "- Machine: {}, {} cores; {}.\n- Bench run ({} mode): {} to {}; table generated {}.\n",
+        "- Machine: {}, {} cores; {}; compiled for this CPU (`-C target-cpu=native`, features used: \
+         {}).\n- Bench run ({} mode): {} to {}; table generated {}.\n",
         machine.cpu,
         machine.cores,
         machine.rustc,
+        machine.features,
         log.mode,
         date_utc(log.started_unix),
         date_utc(log.updated_unix),

@@ -129,6 +129,7 @@ fn machine() -> Machine {
         cpu: "Test CPU".into(),
         cores: 2,
         rustc: "rustc 0.0.0".into(),
+        features: "avx2".into(),
         generated: "today".into(),
     }
 }
@@ -164,7 +165,11 @@ fn table_rows_carry_ratios_memory_and_bits_per_key() {
         "| `sbbf/xxh3` | 1% | 20.0 | 5.00x | 10.0 | 4.00x | 7.50 | 1.2 MiB | 10.00 | 1/64 | 1.000% | 50 |"
     );
     assert!(md.contains("| `digest xxh3` | 3.25 |"), "{md}");
-    assert!(md.contains("Test CPU, 2 cores; rustc 0.0.0"), "{md}");
+    assert!(
+        md.contains("Test CPU, 2 cores; rustc 0.0.0; compiled for this CPU"),
+        "{md}"
+    );
+    assert!(md.contains("features used: avx2"), "{md}");
     assert!(
         md.contains("1970-01-01 00:00 UTC to 1970-01-02 01:01 UTC"),
         "{md}"

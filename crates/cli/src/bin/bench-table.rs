@@ -57,10 +57,26 @@ fn machine() -> render::Machine {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    // This binary is built with the same flags as the bench (the workspace's .cargo/config.toml).
+    let features: Vec<&str> = [
+        ("sse4.2", cfg!(target_feature = "sse4.2")),
+        ("avx2", cfg!(target_feature = "avx2")),
+        ("bmi2", cfg!(target_feature = "bmi2")),
+        ("avx512f", cfg!(target_feature = "avx512f")),
+        ("neon", cfg!(target_feature = "neon")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
     render::Machine {
         cpu,
         cores,
         rustc,
+        features: if features.is_empty() {
+            "baseline only".into()
+        } else {
+            features.join(", ")
+        },
         generated: render::date_utc(now),
     }
 }
