@@ -86,12 +86,15 @@ impl Log {
             && let Ok(old) = serde_json::from_str::<Previous>(&text)
             && old.mode == "full"
         {
-            log.started_unix = old.started_unix;
             log.records = old
                 .records
                 .into_iter()
                 .filter(|r| !sizes.contains(&r.n))
                 .collect();
+            // The run then spans from the earlier run's start, if anything of it is kept.
+            if !log.records.is_empty() {
+                log.started_unix = old.started_unix;
+            }
         }
         log
     }

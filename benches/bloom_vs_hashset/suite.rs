@@ -14,7 +14,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::keys::{StrKeys, U64Keys};
 use crate::memory::{Log, Record, measure_build};
-use crate::timing::{Config, bench, count_hits, group_name};
+use crate::timing::{Config, bench, bench_chunks, count_hits, group_name};
 
 /// Target rates: the headline 1% and a second, tighter one.
 pub const RATES: [f64; 2] = [0.01, 0.001];
@@ -124,6 +124,45 @@ impl Suite<'_> {
                 0u64
             },
         );
+    }
+
+    /// Benchmarks batched lookups (`contains_batch`: the next keys hashed and prefetched ahead) of
+    /// the present and absent batches, groups `lookup-batch-<present|absent>-<keys>`, after
+    /// checking they give exactly the per-key answers' counts.
+    fn batched<K: Copy>(
+        &mut self,
+        meta: &Meta,
+        present: &[K],
+        absent: &[K],
+        mut contains: impl FnMut(K) -> bool,
+        mut contains_batch: impl FnMut(&[K]) -> u64,
+    ) {
+        let label = meta.label();
+        for (what, batch) in [("present", present), ("absent", absent)] {
+            let one_by_one = count_hits(batch, &mut contains);
+            let batched = contains_batch(batch);
+            assert_eq!(
+                batched, one_by_one,
+                "{label}, n = {}: batched lookups found {batched} of the {what} batch, one-by-one \
+                 lookups {one_by_one}",
+                meta.n
+            );
+            let group = group_name(&format!("lookup-batch-{what}"), meta.keys);
+            bench_chunks(
+                self.c,
+                self.cfg,
+                &group,
+                &label,
+                meta.n,
+                batch,
+                &mut contains_batch,
+            );
+        }
+    }
+
+    /// Batched lookups are measured for the representative variants at the headline rate.
+    fn wants_batched(name: &str, p: f64) -> bool {
+        p == RATES[0] && REPRESENTATIVE.contains(&name)
     }
 
     fn wants_variant(&self, name: &str, p: f64, keys: &str) -> bool {
@@ -460,6 +499,20 @@ impl VariantVisitor for StrVariant<'_, '_> {
             self.absent,
             |k: &str| f.contains_bytes(k.as_bytes()),
         );
+        let (name, p) = (&self.meta.structure, self.meta.p.unwrap_or(0.0));
+        if Suite::wants_batched(name, p) {
+            self.suite.batched(
+                &self.meta,
+                self.present,
+                self.absent,
+                |k: &str| f.contains_bytes(k.as_bytes()),
+                |keys: &[&str]| {
+                    let mut hits = 0;
+                    f.contains_batch(keys, |_, found| hits += u64::from(found));
+                    hits
+                },
+            );
+        }
         if self.with_inserts {
             self.suite.inserts(&self.meta, self.present, |k: &str| {
                 f.insert_bytes(k.as_bytes());
@@ -496,5 +549,19 @@ impl VariantVisitor for U64Variant<'_, '_> {
             self.absent,
             |k: u64| f.contains(&k),
         );
+        let (name, p) = (&self.meta.structure, self.meta.p.unwrap_or(0.0));
+        if Suite::wants_batched(name, p) {
+            self.suite.batched(
+                &self.meta,
+                self.present,
+                self.absent,
+                |k: u64| f.contains(&k),
+                |keys: &[u64]| {
+                    let mut hits = 0;
+                    f.contains_batch(keys, |_, found| hits += u64::from(found));
+                    hits
+                },
+            );
+        }
     }
 }

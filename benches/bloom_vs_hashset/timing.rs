@@ -151,6 +151,63 @@ pub fn bench<K: Copy, R: Into<u64>>(
     g.finish();
 }
 
+/// Keys per call of a batched lookup in the timed loop (each call refills the lookahead pipeline
+/// once, a cost spread over this many keys).
+pub const CHUNK: usize = 1024;
+
+/// Like [`run`], for an operation on a slice of keys that returns how many it found: `iters`
+/// keys in calls of up to [`CHUNK`] consecutive batch keys, wrapping around.
+#[inline]
+fn run_chunks<K>(
+    iters: u64,
+    batch: &[K],
+    cursor: &mut usize,
+    op: &mut impl FnMut(&[K]) -> u64,
+) -> Duration {
+    let mut i = *cursor;
+    let mut left = iters;
+    let mut acc = 0u64;
+    let start = Instant::now();
+    while left > 0 {
+        let len = (batch.len() - i)
+            .min(CHUNK)
+            .min(usize::try_from(left).unwrap_or(usize::MAX));
+        acc = acc.wrapping_add(op(black_box(&batch[i..i + len])));
+        i += len;
+        left -= len as u64;
+        if i == batch.len() {
+            i = 0;
+        }
+    }
+    let elapsed = start.elapsed();
+    black_box(acc);
+    *cursor = i;
+    elapsed
+}
+
+/// Benchmarks a batched lookup `op` over `batch` as `<group>/<label>/<n>`; one criterion
+/// iteration is still one key, so the estimate is ns per key, comparable with [`bench`]'s.
+pub fn bench_chunks<K>(
+    c: &mut Criterion,
+    cfg: &Config,
+    group: &str,
+    label: &str,
+    n: u64,
+    batch: &[K],
+    mut op: impl FnMut(&[K]) -> u64,
+) {
+    let mut g = c.benchmark_group(group);
+    g.warm_up_time(cfg.warm_up)
+        .measurement_time(cfg.measurement)
+        .sample_size(cfg.sample_size)
+        .throughput(Throughput::Elements(1));
+    let mut cursor = 0;
+    g.bench_function(BenchmarkId::new(label, n), |b| {
+        b.iter_custom(|iters| run_chunks(iters, batch, &mut cursor, &mut op));
+    });
+    g.finish();
+}
+
 /// How many keys of `batch` `op` reports present.
 pub fn count_hits<K: Copy>(batch: &[K], mut op: impl FnMut(K) -> bool) -> u64 {
     batch.iter().map(|&k| u64::from(op(k))).sum()

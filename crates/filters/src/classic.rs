@@ -94,6 +94,15 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
         all
     }
 
+    /// Prefetches the k words a lookup of `d` reads.
+    #[inline]
+    pub fn prefetch_digest(&self, d: Digest) {
+        I::probe(d, self.hashes, self.store.len_bits(), |i| {
+            self.store.prefetch(i);
+            true
+        });
+    }
+
     keyed_methods!(H::digest);
 }
 

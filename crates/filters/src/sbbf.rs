@@ -151,6 +151,12 @@ impl<H: HashStrategy> SplitBlock<H> {
             == 0
     }
 
+    /// Prefetches the block a lookup of `d` reads.
+    #[inline]
+    pub fn prefetch_digest(&self, d: Digest) {
+        crate::filter::prefetch_line(self.blocks.as_ptr().wrapping_add(self.block_of(d.h1)));
+    }
+
     keyed_methods!(H::digest);
 }
 

@@ -34,6 +34,8 @@ pub trait BitStore: Send + Sync + Sized + 'static {
     fn set(&mut self, i: u64);
     /// Reads bit `i`. Panics if `i >= len_bits()`.
     fn get(&self, i: u64) -> bool;
+    /// Prefetch hint for the word holding bit `i` (any `i` is allowed: nothing is read).
+    fn prefetch(&self, i: u64);
     /// Number of bits set.
     fn count_ones(&self) -> u64;
     /// Heap and inline bytes held.
@@ -77,6 +79,10 @@ impl BitStore for FlatBits {
     #[inline(always)]
     fn get(&self, i: u64) -> bool {
         self.words[(i >> 6) as usize] & (1 << (i & 63)) != 0
+    }
+    #[inline]
+    fn prefetch(&self, i: u64) {
+        crate::filter::prefetch_line(self.words.as_ptr().wrapping_add((i >> 6) as usize));
     }
     fn count_ones(&self) -> u64 {
         self.words.iter().map(|w| u64::from(w.count_ones())).sum()
@@ -134,6 +140,10 @@ impl BitStore for AtomicBits {
     #[inline(always)]
     fn get(&self, i: u64) -> bool {
         self.words[(i >> 6) as usize].load(Ordering::Relaxed) & (1 << (i & 63)) != 0
+    }
+    #[inline]
+    fn prefetch(&self, i: u64) {
+        crate::filter::prefetch_line(self.words.as_ptr().wrapping_add((i >> 6) as usize));
     }
     fn count_ones(&self) -> u64 {
         self.ones.load(Ordering::Relaxed)

@@ -11,8 +11,10 @@ use bloomlab_filters::{
 use proptest::prelude::*;
 
 /// Builds `name` to `spec` (k = 8 forced for the split-block layout, which only has 8), inserts
-/// `keys` and returns the keys it then fails to find.
-fn missing<K: bloomlab_filters::Key>(name: &str, spec: Spec, keys: &[K]) -> usize {
+/// `keys` and returns the keys it then fails to find, one by one or in a batch; checks that the
+/// batched lookup (`contains_batch`) answers exactly as `contains` does, on the keys and on
+/// `probes` (mostly non-members).
+fn missing<K: bloomlab_filters::Key>(name: &str, spec: Spec, keys: &[K], probes: &[K]) -> usize {
     let spec = match spec {
         Spec::Explicit { bits, .. } if name.starts_with("sbbf/") => {
             Spec::Explicit { bits, hashes: 8 }
@@ -23,6 +25,19 @@ fn missing<K: bloomlab_filters::Key>(name: &str, spec: Spec, keys: &[K]) -> usiz
         .unwrap_or_else(|e| panic!("{name} with {spec:?} should build: {e}"));
     for k in keys {
         f.insert(k);
+    }
+    for batch in [keys, probes] {
+        let one_by_one: Vec<bool> = batch.iter().map(|k| f.contains(k)).collect();
+        let mut batched = vec![None; batch.len()];
+        f.contains_batch(batch, |i, found| batched[i] = Some(found));
+        let batched: Vec<bool> = batched
+            .into_iter()
+            .map(|b| b.unwrap_or_else(|| panic!("{name}: a key of the batch got no answer")))
+            .collect();
+        assert_eq!(
+            batched, one_by_one,
+            "{name} with {spec:?}: batched answers differ from one-by-one answers"
+        );
     }
     keys.iter().filter(|k| !f.contains(*k)).count()
 }
@@ -43,9 +58,10 @@ proptest! {
     fn every_variant_finds_every_u64_key(
         spec in spec_strategy(),
         keys in prop::collection::vec(any::<u64>(), 0..600),
+        probes in prop::collection::vec(any::<u64>(), 0..100),
     ) {
         for name in registry::names() {
-            let lost = missing(&name, spec, &keys);
+            let lost = missing(&name, spec, &keys, &probes);
             prop_assert_eq!(lost, 0, "{} with {:?}: {} of {} u64 keys not found", name, spec, lost, keys.len());
         }
     }
@@ -54,9 +70,10 @@ proptest! {
     fn every_variant_finds_every_string_key(
         spec in spec_strategy(),
         keys in prop::collection::vec("\\PC{0,24}", 0..400),
+        probes in prop::collection::vec("\\PC{0,24}", 0..100),
     ) {
         for name in registry::names() {
-            let lost = missing(&name, spec, &keys);
+            let lost = missing(&name, spec, &keys, &probes);
             prop_assert_eq!(lost, 0, "{} with {:?}: {} of {} string keys not found", name, spec, lost, keys.len());
         }
     }
@@ -129,4 +146,45 @@ fn atomic_variants_filled_from_several_threads_find_every_key() {
         covered, registered,
         "every registered atomic variant is exercised"
     );
+}
+
+/// The layouts' own (inherent) `contains_batch`, which users of a concrete type call, answers as
+/// `contains` does, on members and on non-members.
+#[test]
+fn inherent_batched_lookups_answer_as_one_by_one_lookups() {
+    fn check<F: Variant>(
+        name: &str,
+        f: &F,
+        batch: impl Fn(&F, &[u64], &mut dyn FnMut(usize, bool)),
+    ) {
+        let keys: Vec<u64> = (0..300_000u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let mut answers = vec![false; keys.len()];
+        batch(f, &keys, &mut |i, found| answers[i] = found);
+        let one_by_one: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+        assert_eq!(answers, one_by_one, "{name}");
+        assert!(
+            answers[..100_000].iter().all(|&a| a),
+            "{name}: a member not found"
+        );
+    }
+    let keys = (0..100_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut sbbf = bloomlab_filters::SplitBlock::<Xxh3>::new(100_000, 0.01).unwrap();
+    let mut blocked = bloomlab_filters::Blocked512::<Xxh3>::new(100_000, 0.01).unwrap();
+    let mut classic = Bloom::<Xxh3, KirschMitzenmacher, FlatBits>::new(100_000, 0.01).unwrap();
+    let mut atomic = Bloom::<Murmur3, GuavaMitz64, AtomicBits>::new(100_000, 0.01).unwrap();
+    let mut textbook = bloomlab_filters::TextbookFnv1aI32::new(100_000, 0.01).unwrap();
+    for k in keys {
+        sbbf.insert(&k);
+        blocked.insert(&k);
+        classic.insert(&k);
+        atomic.insert(&k);
+        textbook.insert(&k);
+    }
+    check("sbbf", &sbbf, |f, k, out| f.contains_batch(k, out));
+    check("blocked512", &blocked, |f, k, out| f.contains_batch(k, out));
+    check("classic", &classic, |f, k, out| f.contains_batch(k, out));
+    check("atomic", &atomic, |f, k, out| f.contains_batch(k, out));
+    check("textbook", &textbook, |f, k, out| f.contains_batch(k, out));
 }

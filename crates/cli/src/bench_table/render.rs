@@ -203,6 +203,23 @@ fn min_speedup(
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
+/// The smallest `reference per-key / variant batched` speedup for `op` (`lookup-present` or
+/// `lookup-absent`) over the variants starting with `prefix` that have batched results, at p = 1%
+/// on string keys; with the slowest variant's name.
+fn min_batched_speedup(v: &View, op: &str, n: u64, prefix: &str) -> Option<(f64, String)> {
+    let batch_op = op.replace("lookup-", "lookup-batch-");
+    v.log
+        .records
+        .iter()
+        .filter(|r| r.keys == "str" && r.n == n && r.p == Some(0.01) && r.family == "bloomlab")
+        .filter(|r| r.structure.starts_with(prefix))
+        .filter_map(|r| {
+            let x = v.ns(op, "str", STD_STRING, n)? / v.ns(&batch_op, "str", &r.label, n)?;
+            Some((x, r.structure.clone()))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
 fn headline(out: &mut String, v: &View, n: u64) {
     let _ = writeln!(
         out,
@@ -239,6 +256,36 @@ fn headline(out: &mut String, v: &View, n: u64) {
             "- {name}: {}; target {target}x {}.",
             parts.join(", "),
             if met { "met" } else { "**not met**" }
+        );
+    }
+    let mut batched = Vec::new();
+    for (name, prefix) in [
+        ("split-block", "sbbf/"),
+        ("blocked", "blocked512/"),
+        ("classic xxh3", "classic/xxh3/"),
+    ] {
+        let parts: Vec<String> = ["lookup-present", "lookup-absent"]
+            .into_iter()
+            .filter_map(|op| {
+                let (x, worst) = min_batched_speedup(v, op, n, prefix)?;
+                Some(format!(
+                    "{} {} (`{worst}`)",
+                    op.trim_start_matches("lookup-"),
+                    fmt_ratio(Some(x))
+                ))
+            })
+            .collect();
+        if !parts.is_empty() {
+            batched.push(format!("{name} {}", parts.join(", ")));
+        }
+    }
+    if !batched.is_empty() {
+        let _ = writeln!(
+            out,
+            "- Batched lookups (`contains_batch`: the next {} keys hashed and prefetched ahead; the \
+             representative variants) against the HashSet's one-by-one lookups, worst variant: {}.",
+            bloomlab_filters::filter::LOOKAHEAD,
+            batched.join("; ")
         );
     }
     for fb in ["fastbloom", "fastbloom+foldhash"] {
@@ -380,8 +427,67 @@ pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
             }
         }
     }
+    batched(&mut out, &v, &sizes);
     hashing(&mut out, &v, &sizes);
     out
+}
+
+/// Batched lookups (groups `lookup-batch-*`) beside the same structures' one-by-one lookups.
+fn batched(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
+    let mut rows = Vec::new();
+    for keys in ["str", "u64"] {
+        let reference = reference(keys);
+        for &n in sizes {
+            for r in ordered(v.log, keys, n) {
+                let present = v.ns("lookup-batch-present", keys, &r.label, n);
+                let absent = v.ns("lookup-batch-absent", keys, &r.label, n);
+                if present.is_none() && absent.is_none() {
+                    continue;
+                }
+                let vs =
+                    |op: &str, batched: Option<f64>| Some(v.ns(op, keys, reference, n)? / batched?);
+                rows.push(vec![
+                    format!("`{reference}`"),
+                    fmt_n(n),
+                    format!("`{}`", r.structure),
+                    fmt_p(r.p),
+                    fmt_ns(v.ns("lookup-present", keys, &r.label, n)),
+                    fmt_ns(present),
+                    fmt_ratio(vs("lookup-present", present)),
+                    fmt_ns(v.ns("lookup-absent", keys, &r.label, n)),
+                    fmt_ns(absent),
+                    fmt_ratio(vs("lookup-absent", absent)),
+                ]);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "### Batched lookups\n\n`contains_batch` answers a slice of keys exactly as one `contains` \
+         per key would (the bench checks the counts), but hashes the next {} keys and prefetches \
+         their cache lines before testing each one, so a large filter's memory accesses overlap \
+         instead of waiting in turn. Same batches as above, in calls of 1024 keys; *vs std* divides \
+         the HashSet's one-by-one median by the batched one (a HashSet has no batched lookup).\n",
+        bloomlab_filters::filter::LOOKAHEAD
+    );
+    let headers = [
+        "compared with",
+        "n",
+        "structure",
+        "p",
+        "present ns, one by one",
+        "present ns, batched",
+        "batched present vs std",
+        "absent ns, one by one",
+        "absent ns, batched",
+        "batched absent vs std",
+    ]
+    .map(String::from);
+    out.push_str(&table(&headers, &rows));
+    out.push('\n');
 }
 
 /// Hashing alone (group `hash-str`): the share of a string lookup that is the hash.
