@@ -27,7 +27,7 @@ static ALLOC: memory::CountingAlloc = memory::CountingAlloc;
 fn main() {
     let cfg = timing::Config::from_env();
     let mut c = Criterion::default().configure_from_args();
-    let mut log = memory::Log::new(cfg.mode, &cfg.sizes);
+    let mut log = memory::Log::new(cfg.mode, &cfg.sizes, |label| cfg.wants(label));
     eprintln!(
         "bloom_vs_hashset: mode {}, n in {:?}, warm-up {:?}, measurement {:?}, {} samples",
         cfg.mode, cfg.sizes, cfg.warm_up, cfg.measurement, cfg.sample_size

@@ -69,9 +69,11 @@ struct Previous {
 
 impl Log {
     /// A log for this run, written to `<criterion dir>/bloom_vs_hashset-memory.json` unless
-    /// `mode` is `"test"`. A full run restricted to some sizes (`BLOOMLAB_BENCH_SIZES`) keeps the
-    /// previous full run's records of the other sizes, whose criterion results it leaves alone too.
-    pub fn new(mode: &'static str, sizes: &[u64]) -> Self {
+    /// `mode` is `"test"`. A full run restricted to some sizes (`BLOOMLAB_BENCH_SIZES`) or to some
+    /// structures (`BLOOMLAB_BENCH_ONLY`, whose filter is `remeasured`) keeps the previous full
+    /// run's records of everything it does not measure again, whose criterion results it leaves
+    /// alone too.
+    pub fn new(mode: &'static str, sizes: &[u64], remeasured: impl Fn(&str) -> bool) -> Self {
         let path = (mode != "test").then(|| criterion_dir().join(FILE_NAME));
         let mut log = Self {
             started_unix: unix_now(),
@@ -89,7 +91,7 @@ impl Log {
             log.records = old
                 .records
                 .into_iter()
-                .filter(|r| !sizes.contains(&r.n))
+                .filter(|r| !(sizes.contains(&r.n) && remeasured(&r.label)))
                 .collect();
             // The run then spans from the earlier run's start, if anything of it is kept.
             if !log.records.is_empty() {

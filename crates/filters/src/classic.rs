@@ -94,9 +94,13 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
         all
     }
 
-    /// Prefetches the k words a lookup of `d` reads.
+    /// Prefetches the k words a lookup of `d` reads (nothing for schemes whose positions cost a
+    /// division each: see [`IndexScheme::PREFETCH`]).
     #[inline]
     pub fn prefetch_digest(&self, d: Digest) {
+        if !I::PREFETCH {
+            return;
+        }
         I::probe(d, self.hashes, self.store.len_bits(), |i| {
             self.store.prefetch(i);
             true

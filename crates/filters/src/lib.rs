@@ -25,6 +25,12 @@
 //! let d = f.digest(b"article-2");
 //! f.insert_digest(d);
 //! assert!(f.contains_digest(d));
+//!
+//! // Many keys at once: the same answers, with the next keys' memory prefetched while each is tested.
+//! let keys = [41u64, 42, 43];
+//! let mut found = [false; 3];
+//! g.contains_batch(&keys, |i, hit| found[i] = hit);
+//! assert!(found[1]);
 //! # Ok::<(), bloomlab_filters::BloomError>(())
 //! ```
 
