@@ -139,15 +139,28 @@ pub fn bench<K: Copy, R: Into<u64>>(
     batch: &[K],
     mut op: impl FnMut(K) -> R,
 ) {
+    let mut cursor = 0;
+    measure(c, cfg, group, label, n, |iters| {
+        run(iters, batch, &mut cursor, &mut op)
+    });
+}
+
+/// One benchmark `<group>/<label>/<n>` with the run's times, one element per iteration, timed by
+/// `time(iters)`.
+fn measure(
+    c: &mut Criterion,
+    cfg: &Config,
+    group: &str,
+    label: &str,
+    n: u64,
+    mut time: impl FnMut(u64) -> Duration,
+) {
     let mut g = c.benchmark_group(group);
     g.warm_up_time(cfg.warm_up)
         .measurement_time(cfg.measurement)
         .sample_size(cfg.sample_size)
         .throughput(Throughput::Elements(1));
-    let mut cursor = 0;
-    g.bench_function(BenchmarkId::new(label, n), |b| {
-        b.iter_custom(|iters| run(iters, batch, &mut cursor, &mut op));
-    });
+    g.bench_function(BenchmarkId::new(label, n), |b| b.iter_custom(&mut time));
     g.finish();
 }
 
@@ -196,16 +209,10 @@ pub fn bench_chunks<K>(
     batch: &[K],
     mut op: impl FnMut(&[K]) -> u64,
 ) {
-    let mut g = c.benchmark_group(group);
-    g.warm_up_time(cfg.warm_up)
-        .measurement_time(cfg.measurement)
-        .sample_size(cfg.sample_size)
-        .throughput(Throughput::Elements(1));
     let mut cursor = 0;
-    g.bench_function(BenchmarkId::new(label, n), |b| {
-        b.iter_custom(|iters| run_chunks(iters, batch, &mut cursor, &mut op));
+    measure(c, cfg, group, label, n, |iters| {
+        run_chunks(iters, batch, &mut cursor, &mut op)
     });
-    g.finish();
 }
 
 /// How many keys of `batch` `op` reports present.
