@@ -180,6 +180,22 @@ fn section(out: &mut String, v: &View, keys: &str, n: u64) {
     out.push('\n');
 }
 
+/// The bloomlab variants the headline judges: string keys, this n, p = 1%, names starting with one
+/// of `prefixes` (`""` for all).
+fn headline_variants<'a>(
+    v: &'a View,
+    n: u64,
+    prefixes: &'a [&'a str],
+) -> impl Iterator<Item = &'a Record> + 'a {
+    v.log.records.iter().filter(move |r| {
+        r.keys == "str"
+            && r.n == n
+            && r.p == Some(0.01)
+            && r.family == "bloomlab"
+            && prefixes.iter().any(|p| r.structure.starts_with(p))
+    })
+}
+
 /// The smallest of `reference / variant` speedups over the variants whose structure starts with
 /// one of `prefixes`, at p = 1% on string keys; with the name of the slowest variant.
 fn min_speedup(
@@ -189,11 +205,7 @@ fn min_speedup(
     prefixes: &[&str],
     reference: &str,
 ) -> Option<(f64, String)> {
-    v.log
-        .records
-        .iter()
-        .filter(|r| r.keys == "str" && r.n == n && r.p == Some(0.01) && r.family == "bloomlab")
-        .filter(|r| prefixes.iter().any(|p| r.structure.starts_with(p)))
+    headline_variants(v, n, prefixes)
         .filter_map(|r| {
             Some((
                 v.speedup(op, "str", &r.label, n, reference)?,
@@ -207,11 +219,7 @@ fn min_speedup(
 /// of its present and absent speedups over std `HashSet<String>` is the largest: (present, absent,
 /// name).
 fn best_variant(v: &View, n: u64, prefixes: &[&str]) -> Option<(f64, f64, String)> {
-    v.log
-        .records
-        .iter()
-        .filter(|r| r.keys == "str" && r.n == n && r.p == Some(0.01) && r.family == "bloomlab")
-        .filter(|r| prefixes.iter().any(|p| r.structure.starts_with(p)))
+    headline_variants(v, n, prefixes)
         .filter_map(|r| {
             let present = v.speedup("lookup-present", "str", &r.label, n, STD_STRING)?;
             let absent = v.speedup("lookup-absent", "str", &r.label, n, STD_STRING)?;
@@ -225,11 +233,7 @@ fn best_variant(v: &View, n: u64, prefixes: &[&str]) -> Option<(f64, f64, String
 /// on string keys; with the slowest variant's name.
 fn min_batched_speedup(v: &View, op: &str, n: u64, prefix: &str) -> Option<(f64, String)> {
     let batch_op = op.replace("lookup-", "lookup-batch-");
-    v.log
-        .records
-        .iter()
-        .filter(|r| r.keys == "str" && r.n == n && r.p == Some(0.01) && r.family == "bloomlab")
-        .filter(|r| r.structure.starts_with(prefix))
+    headline_variants(v, n, &[prefix])
         .filter_map(|r| {
             let x = v.ns(op, "str", STD_STRING, n)? / v.ns(&batch_op, "str", &r.label, n)?;
             Some((x, r.structure.clone()))
@@ -318,11 +322,7 @@ fn headline(out: &mut String, v: &View, n: u64) {
         let fb_label = format!("{fb} p=1%");
         let mut slower: Vec<(f64, String)> = Vec::new();
         let mut compared = 0;
-        for r in
-            v.log.records.iter().filter(|r| {
-                r.keys == "str" && r.n == n && r.p == Some(0.01) && r.family == "bloomlab"
-            })
-        {
+        for r in headline_variants(v, n, &[""]) {
             for op in ["lookup-present", "lookup-absent"] {
                 if let Some(x) = v.speedup(op, "str", &r.label, n, &fb_label) {
                     compared += 1;
