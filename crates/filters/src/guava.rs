@@ -407,8 +407,8 @@ impl<F: Funnel> GuavaBloom<F> {
             ));
         }
         match (&mut self.inner, &other.inner) {
-            (Inner::Mitz32(a), Inner::Mitz32(b)) => a.store_mut().union_words(b.store()),
-            (Inner::Mitz64(a), Inner::Mitz64(b)) => a.store_mut().union_words(b.store()),
+            (Inner::Mitz32(a), Inner::Mitz32(b)) => a.union(b)?,
+            (Inner::Mitz64(a), Inner::Mitz64(b)) => a.union(b)?,
             _ => {
                 return Err(incompatible(
                     "strategy",
