@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use bloomlab_filters::{FilterExt, Variant, VariantVisitor, registry};
+use bloomlab_filters::{FilterExt, Key, Variant, VariantVisitor, registry};
 use criterion::Criterion;
 use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
 use xxhash_rust::xxh3::xxh3_64;
@@ -61,6 +61,30 @@ pub struct Suite<'a> {
 }
 
 impl Suite<'_> {
+    /// Benchmarks `op` on each key of `batch` as `<group>/<label>/<n>` with this run's settings.
+    fn time<K: Copy, R: Into<u64>>(
+        &mut self,
+        group: &str,
+        label: &str,
+        n: u64,
+        batch: &[K],
+        op: impl FnMut(K) -> R,
+    ) {
+        bench(self.c, self.cfg, group, label, n, batch, op);
+    }
+
+    /// Benchmarks a batched `op` over `batch` (calls of up to `CHUNK` keys) likewise.
+    fn time_chunks<K>(
+        &mut self,
+        group: &str,
+        label: &str,
+        n: u64,
+        batch: &[K],
+        op: impl FnMut(&[K]) -> u64,
+    ) {
+        bench_chunks(self.c, self.cfg, group, label, n, batch, op);
+    }
+
     /// Checks the structure (every present key found), records its memory and observed FPR, and
     /// benchmarks present and absent lookups.
     fn lookups<K: Copy>(
@@ -96,15 +120,7 @@ impl Suite<'_> {
         });
         for (op, batch) in [("lookup-present", present), ("lookup-absent", absent)] {
             let group = group_name(op, meta.keys);
-            bench(
-                self.c,
-                self.cfg,
-                &group,
-                &label,
-                meta.n,
-                batch,
-                &mut contains,
-            );
+            self.time(&group, &label, meta.n, batch, &mut contains);
         }
     }
 
@@ -112,18 +128,10 @@ impl Suite<'_> {
     /// are set already), so every iteration does the same work on the same state.
     fn inserts<K: Copy>(&mut self, meta: &Meta, present: &[K], mut insert: impl FnMut(K)) {
         let group = group_name("insert", meta.keys);
-        bench(
-            self.c,
-            self.cfg,
-            &group,
-            &meta.label(),
-            meta.n,
-            present,
-            |k| {
-                insert(k);
-                0u64
-            },
-        );
+        self.time(&group, &meta.label(), meta.n, present, |k| {
+            insert(k);
+            0u64
+        });
     }
 
     /// Benchmarks batched lookups (`contains_batch`: the next keys hashed and prefetched ahead) of
@@ -148,15 +156,7 @@ impl Suite<'_> {
                 meta.n
             );
             let group = group_name(&format!("lookup-batch-{what}"), meta.keys);
-            bench_chunks(
-                self.c,
-                self.cfg,
-                &group,
-                &label,
-                meta.n,
-                batch,
-                &mut contains_batch,
-            );
+            self.time_chunks(&group, &label, meta.n, batch, &mut contains_batch);
         }
     }
 
@@ -333,21 +333,13 @@ impl Suite<'_> {
         let cfg = self.cfg;
         let sip = std::collections::hash_map::RandomState::new();
         if cfg.wants("SipHash-1-3 (std HashSet)") {
-            bench(
-                self.c,
-                cfg,
-                &group,
-                "SipHash-1-3 (std HashSet)",
-                n,
-                batch,
-                |k: &str| sip.hash_one(k),
-            );
+            self.time(&group, "SipHash-1-3 (std HashSet)", n, batch, |k: &str| {
+                sip.hash_one(k)
+            });
         }
         let fold = foldhash::fast::RandomState::default();
         if cfg.wants("foldhash (foldhash HashSet)") {
-            bench(
-                self.c,
-                cfg,
+            self.time(
                 &group,
                 "foldhash (foldhash HashSet)",
                 n,
@@ -361,7 +353,7 @@ impl Suite<'_> {
     fn digest<H: bloomlab_filters::HashStrategy>(&mut self, group: &str, n: u64, batch: &[&str]) {
         let label = format!("digest {}", H::ID);
         if self.cfg.wants(&label) {
-            bench(self.c, self.cfg, group, &label, n, batch, |k: &str| {
+            self.time(group, &label, n, batch, |k: &str| {
                 let d = H::digest(k.as_bytes());
                 d.h1 ^ d.h2
             });
@@ -506,11 +498,7 @@ impl VariantVisitor for StrVariant<'_, '_> {
                 self.present,
                 self.absent,
                 |k: &str| f.contains_bytes(k.as_bytes()),
-                |keys: &[&str]| {
-                    let mut hits = 0;
-                    f.contains_batch(keys, |_, found| hits += u64::from(found));
-                    hits
-                },
+                |keys: &[&str]| batch_hits(&f, keys),
             );
         }
         if self.with_inserts {
@@ -519,6 +507,13 @@ impl VariantVisitor for StrVariant<'_, '_> {
             });
         }
     }
+}
+
+/// How many of `keys` one `contains_batch` call on `f` reports present.
+fn batch_hits<F: Variant, K: Key>(f: &F, keys: &[K]) -> u64 {
+    let mut hits = 0;
+    f.contains_batch(keys, |_, found| hits += u64::from(found));
+    hits
 }
 
 /// One bloomlab variant on u64 keys (their 8 little-endian bytes), run as its concrete type `F`.
@@ -556,11 +551,7 @@ impl VariantVisitor for U64Variant<'_, '_> {
                 self.present,
                 self.absent,
                 |k: u64| f.contains(&k),
-                |keys: &[u64]| {
-                    let mut hits = 0;
-                    f.contains_batch(keys, |_, found| hits += u64::from(found));
-                    hits
-                },
+                |keys: &[u64]| batch_hits(&f, keys),
             );
         }
     }
