@@ -1,11 +1,14 @@
 //! `cargo bench --bench bloom_vs_hashset`: lookups (present and absent keys) and inserts of every
 //! registered bloomlab variant against `std::collections::HashSet` (SipHash and foldhash) and the
 //! filter crates a Rust user would pick instead (fastbloom, bloomfilter, xorf), at 1M and 10M keys,
-//! with each structure's heap memory measured by a counting allocator.
+//! with each structure's heap memory measured by a counting allocator. Each lookup benchmark is
+//! followed by a paired comparison with std `HashSet` on the same batch ([`timing::paired`]), so
+//! the ratio to the HashSet can also be read from measurements taken side by side.
 //!
 //! Criterion writes `target/criterion/<group>/<structure>/<n>/new/estimates.json`; this binary
-//! writes the memory records to `target/criterion/bloom_vs_hashset-memory.json`; then
-//! `cargo run --release --bin bench-table` turns both into `reports/bloom_vs_hashset.md`.
+//! writes the memory records and the paired comparisons to
+//! `target/criterion/bloom_vs_hashset-memory.json`; then `cargo run --release --bin bench-table`
+//! turns both into `reports/bloom_vs_hashset.md`.
 //! `BLOOMLAB_BENCH_QUICK=1` measures 1M keys only, briefly (see [`timing::Config::from_env`]).
 
 // The modules live in `benches/bloom_vs_hashset/`; a crate root's `mod` looks beside it, hence

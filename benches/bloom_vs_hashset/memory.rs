@@ -1,5 +1,6 @@
 //! Heap memory measured, not estimated: a counting global allocator, and the JSON file of
-//! per-structure records that `bench-table` reads beside criterion's estimates.
+//! per-structure records (and of the paired comparisons) that `bench-table` reads beside
+//! criterion's estimates.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -7,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 pub use bloomlab_harness::memory::{
-    BENCH_MEMORY_FILE as FILE_NAME, BenchRecord as Record, CountingAlloc,
+    BENCH_MEMORY_FILE as FILE_NAME, BenchRecord as Record, CountingAlloc, PairedRecord,
 };
 
 /// Live heap bytes requested from the allocator right now.
@@ -26,7 +27,7 @@ pub fn measure_build<T>(build: impl FnOnce() -> T) -> (T, usize, Duration) {
     (value, after.saturating_sub(before), elapsed)
 }
 
-/// The memory file: every record of this run plus when and how it ran.
+/// The memory file: every record and paired comparison of this run, plus when and how it ran.
 #[derive(Debug, Serialize)]
 pub struct Log {
     /// Unix seconds when the run started.
@@ -36,6 +37,8 @@ pub struct Log {
     /// `"full"`, `"quick"` or `"test"`.
     pub mode: &'static str,
     pub records: Vec<Record>,
+    /// The paired comparisons with the reference, one per lookup benchmark.
+    pub paired: Vec<PairedRecord>,
     /// `None` in test mode, so that `cargo test --benches` never overwrites a real run's file.
     #[serde(skip)]
     path: Option<PathBuf>,
@@ -65,6 +68,8 @@ struct Previous {
     started_unix: u64,
     mode: String,
     records: Vec<Record>,
+    #[serde(default)]
+    paired: Vec<PairedRecord>,
 }
 
 impl Log {
@@ -80,6 +85,7 @@ impl Log {
             updated_unix: unix_now(),
             mode,
             records: Vec::new(),
+            paired: Vec::new(),
             path,
         };
         if mode == "full"
@@ -90,6 +96,11 @@ impl Log {
         {
             log.records = old
                 .records
+                .into_iter()
+                .filter(|r| !(sizes.contains(&r.n) && remeasured(&r.label)))
+                .collect();
+            log.paired = old
+                .paired
                 .into_iter()
                 .filter(|r| !(sizes.contains(&r.n) && remeasured(&r.label)))
                 .collect();
@@ -104,6 +115,16 @@ impl Log {
     /// Adds a record and rewrites the file, so an interrupted run keeps what it measured.
     pub fn push(&mut self, record: Record) {
         self.records.push(record);
+        self.save();
+    }
+
+    /// Adds a paired comparison and rewrites the file.
+    pub fn push_paired(&mut self, record: PairedRecord) {
+        self.paired.push(record);
+        self.save();
+    }
+
+    fn save(&mut self) {
         self.updated_unix = unix_now();
         if let Some(path) = &self.path
             && let Err(e) = self.write(path)

@@ -6,6 +6,7 @@
 //! inlinable loop for all, no `dyn` call anywhere in a timed loop.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use bloomlab_filters::{FilterExt, Key, Variant, VariantVisitor, registry};
 use criterion::Criterion;
@@ -13,8 +14,36 @@ use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::keys::{StrKeys, U64Keys};
-use crate::memory::{Log, Record, measure_build};
-use crate::timing::{Config, bench, bench_chunks, count_hits, group_name};
+use crate::memory::{Log, PairedRecord, Record, measure_build};
+use crate::timing::{Config, bench, chunk_timer, count_hits, group_name, paired, timer};
+
+/// The lookup batches of one key kind and n, and the exact set every lookup is paired with (std
+/// `HashSet` holding the same keys).
+pub struct Workload<'w, K, S> {
+    present: &'w [K],
+    absent: &'w [K],
+    reference: &'w S,
+    reference_label: &'static str,
+}
+
+/// Membership in the reference set, called as its concrete type.
+pub trait Exact<K> {
+    fn has(&self, key: K) -> bool;
+}
+
+impl<'k> Exact<&'k str> for HashSet<String> {
+    #[inline]
+    fn has(&self, key: &'k str) -> bool {
+        self.contains(key)
+    }
+}
+
+impl Exact<u64> for HashSet<u64> {
+    #[inline]
+    fn has(&self, key: u64) -> bool {
+        self.contains(&key)
+    }
+}
 
 /// Target rates: the headline 1% and a second, tighter one.
 pub const RATES: [f64; 2] = [0.01, 0.001];
@@ -70,31 +99,43 @@ impl Suite<'_> {
         batch: &[K],
         op: impl FnMut(K) -> R,
     ) {
-        bench(self.c, self.cfg, group, label, n, batch, op);
+        bench(self.c, self.cfg, group, label, n, timer(batch, op));
     }
 
-    /// Benchmarks a batched `op` over `batch` (calls of up to `CHUNK` keys) likewise.
-    fn time_chunks<K>(
+    /// Benchmarks a lookup with criterion, then compares it with the reference in the paired
+    /// rounds (see [`paired`]), recorded as `<group>/<label>/<n>` in the log.
+    fn time_paired(
         &mut self,
-        group: &str,
-        label: &str,
-        n: u64,
-        batch: &[K],
-        op: impl FnMut(&[K]) -> u64,
+        (group, label, n): (&str, &str, u64),
+        reference: &'static str,
+        mut reference_time: impl FnMut(u64) -> Duration,
+        mut time: impl FnMut(u64) -> Duration,
     ) {
-        bench_chunks(self.c, self.cfg, group, label, n, batch, op);
+        bench(self.c, self.cfg, group, label, n, &mut time);
+        let (reference_ns, structure_ns) = paired(self.cfg, &mut reference_time, &mut time);
+        if !structure_ns.is_empty() {
+            self.log.push_paired(PairedRecord {
+                group: group.to_owned(),
+                label: label.to_owned(),
+                n,
+                reference: reference.to_owned(),
+                reference_ns,
+                structure_ns,
+            });
+        }
     }
 
     /// Checks the structure (every present key found), records its memory and observed FPR, and
-    /// benchmarks present and absent lookups.
-    fn lookups<K: Copy>(
+    /// benchmarks present and absent lookups, each followed by its paired comparison with the
+    /// workload's reference set looking up the same batch.
+    fn lookups<K: Copy, S: Exact<K>>(
         &mut self,
         meta: &Meta,
-        built: (usize, std::time::Duration),
-        present: &[K],
-        absent: &[K],
+        built: (usize, Duration),
+        w: &Workload<K, S>,
         mut contains: impl FnMut(K) -> bool,
     ) {
+        let (present, absent) = (w.present, w.absent);
         let label = meta.label();
         let found = count_hits(present, &mut contains);
         assert_eq!(
@@ -120,7 +161,12 @@ impl Suite<'_> {
         });
         for (op, batch) in [("lookup-present", present), ("lookup-absent", absent)] {
             let group = group_name(op, meta.keys);
-            self.time(&group, &label, meta.n, batch, &mut contains);
+            self.time_paired(
+                (&group, &label, meta.n),
+                w.reference_label,
+                timer(batch, |k| w.reference.has(k)),
+                timer(batch, &mut contains),
+            );
         }
     }
 
@@ -136,17 +182,17 @@ impl Suite<'_> {
 
     /// Benchmarks batched lookups (`contains_batch`: the next keys hashed and prefetched ahead) of
     /// the present and absent batches, groups `lookup-batch-<present|absent>-<keys>`, after
-    /// checking they give exactly the per-key answers' counts.
-    fn batched<K: Copy>(
+    /// checking they give exactly the per-key answers' counts; each paired with the reference's
+    /// one-by-one lookups.
+    fn batched<K: Copy, S: Exact<K>>(
         &mut self,
         meta: &Meta,
-        present: &[K],
-        absent: &[K],
+        w: &Workload<K, S>,
         mut contains: impl FnMut(K) -> bool,
         mut contains_batch: impl FnMut(&[K]) -> u64,
     ) {
         let label = meta.label();
-        for (what, batch) in [("present", present), ("absent", absent)] {
+        for (what, batch) in [("present", w.present), ("absent", w.absent)] {
             let one_by_one = count_hits(batch, &mut contains);
             let batched = contains_batch(batch);
             assert_eq!(
@@ -156,7 +202,12 @@ impl Suite<'_> {
                 meta.n
             );
             let group = group_name(&format!("lookup-batch-{what}"), meta.keys);
-            self.time_chunks(&group, &label, meta.n, batch, &mut contains_batch);
+            self.time_paired(
+                (&group, &label, meta.n),
+                w.reference_label,
+                timer(batch, |k| w.reference.has(k)),
+                chunk_timer(batch, &mut contains_batch),
+            );
         }
     }
 
@@ -183,18 +234,24 @@ impl Suite<'_> {
             n,
         };
 
+        // The reference is built even when it is not itself measured: every lookup is paired
+        // with it.
         let meta = base("std HashSet<String>", "hashset", None);
+        let (std_set, bytes, t) = measure_build(|| {
+            let mut s = HashSet::new();
+            for k in &inserted {
+                s.insert((*k).to_owned());
+            }
+            s
+        });
+        let w = Workload {
+            present: &present,
+            absent: &absent,
+            reference: &std_set,
+            reference_label: "std HashSet<String>",
+        };
         if self.cfg.wants(&meta.label()) {
-            let (set, bytes, t) = measure_build(|| {
-                let mut s = HashSet::new();
-                for k in &inserted {
-                    s.insert((*k).to_owned());
-                }
-                s
-            });
-            self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
-                set.contains(k)
-            });
+            self.lookups(&meta, (bytes, t), &w, |k: &str| std_set.contains(k));
         }
         let meta = base("foldhash HashSet<String>", "hashset", None);
         if self.cfg.wants(&meta.label()) {
@@ -205,9 +262,7 @@ impl Suite<'_> {
                 }
                 s
             });
-            self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
-                set.contains(k)
-            });
+            self.lookups(&meta, (bytes, t), &w, |k: &str| set.contains(k));
         }
 
         self.hashing(n, &present);
@@ -222,8 +277,7 @@ impl Suite<'_> {
                     suite: self,
                     meta,
                     inserted: &inserted,
-                    present: &present,
-                    absent: &absent,
+                    w: &w,
                     with_inserts: p == RATES[0],
                 };
                 registry::visit(&name, visit).expect("names() lists registered names");
@@ -239,9 +293,7 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
-                    f.contains(k)
-                });
+                self.lookups(&meta, (bytes, t), &w, |k: &str| f.contains(k));
                 if p == RATES[0] {
                     self.inserts(&meta, &present, |k: &str| {
                         f.insert(k);
@@ -259,9 +311,7 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
-                    f.contains(k)
-                });
+                self.lookups(&meta, (bytes, t), &w, |k: &str| f.contains(k));
                 if p == RATES[0] {
                     self.inserts(&meta, &present, |k: &str| {
                         f.insert(k);
@@ -278,7 +328,7 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| f.check(k));
+                self.lookups(&meta, (bytes, t), &w, |k: &str| f.check(k));
                 if p == RATES[0] {
                     self.inserts(&meta, &present, |k: &str| f.set(k));
                 }
@@ -303,14 +353,14 @@ impl Suite<'_> {
                     let (f, bytes, t) = measure_build(|| {
                         BinaryFuse16::try_from(&hashes()).expect("distinct 64-bit hashes")
                     });
-                    self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                    self.lookups(&meta, (bytes, t), &w, |k: &str| {
                         f.contains(&xxh3_64(k.as_bytes()))
                     });
                 } else {
                     let (f, bytes, t) = measure_build(|| {
                         BinaryFuse8::try_from(&hashes()).expect("distinct 64-bit hashes")
                     });
-                    self.lookups(&meta, (bytes, t), &present, &absent, |k: &str| {
+                    self.lookups(&meta, (bytes, t), &w, |k: &str| {
                         f.contains(&xxh3_64(k.as_bytes()))
                     });
                 }
@@ -372,20 +422,22 @@ impl Suite<'_> {
         };
 
         let meta = base("std HashSet<u64>", "hashset", None);
+        let (std_set, bytes, t) =
+            measure_build(|| inserted.iter().copied().collect::<HashSet<u64>>());
+        let w = Workload {
+            present,
+            absent,
+            reference: &std_set,
+            reference_label: "std HashSet<u64>",
+        };
         if self.cfg.wants(&meta.label()) {
-            let (set, bytes, t) =
-                measure_build(|| inserted.iter().copied().collect::<HashSet<u64>>());
-            self.lookups(&meta, (bytes, t), present, absent, |k: u64| {
-                set.contains(&k)
-            });
+            self.lookups(&meta, (bytes, t), &w, |k: u64| std_set.contains(&k));
         }
         let meta = base("foldhash HashSet<u64>", "hashset", None);
         if self.cfg.wants(&meta.label()) {
             let (set, bytes, t) =
                 measure_build(|| inserted.iter().copied().collect::<foldhash::HashSet<u64>>());
-            self.lookups(&meta, (bytes, t), present, absent, |k: u64| {
-                set.contains(&k)
-            });
+            self.lookups(&meta, (bytes, t), &w, |k: u64| set.contains(&k));
         }
 
         for p in RATES {
@@ -398,8 +450,7 @@ impl Suite<'_> {
                     suite: self,
                     meta,
                     inserted,
-                    present,
-                    absent,
+                    w: &w,
                 };
                 registry::visit(&name, visit).expect("names() lists registered names");
             }
@@ -413,7 +464,7 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+                self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
             }
             let meta = base("fastbloom+foldhash", "crate", Some(p));
             if self.cfg.wants(&meta.label()) {
@@ -426,7 +477,7 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+                self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
             }
             let meta = base("bloomfilter", "crate", Some(p));
             if self.cfg.wants(&meta.label()) {
@@ -438,7 +489,7 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.check(&k));
+                self.lookups(&meta, (bytes, t), &w, |k: u64| f.check(&k));
             }
             // xorf takes u64 keys directly (it mixes them itself), as its docs intend.
             let structure = if p == RATES[0] {
@@ -451,11 +502,11 @@ impl Suite<'_> {
                 if p == RATES[0] {
                     let (f, bytes, t) =
                         measure_build(|| BinaryFuse8::try_from(inserted).expect("distinct keys"));
-                    self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+                    self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
                 } else {
                     let (f, bytes, t) =
                         measure_build(|| BinaryFuse16::try_from(inserted).expect("distinct keys"));
-                    self.lookups(&meta, (bytes, t), present, absent, |k: u64| f.contains(&k));
+                    self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
                 }
             }
         }
@@ -467,8 +518,7 @@ struct StrVariant<'s, 'a> {
     suite: &'s mut Suite<'a>,
     meta: Meta,
     inserted: &'s [&'s str],
-    present: &'s [&'s str],
-    absent: &'s [&'s str],
+    w: &'s Workload<'s, &'s str, HashSet<String>>,
     with_inserts: bool,
 }
 
@@ -484,25 +534,21 @@ impl VariantVisitor for StrVariant<'_, '_> {
             }
             f
         });
-        self.suite.lookups(
-            &self.meta,
-            (bytes, t),
-            self.present,
-            self.absent,
-            |k: &str| f.contains_bytes(k.as_bytes()),
-        );
+        self.suite
+            .lookups(&self.meta, (bytes, t), self.w, |k: &str| {
+                f.contains_bytes(k.as_bytes())
+            });
         let (name, p) = (&self.meta.structure, self.meta.p.unwrap_or(0.0));
         if Suite::wants_batched(name, p) {
             self.suite.batched(
                 &self.meta,
-                self.present,
-                self.absent,
+                self.w,
                 |k: &str| f.contains_bytes(k.as_bytes()),
                 |keys: &[&str]| batch_hits(&f, keys),
             );
         }
         if self.with_inserts {
-            self.suite.inserts(&self.meta, self.present, |k: &str| {
+            self.suite.inserts(&self.meta, self.w.present, |k: &str| {
                 f.insert_bytes(k.as_bytes());
             });
         }
@@ -521,8 +567,7 @@ struct U64Variant<'s, 'a> {
     suite: &'s mut Suite<'a>,
     meta: Meta,
     inserted: &'s [u64],
-    present: &'s [u64],
-    absent: &'s [u64],
+    w: &'s Workload<'s, u64, HashSet<u64>>,
 }
 
 impl VariantVisitor for U64Variant<'_, '_> {
@@ -537,19 +582,13 @@ impl VariantVisitor for U64Variant<'_, '_> {
             }
             f
         });
-        self.suite.lookups(
-            &self.meta,
-            (bytes, t),
-            self.present,
-            self.absent,
-            |k: u64| f.contains(&k),
-        );
+        self.suite
+            .lookups(&self.meta, (bytes, t), self.w, |k: u64| f.contains(&k));
         let (name, p) = (&self.meta.structure, self.meta.p.unwrap_or(0.0));
         if Suite::wants_batched(name, p) {
             self.suite.batched(
                 &self.meta,
-                self.present,
-                self.absent,
+                self.w,
                 |k: u64| f.contains(&k),
                 |keys: &[u64]| batch_hits(&f, keys),
             );

@@ -16,6 +16,11 @@ pub struct Config {
     pub warm_up: Duration,
     pub measurement: Duration,
     pub sample_size: usize,
+    /// Rounds of the paired comparison with the reference after each lookup benchmark (0: none).
+    pub paired_rounds: usize,
+    /// Time of each timed part of a paired round (the structure's, then the reference's, or the
+    /// other way round).
+    pub paired_part: Duration,
     /// Run the 0.1% rate and u64 keys for every bloomlab variant, not only the representative set.
     pub all_variants_everywhere: bool,
     /// Only structures whose label contains this text (or one of its `|`-separated parts) are
@@ -32,13 +37,21 @@ fn env_secs(name: &str, default: f64) -> Duration {
     Duration::from_secs_f64(secs)
 }
 
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 impl Config {
     /// From the environment: `BLOOMLAB_BENCH_QUICK=1` measures 1M keys only with short times;
     /// `BLOOMLAB_BENCH_WARMUP_SECS` / `BLOOMLAB_BENCH_MEASURE_SECS` override the times;
     /// `BLOOMLAB_BENCH_ALL=1` runs every variant at 0.1% and on u64 keys too;
     /// `BLOOMLAB_BENCH_ONLY=text` restricts to labels containing `text` (or any
     /// of `a|b|c`);
-    /// `BLOOMLAB_BENCH_SIZES=1000000,10000000` sets the key counts of a full run.
+    /// `BLOOMLAB_BENCH_SIZES=1000000,10000000` sets the key counts of a full run;
+    /// `BLOOMLAB_BENCH_PAIRED_ROUNDS` the rounds of each paired comparison (0 turns it off).
     /// Without `--bench` (i.e. `cargo test --benches`) every benchmark runs once on 10k keys.
     pub fn from_env() -> Self {
         let flag = |name: &str| std::env::var(name).is_ok_and(|v| v == "1" || v == "true");
@@ -55,6 +68,8 @@ impl Config {
                 warm_up: Duration::from_millis(10),
                 measurement: Duration::from_millis(10),
                 sample_size: 10,
+                paired_rounds: 3,
+                paired_part: Duration::from_millis(1),
                 all_variants_everywhere,
                 only,
             };
@@ -66,6 +81,8 @@ impl Config {
                 warm_up: env_secs("BLOOMLAB_BENCH_WARMUP_SECS", 0.1),
                 measurement: env_secs("BLOOMLAB_BENCH_MEASURE_SECS", 0.3),
                 sample_size: 10,
+                paired_rounds: env_count("BLOOMLAB_BENCH_PAIRED_ROUNDS", 5),
+                paired_part: Duration::from_millis(5),
                 all_variants_everywhere,
                 only,
             };
@@ -85,6 +102,8 @@ impl Config {
             warm_up: env_secs("BLOOMLAB_BENCH_WARMUP_SECS", 0.5),
             measurement: env_secs("BLOOMLAB_BENCH_MEASURE_SECS", 2.0),
             sample_size: 20,
+            paired_rounds: env_count("BLOOMLAB_BENCH_PAIRED_ROUNDS", 9),
+            paired_part: Duration::from_millis(15),
             all_variants_everywhere,
             only,
         }
@@ -129,25 +148,9 @@ pub fn group_name(op: &str, keys: &str) -> String {
     format!("{op}-{keys}")
 }
 
-/// Benchmarks `op` over `batch` as `<group>/<label>/<n>`.
-pub fn bench<K: Copy, R: Into<u64>>(
-    c: &mut Criterion,
-    cfg: &Config,
-    group: &str,
-    label: &str,
-    n: u64,
-    batch: &[K],
-    mut op: impl FnMut(K) -> R,
-) {
-    let mut cursor = 0;
-    measure(c, cfg, group, label, n, |iters| {
-        run(iters, batch, &mut cursor, &mut op)
-    });
-}
-
 /// One benchmark `<group>/<label>/<n>` with the run's times, one element per iteration, timed by
-/// `time(iters)`.
-fn measure(
+/// `time(iters)` (a [`timer`] or [`chunk_timer`]).
+pub fn bench(
     c: &mut Criterion,
     cfg: &Config,
     group: &str,
@@ -198,24 +201,73 @@ fn run_chunks<K>(
     elapsed
 }
 
-/// Benchmarks a batched lookup `op` over `batch` as `<group>/<label>/<n>`; one criterion
-/// iteration is still one key, so the estimate is ns per key, comparable with [`bench`]'s.
-pub fn bench_chunks<K>(
-    c: &mut Criterion,
-    cfg: &Config,
-    group: &str,
-    label: &str,
-    n: u64,
-    batch: &[K],
-    mut op: impl FnMut(&[K]) -> u64,
-) {
-    let mut cursor = 0;
-    measure(c, cfg, group, label, n, |iters| {
-        run_chunks(iters, batch, &mut cursor, &mut op)
-    });
-}
-
 /// How many keys of `batch` `op` reports present.
 pub fn count_hits<K: Copy>(batch: &[K], mut op: impl FnMut(K) -> bool) -> u64 {
     batch.iter().map(|&k| u64::from(op(k))).sum()
+}
+
+/// Times `op` on `keys` consecutive batch keys, wrapping around: [`run`] as a closure that keeps
+/// its own place in `batch`.
+pub fn timer<K: Copy, R: Into<u64>>(
+    batch: &[K],
+    mut op: impl FnMut(K) -> R,
+) -> impl FnMut(u64) -> Duration {
+    let mut cursor = 0;
+    move |keys| run(keys, batch, &mut cursor, &mut op)
+}
+
+/// Like [`timer`], for a batched `op` ([`run_chunks`]).
+pub fn chunk_timer<K>(batch: &[K], mut op: impl FnMut(&[K]) -> u64) -> impl FnMut(u64) -> Duration {
+    let mut cursor = 0;
+    move |keys| run_chunks(keys, batch, &mut cursor, &mut op)
+}
+
+/// Keys that take about `part` to time with `time`, estimated from one short calibration run.
+fn keys_for(part: Duration, time: &mut impl FnMut(u64) -> Duration) -> u64 {
+    const PROBE: u64 = 4096;
+    time(PROBE);
+    let per_key = time(PROBE).as_secs_f64() / PROBE as f64;
+    let keys = part.as_secs_f64() / per_key.max(1e-10);
+    (keys as u64).clamp(PROBE, 1 << 26)
+}
+
+/// One timed part of a paired round: an untimed pass over `keys` keys (which brings the part's own
+/// data back into the caches the other part used), then `keys` keys timed; ns per key.
+fn part(time: &mut impl FnMut(u64) -> Duration, keys: u64) -> f64 {
+    time(keys);
+    time(keys).as_secs_f64() * 1e9 / keys as f64
+}
+
+/// The paired comparison: `cfg.paired_rounds` rounds, each timing about `cfg.paired_part` of
+/// `structure` and of `reference` back to back, their order alternating from round to round, each
+/// part preceded by an equally long untimed pass (see [`part`]). Returns ns per key per round:
+/// (reference, structure). Both parts of a round run within tens of milliseconds of each other, so
+/// a window in which other tenants of a shared machine slow memory down reaches both, which it
+/// does not for two criterion benchmarks taken minutes apart; and the spread over rounds shows how
+/// steady the structure's time was.
+///
+/// `structure` and `reference` are generic, never `dyn`: called through a `dyn FnMut`, the
+/// `HashSet<String>` loop measured twice as slow as criterion's for the same closure.
+pub fn paired(
+    cfg: &Config,
+    mut reference: impl FnMut(u64) -> Duration,
+    mut structure: impl FnMut(u64) -> Duration,
+) -> (Vec<f64>, Vec<f64>) {
+    let rounds = cfg.paired_rounds;
+    if rounds == 0 {
+        return (Vec::new(), Vec::new());
+    }
+    let ref_keys = keys_for(cfg.paired_part, &mut reference);
+    let keys = keys_for(cfg.paired_part, &mut structure);
+    let (mut ref_ns, mut ns) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            ref_ns.push(part(&mut reference, ref_keys));
+            ns.push(part(&mut structure, keys));
+        } else {
+            ns.push(part(&mut structure, keys));
+            ref_ns.push(part(&mut reference, ref_keys));
+        }
+    }
+    (ref_ns, ns)
 }

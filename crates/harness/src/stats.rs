@@ -92,6 +92,21 @@ pub fn wilson(successes: u64, trials: u64, confidence: f64) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
+/// Median of the finite values (mean of the middle two for an even count); NaN if none is finite.
+pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len().is_multiple_of(2) {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +174,13 @@ mod tests {
             close(l, 0.010_26, 1e-3) && close(h, 0.084_50, 1e-3),
             "({l}, {h})"
         );
+    }
+
+    #[test]
+    fn median_skips_non_finite_values_and_averages_the_middle_pair() {
+        assert_eq!(median([3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median([4.0, 1.0, f64::NAN, 3.0, 2.0]), 2.5);
+        assert!(median([f64::INFINITY, f64::NAN]).is_nan());
+        assert!(median(Vec::new()).is_nan());
     }
 }

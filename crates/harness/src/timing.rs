@@ -50,29 +50,17 @@ pub struct FilterTiming {
     pub absent_ns: f64,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        0.5 * (v[mid - 1] + v[mid])
-    }
-}
-
 /// Nanoseconds per key of `pass`, median over `passes` runs (0 for an empty batch).
 fn per_key(passes: usize, keys: usize, mut pass: impl FnMut()) -> f64 {
     if keys == 0 {
         return 0.0;
     }
-    let times = (0..passes.max(1))
-        .map(|_| {
-            let t = Instant::now();
-            pass();
-            t.elapsed().as_nanos() as f64 / keys as f64
-        })
-        .collect();
-    median(times)
+    let times = (0..passes.max(1)).map(|_| {
+        let t = Instant::now();
+        pass();
+        t.elapsed().as_nanos() as f64 / keys as f64
+    });
+    crate::stats::median(times)
 }
 
 /// Times `filled`, a filter already holding all members.

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use bloomlab_harness::SweepRow;
+use bloomlab_harness::stats::median;
 use plotters::coord::Shift;
 use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
@@ -603,12 +604,8 @@ pub fn plot_lookup_ns_vs_n(rows: &[SweepRow], path: &Path) -> Result<PathBuf, Re
             let hashset: Vec<(f64, f64)> = ns
                 .iter()
                 .map(|&n| {
-                    let mut v: Vec<f64> = slice
-                        .iter()
-                        .filter(|r| r.n == n)
-                        .map(|r| set_ns(r))
-                        .collect();
-                    (n as f64, median(&mut v))
+                    let v = slice.iter().filter(|r| r.n == n).map(|r| set_ns(r));
+                    (n as f64, median(v))
                 })
                 .collect();
             chart
@@ -722,12 +719,11 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
                 let theory: Vec<(f64, f64)> = factors
                     .iter()
                     .map(|&f| {
-                        let mut v: Vec<f64> = slice
+                        let v = slice
                             .iter()
                             .filter(|r| &r.layout == family && r.overfill == f)
-                            .map(|r| r.fpr_theory)
-                            .collect();
-                        (f, median(&mut v))
+                            .map(|r| r.fpr_theory);
+                        (f, median(v))
                     })
                     .filter(|&(_, t)| t > 0.0)
                     .collect();
@@ -778,20 +774,6 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
 fn no_rows(path: &Path) -> ReportError {
     ReportError::NoRows {
         path: path.to_path_buf(),
-    }
-}
-
-/// Median of `v` (mean of the middle two for an even count); NaN for none.
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    if v.len().is_multiple_of(2) {
-        (v[mid - 1] + v[mid]) / 2.0
-    } else {
-        v[mid]
     }
 }
 

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-pub use bloomlab_harness::memory::{BENCH_MEMORY_FILE as MEMORY_FILE, BenchRecord as Record};
+pub use bloomlab_harness::memory::{
+    BENCH_MEMORY_FILE as MEMORY_FILE, BenchRecord as Record, PairedRecord,
+};
 
 /// The bench's memory log.
 #[derive(Debug, Clone, Deserialize)]
@@ -16,6 +18,9 @@ pub struct MemoryLog {
     pub updated_unix: u64,
     pub mode: String,
     pub records: Vec<Record>,
+    /// The paired comparisons with the reference (absent from logs of older runs).
+    #[serde(default)]
+    pub paired: Vec<PairedRecord>,
 }
 
 /// A benchmark's identity: criterion group (e.g. `lookup-present-str`), function id (the

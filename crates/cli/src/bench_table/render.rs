@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use bloomlab_report::markdown::table;
 
-use super::input::{BenchKey, Medians, MemoryLog, Record};
+use super::input::{BenchKey, Medians, MemoryLog, PairedRecord, Record};
 
 /// Where and when: shown at the top of the report.
 #[derive(Debug, Clone)]
@@ -56,6 +56,58 @@ impl View<'_> {
     /// `reference ns / this ns` for `op`: how many times faster than the reference.
     fn speedup(&self, op: &str, keys: &str, label: &str, n: u64, reference: &str) -> Option<f64> {
         Some(self.ns(op, keys, reference, n)? / self.ns(op, keys, label, n)?)
+    }
+    fn paired(&self, op: &str, keys: &str, label: &str, n: u64) -> Option<&PairedRecord> {
+        let group = format!("{op}-{keys}");
+        self.log
+            .paired
+            .iter()
+            .find(|r| r.group == group && r.label == label && r.n == n)
+    }
+    /// How many times faster `label`'s `op` is than std `HashSet`'s `ref_op` on the same keys
+    /// (`ref_op` differs from `op` for batched lookups, compared with one-by-one ones), on `basis`.
+    fn vs_std(&self, basis: Basis, (op, ref_op): (&str, &str), label: &str, n: u64) -> Option<f64> {
+        match basis {
+            Basis::Medians => {
+                Some(self.ns(ref_op, "str", STD_STRING, n)? / self.ns(op, "str", label, n)?)
+            }
+            Basis::Paired => self.paired(op, "str", label, n)?.speedup(),
+        }
+    }
+}
+
+/// What a headline ratio is computed from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Basis {
+    /// Criterion's medians of the two benchmarks, measured minutes apart.
+    Medians,
+    /// The paired rounds' median ratio, each round timing both within milliseconds.
+    Paired,
+}
+
+impl Basis {
+    fn name(self) -> &'static str {
+        match self {
+            Basis::Medians => "criterion medians",
+            Basis::Paired => "paired rounds",
+        }
+    }
+}
+
+/// A paired comparison as `median ratio (lowest-highest round)`.
+fn fmt_paired(r: Option<&PairedRecord>) -> String {
+    let Some(r) = r else { return "—".into() };
+    let ratios: Vec<f64> = r.ratios().collect();
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match r.speedup() {
+        Some(x) => format!(
+            "{} ({}–{})",
+            fmt_ratio(Some(x)),
+            fmt_ratio(Some(lo)).trim_end_matches('x'),
+            fmt_ratio(Some(hi)).trim_end_matches('x')
+        ),
+        None => "—".into(),
     }
 }
 
@@ -142,8 +194,10 @@ fn section(out: &mut String, v: &View, keys: &str, n: u64) {
         "p".into(),
         "present ns".into(),
         format!("present vs std {short}"),
+        "present vs std, paired".into(),
         "absent ns".into(),
         format!("absent vs std {short}"),
+        "absent vs std, paired".into(),
         "insert ns".into(),
         "heap".into(),
         "bits/key".into(),
@@ -165,8 +219,10 @@ fn section(out: &mut String, v: &View, keys: &str, n: u64) {
                 fmt_p(r.p),
                 fmt_ns(present),
                 fmt_ratio(v.speedup("lookup-present", keys, &r.label, n, reference)),
+                fmt_paired(v.paired("lookup-present", keys, &r.label, n)),
                 fmt_ns(absent),
                 fmt_ratio(v.speedup("lookup-absent", keys, &r.label, n, reference)),
+                fmt_paired(v.paired("lookup-absent", keys, &r.label, n)),
                 fmt_ns(insert),
                 fmt_bytes(r.heap_bytes),
                 format!("{:.2}", r.heap_bytes as f64 * 8.0 / r.n as f64),
@@ -196,28 +252,23 @@ fn headline_variants<'a>(
     })
 }
 
-/// The smallest of `reference / variant` speedups over the variants whose structure starts with
-/// one of `prefixes`, at p = 1% on string keys; with the name of the slowest variant.
+/// The smallest speedup over std `HashSet<String>` on `basis` (see [`View::vs_std`]) among the
+/// headline variants whose structure starts with one of `prefixes`; with the slowest one's name.
 fn min_speedup(
     v: &View,
-    op: &str,
+    basis: Basis,
+    ops: (&str, &str),
     n: u64,
     prefixes: &[&str],
-    reference: &str,
 ) -> Option<(f64, String)> {
     headline_variants(v, n, prefixes)
-        .filter_map(|r| {
-            Some((
-                v.speedup(op, "str", &r.label, n, reference)?,
-                r.structure.clone(),
-            ))
-        })
+        .filter_map(|r| Some((v.vs_std(basis, ops, &r.label, n)?, r.structure.clone())))
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
 /// The variant (string keys, p = 1%, bloomlab, name starting with one of `prefixes`) whose slower
-/// of its present and absent speedups over std `HashSet<String>` is the largest: (present, absent,
-/// name).
+/// of its present and absent speedups over std `HashSet<String>` (criterion medians) is the
+/// largest: (present, absent, name).
 fn best_variant(v: &View, n: u64, prefixes: &[&str]) -> Option<(f64, f64, String)> {
     headline_variants(v, n, prefixes)
         .filter_map(|r| {
@@ -228,24 +279,47 @@ fn best_variant(v: &View, n: u64, prefixes: &[&str]) -> Option<(f64, f64, String
         .max_by(|a, b| a.0.min(a.1).total_cmp(&b.0.min(b.1)))
 }
 
-/// The smallest `reference per-key / variant batched` speedup for `op` (`lookup-present` or
-/// `lookup-absent`) over the variants starting with `prefix` that have batched results, at p = 1%
-/// on string keys; with the slowest variant's name.
-fn min_batched_speedup(v: &View, op: &str, n: u64, prefix: &str) -> Option<(f64, String)> {
-    let batch_op = op.replace("lookup-", "lookup-batch-");
-    headline_variants(v, n, &[prefix])
-        .filter_map(|r| {
-            let x = v.ns(op, "str", STD_STRING, n)? / v.ns(&batch_op, "str", &r.label, n)?;
-            Some((x, r.structure.clone()))
-        })
-        .min_by(|a, b| a.0.total_cmp(&b.0))
+/// The headline's present and absent figures on `basis` for the variants starting with one of
+/// `prefixes`: `(text, met)`, met when both reach `target` (None: nothing measured).
+fn target_parts(
+    v: &View,
+    basis: Basis,
+    n: u64,
+    prefixes: &[&str],
+    batched: bool,
+    target: f64,
+) -> Option<(String, bool)> {
+    let mut parts = Vec::new();
+    let mut met = true;
+    for op in ["lookup-present", "lookup-absent"] {
+        let timed = if batched {
+            op.replace("lookup-", "lookup-batch-")
+        } else {
+            op.to_owned()
+        };
+        let what = op.trim_start_matches("lookup-");
+        match min_speedup(v, basis, (&timed, op), n, prefixes) {
+            Some((x, worst)) => {
+                met &= x >= target;
+                parts.push(format!("{what} {} (`{worst}`)", fmt_ratio(Some(x))));
+            }
+            None => {
+                met = false;
+                parts.push(format!("{what} not measured"));
+            }
+        }
+    }
+    (!parts.iter().all(|p| p.ends_with("not measured"))).then(|| (parts.join(", "), met))
 }
 
 fn headline(out: &mut String, v: &View, n: u64) {
     let _ = writeln!(
         out,
-        "## Headline: string keys, n = {}, p = 1%\n\nEach figure is std `HashSet<String>`'s median ns \
-         divided by the structure's (higher is faster); the worst variant of each family is named.\n",
+        "## Headline: string keys, n = {}, p = 1%\n\nEach figure is how many times faster than std \
+         `HashSet<String>` the slowest variant of a family is (the variant is named), computed two \
+         ways: from criterion's medians (each benchmark measured on its own, minutes apart from the \
+         HashSet's), and from the paired rounds (the structure and the HashSet timed alternately \
+         within milliseconds, median of the rounds' ratios; see *How to read the tables*).\n",
         fmt_n(n)
     );
     let targets: [(&str, &[&str], f64); 3] = [
@@ -254,28 +328,20 @@ fn headline(out: &mut String, v: &View, n: u64) {
         ("classic xxh3 (`classic/xxh3/*`)", &["classic/xxh3/"], 1.5),
     ];
     for (name, prefixes, target) in targets {
-        let mut parts = Vec::new();
-        let mut met = true;
-        for op in ["lookup-present", "lookup-absent"] {
-            match min_speedup(v, op, n, prefixes, STD_STRING) {
-                Some((x, worst)) => {
-                    met &= x >= target;
-                    parts.push(format!(
-                        "{} at least {} (`{worst}`)",
-                        op.trim_start_matches("lookup-"),
-                        fmt_ratio(Some(x))
-                    ));
-                }
-                None => {
-                    met = false;
-                    parts.push(format!("{} not measured", op.trim_start_matches("lookup-")));
-                }
-            }
+        let mut bases = Vec::new();
+        for basis in [Basis::Medians, Basis::Paired] {
+            let (parts, met) = target_parts(v, basis, n, prefixes, false, target)
+                .unwrap_or_else(|| ("not measured".into(), false));
+            bases.push(format!(
+                "{}: {parts}, {}",
+                basis.name(),
+                if met { "met" } else { "**not met**" }
+            ));
         }
         let best = best_variant(v, n, prefixes)
             .map(|(present, absent, best)| {
                 format!(
-                    " (best variant `{best}`: present {}, absent {})",
+                    " (best variant by criterion medians `{best}`: present {}, absent {})",
                     fmt_ratio(Some(present)),
                     fmt_ratio(Some(absent))
                 )
@@ -283,9 +349,8 @@ fn headline(out: &mut String, v: &View, n: u64) {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "- {name}: {}; target {target}x {} for every variant{best}.",
-            parts.join(", "),
-            if met { "met" } else { "**not met**" }
+            "- {name}, target {target}x for every variant: {}{best}.",
+            bases.join("; ")
         );
     }
     let mut batched = Vec::new();
@@ -294,19 +359,15 @@ fn headline(out: &mut String, v: &View, n: u64) {
         ("blocked", "blocked512/"),
         ("classic xxh3", "classic/xxh3/"),
     ] {
-        let parts: Vec<String> = ["lookup-present", "lookup-absent"]
+        let bases: Vec<String> = [Basis::Medians, Basis::Paired]
             .into_iter()
-            .filter_map(|op| {
-                let (x, worst) = min_batched_speedup(v, op, n, prefix)?;
-                Some(format!(
-                    "{} {} (`{worst}`)",
-                    op.trim_start_matches("lookup-"),
-                    fmt_ratio(Some(x))
-                ))
+            .filter_map(|basis| {
+                let (parts, _) = target_parts(v, basis, n, &[prefix], true, 0.0)?;
+                Some(format!("{parts} ({})", basis.name()))
             })
             .collect();
-        if !parts.is_empty() {
-            batched.push(format!("{name} {}", parts.join(", ")));
+        if !bases.is_empty() {
+            batched.push(format!("{name} {}", bases.join(", ")));
         }
     }
     if !batched.is_empty() {
@@ -319,47 +380,7 @@ fn headline(out: &mut String, v: &View, n: u64) {
         );
     }
     for fb in ["fastbloom", "fastbloom+foldhash"] {
-        let fb_label = format!("{fb} p=1%");
-        let mut slower: Vec<(f64, String)> = Vec::new();
-        let mut compared = 0;
-        for r in headline_variants(v, n, &[""]) {
-            for op in ["lookup-present", "lookup-absent"] {
-                if let Some(x) = v.speedup(op, "str", &r.label, n, &fb_label) {
-                    compared += 1;
-                    if x < 1.0 {
-                        let what = op.trim_start_matches("lookup-");
-                        slower.push((
-                            x,
-                            format!("`{}` {what} {}", r.structure, fmt_ratio(Some(x))),
-                        ));
-                    }
-                }
-            }
-        }
-        slower.sort_by(|a, b| a.0.total_cmp(&b.0));
-        if compared == 0 {
-            let _ = writeln!(out, "- `{fb}`: not measured.");
-        } else if slower.is_empty() {
-            let _ = writeln!(
-                out,
-                "- Every bloomlab variant is at least as fast as `{fb}` (present and absent)."
-            );
-        } else {
-            const SHOWN: usize = 8;
-            let worst: Vec<&str> = slower.iter().take(SHOWN).map(|(_, s)| s.as_str()).collect();
-            let _ = writeln!(
-                out,
-                "- Slower than `{fb}` (same p; ratio = its median / the variant's) in {} of \
-                 {compared} comparisons; {}: {}.",
-                slower.len(),
-                if slower.len() > SHOWN {
-                    "the worst"
-                } else {
-                    "all"
-                },
-                worst.join(", ")
-            );
-        }
+        fastbloom_line(out, v, n, fb);
     }
     if let (Some(std), Some(sbbf)) = (
         v.record("str", STD_STRING, n),
@@ -377,6 +398,68 @@ fn headline(out: &mut String, v: &View, n: u64) {
         );
     }
     out.push('\n');
+}
+
+/// Which headline variants are slower than the crate `fb` at p = 1%, by criterion medians
+/// (`fb`'s median / the variant's) and by paired rounds (the variant's paired speedup over the
+/// HashSet / `fb`'s).
+fn fastbloom_line(out: &mut String, v: &View, n: u64, fb: &str) {
+    let fb_label = format!("{fb} p=1%");
+    let mut summaries = Vec::new();
+    for basis in [Basis::Medians, Basis::Paired] {
+        let mut slower: Vec<(f64, String)> = Vec::new();
+        let mut compared = 0;
+        for r in headline_variants(v, n, &[""]) {
+            for op in ["lookup-present", "lookup-absent"] {
+                let x = match basis {
+                    Basis::Medians => v.speedup(op, "str", &r.label, n, &fb_label),
+                    Basis::Paired => v
+                        .vs_std(basis, (op, op), &r.label, n)
+                        .zip(v.vs_std(basis, (op, op), &fb_label, n))
+                        .map(|(mine, theirs)| mine / theirs),
+                };
+                let Some(x) = x else { continue };
+                compared += 1;
+                if x < 1.0 {
+                    let what = op.trim_start_matches("lookup-");
+                    slower.push((
+                        x,
+                        format!("`{}` {what} {}", r.structure, fmt_ratio(Some(x))),
+                    ));
+                }
+            }
+        }
+        if compared == 0 {
+            continue;
+        }
+        slower.sort_by(|a, b| a.0.total_cmp(&b.0));
+        const SHOWN: usize = 6;
+        let worst: Vec<&str> = slower.iter().take(SHOWN).map(|(_, s)| s.as_str()).collect();
+        summaries.push(if slower.is_empty() {
+            format!("{}: none of {compared} comparisons", basis.name())
+        } else {
+            format!(
+                "{}: {} of {compared} comparisons ({}: {})",
+                basis.name(),
+                slower.len(),
+                if slower.len() > SHOWN {
+                    "the worst"
+                } else {
+                    "all"
+                },
+                worst.join(", ")
+            )
+        });
+    }
+    if summaries.is_empty() {
+        let _ = writeln!(out, "- `{fb}`: not measured.");
+    } else {
+        let _ = writeln!(
+            out,
+            "- Slower than `{fb}` at the same p (present or absent): {}.",
+            summaries.join("; ")
+        );
+    }
 }
 
 /// `YYYY-MM-DD HH:MM UTC` for Unix seconds.
@@ -435,6 +518,15 @@ pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
          to back: independent cache misses overlap, as in any batch workload.\n\
          - *vs std*: std `HashSet`'s median divided by this row's: above 1x is faster than the \
          HashSet. u64 tables compare with `HashSet<u64>`.\n\
+         - *vs std, paired*: right after criterion measures a lookup, the bench times this structure \
+         and std `HashSet` on the same batch alternately, in rounds of two parts of about 15 ms \
+         (each after an equally long untimed pass over its own data); shown is the median of the \
+         rounds' ratios and, in brackets, the lowest and the highest. Both parts of a round see the \
+         same state of the machine, so the ratio does not depend on which minute of the run each \
+         benchmark fell in, and the spread shows how steady the structure's time was: at 10M a \
+         filter held partly in the shared L3 slows down with whatever else uses that cache, while \
+         the HashSet, bound by DRAM either way, hardly changes. The std row paired with itself \
+         shows the method's own noise.\n\
          - *insert ns*: re-inserting present keys into the full filter (the bits are already set, so \
          the state never changes between iterations); *build ns/key* is one build from empty timed \
          with a wall clock (not criterion), divided by n, for every structure including the HashSets.\n\
@@ -480,9 +572,11 @@ fn batched(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
                     fmt_ns(v.ns("lookup-present", keys, &r.label, n)),
                     fmt_ns(present),
                     fmt_ratio(vs("lookup-present", present)),
+                    fmt_paired(v.paired("lookup-batch-present", keys, &r.label, n)),
                     fmt_ns(v.ns("lookup-absent", keys, &r.label, n)),
                     fmt_ns(absent),
                     fmt_ratio(vs("lookup-absent", absent)),
+                    fmt_paired(v.paired("lookup-batch-absent", keys, &r.label, n)),
                 ]);
             }
         }
@@ -507,9 +601,11 @@ fn batched(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
         "present ns, one by one",
         "present ns, batched",
         "batched present vs std",
+        "paired",
         "absent ns, one by one",
         "absent ns, batched",
         "batched absent vs std",
+        "paired",
     ]
     .map(String::from);
     out.push_str(&table(&headers, &rows));

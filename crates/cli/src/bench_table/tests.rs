@@ -108,7 +108,36 @@ fn synthetic(dir: &Path) {
             1_000_000,
         ),
     ];
-    let log = serde_json::json!({"started_unix": 0, "updated_unix": 86_400 + 3_660, "mode": "full", "records": records});
+    // Paired rounds: HashSet 100 ns per round; the structure's ns per round.
+    let paired = |group: &str, label: &str, structure_ns: &[f64]| {
+        serde_json::json!({
+            "group": group, "label": label, "n": N, "reference": "std HashSet<String>",
+            "reference_ns": vec![100.0; structure_ns.len()], "structure_ns": structure_ns,
+        })
+    };
+    let paired = vec![
+        // ratios 4, 5, 10: median 5.
+        paired("lookup-present-str", "sbbf/xxh3 p=1%", &[25.0, 20.0, 10.0]),
+        // ratios 2, 2.5, 5: median 2.5, below the 4x target.
+        paired("lookup-absent-str", "sbbf/xxh3 p=1%", &[50.0, 40.0, 20.0]),
+        paired(
+            "lookup-present-str",
+            "blocked512/xxh3 p=1%",
+            &[20.0, 20.0, 20.0],
+        ),
+        paired(
+            "lookup-absent-str",
+            "blocked512/xxh3 p=1%",
+            &[10.0, 10.0, 10.0],
+        ),
+        paired("lookup-present-str", "fastbloom p=1%", &[50.0, 50.0, 50.0]),
+        paired("lookup-absent-str", "fastbloom p=1%", &[50.0, 50.0, 50.0]),
+        paired("lookup-batch-absent-str", "sbbf/xxh3 p=1%", &[12.5, 12.5]),
+    ];
+    let log = serde_json::json!({
+        "started_unix": 0, "updated_unix": 86_400 + 3_660, "mode": "full", "records": records,
+        "paired": paired,
+    });
     std::fs::write(dir.join(input::MEMORY_FILE), log.to_string()).unwrap();
     for (label, present, absent) in [
         ("std HashSet<String>", 100.0, 40.0),
@@ -160,12 +189,19 @@ fn table_rows_carry_ratios_memory_and_bits_per_key() {
         .lines()
         .find(|l| l.starts_with("| `sbbf/xxh3`"))
         .unwrap_or_else(|| panic!("no sbbf row in:\n{md}"));
-    // present 100/20 = 5x, absent 40/10 = 4x, insert 7.5 ns, 1.25 MB = 1.2 MiB = 10 bits/key,
-    // memory 80e6/1.25e6 = 1/64.
+    // present 100/20 = 5x (paired 5x, rounds 4x to 10x), absent 40/10 = 4x (paired 2.5x, rounds
+    // 2x to 5x), insert 7.5 ns, 1.25 MB = 1.2 MiB = 10 bits/key, memory 80e6/1.25e6 = 1/64.
     assert_eq!(
         sbbf_row,
-        "| `sbbf/xxh3` | 1% | 20.0 | 5.00x | 10.0 | 4.00x | 7.50 | 1.2 MiB | 10.00 | 1/64 | 1.000% | 50 |"
+        "| `sbbf/xxh3` | 1% | 20.0 | 5.00x | 5.00x (4.00–10.0) | 10.0 | 4.00x | 2.50x (2.00–5.00) | \
+         7.50 | 1.2 MiB | 10.00 | 1/64 | 1.000% | 50 |"
     );
+    // Without paired rounds, a dash.
+    let classic_row = md
+        .lines()
+        .find(|l| l.starts_with("| `classic/xxh3/km/flat`"))
+        .unwrap_or_else(|| panic!("no classic row in:\n{md}"));
+    assert!(classic_row.starts_with("| `classic/xxh3/km/flat` | 1% | 50.0 | 2.00x | — |"));
     assert!(md.contains("| `digest xxh3` | 3.25 |"), "{md}");
     assert!(
         md.contains("Test CPU, 2 cores; rustc 0.0.0; compiled for this CPU"),
@@ -188,17 +224,42 @@ fn headline_reports_the_worst_variant_against_each_target() {
     synthetic(&dir.0);
     let log = input::read_memory(&dir.0).unwrap();
     let md = render::render(&log, &input::read_medians(&dir.0).unwrap(), &machine());
+    // By medians sbbf meets 4x (5x, 4x); paired, its absent lookups do not (2.5x).
     assert!(
-        md.contains("split-block (`sbbf/*`): present at least 5.00x (`sbbf/xxh3`), absent at least 4.00x (`sbbf/xxh3`); target 4x met for every variant (best variant `sbbf/xxh3`: present 5.00x, absent 4.00x)."),
+        md.contains(
+            "- split-block (`sbbf/*`), target 4x for every variant: criterion medians: \
+             present 5.00x (`sbbf/xxh3`), absent 4.00x (`sbbf/xxh3`), met; paired rounds: present \
+             5.00x (`sbbf/xxh3`), absent 2.50x (`sbbf/xxh3`), **not met** (best variant by \
+             criterion medians `sbbf/xxh3`: present 5.00x, absent 4.00x)."
+        ),
         "{md}"
     );
+    // Blocked: medians 3.33x present (not met), paired 5x and 10x (met).
     assert!(
-        md.contains("blocked (`blocked512/*`): present at least 3.33x (`blocked512/xxh3`), absent at least 8.00x (`blocked512/xxh3`); target 4x **not met** for every variant (best variant `blocked512/xxh3`: present 3.33x, absent 8.00x)."),
+        md.contains(
+            "- blocked (`blocked512/*`), target 4x for every variant: criterion medians: \
+             present 3.33x (`blocked512/xxh3`), absent 8.00x (`blocked512/xxh3`), **not met**; \
+             paired rounds: present 5.00x (`blocked512/xxh3`), absent 10.0x (`blocked512/xxh3`), \
+             met"
+        ),
         "{md}"
     );
+    // Classic has no paired rounds.
     assert!(
-        md.contains("Slower than `fastbloom` (same p; ratio = its median / the variant's) in 2 of 6 \
-             comparisons; all: `classic/xxh3/km/flat` present 0.50x, `blocked512/xxh3` present 0.83x."),
+        md.contains(
+            "met; paired rounds: not measured, **not met** (best variant by criterion \
+             medians `classic/xxh3/km/flat`: present 2.00x, absent 2.00x)."
+        ),
+        "{md}"
+    );
+    // Medians: fastbloom 25/25 ns against classic 50/20, blocked 30/5, sbbf 20/10. Paired: fastbloom
+    // 2x/2x against sbbf 5x/2.5x and blocked 5x/10x, none slower.
+    assert!(
+        md.contains(
+            "- Slower than `fastbloom` at the same p (present or absent): criterion \
+             medians: 2 of 6 comparisons (all: `classic/xxh3/km/flat` present 0.50x, \
+             `blocked512/xxh3` present 0.83x); paired rounds: none of 4 comparisons."
+        ),
         "{md}"
     );
 }
@@ -209,14 +270,18 @@ fn batched_lookups_are_compared_with_the_hashsets_one_by_one_lookups() {
     synthetic(&dir.0);
     let log = input::read_memory(&dir.0).unwrap();
     let md = render::render(&log, &input::read_medians(&dir.0).unwrap(), &machine());
-    // HashSet 100/40 ns one by one; sbbf batched 12.5/8 ns: 8x and 5x.
+    // HashSet 100/40 ns one by one; sbbf batched 12.5/8 ns: 8x and 5x; paired absent 100/12.5.
     assert!(
-        md.contains("| `std HashSet<String>` | 1M | `sbbf/xxh3` | 1% | 20.0 | 12.5 | 8.00x | 10.0 | 8.00 | 5.00x |"),
+        md.contains(
+            "| `std HashSet<String>` | 1M | `sbbf/xxh3` | 1% | 20.0 | 12.5 | 8.00x | — | \
+             10.0 | 8.00 | 5.00x | 8.00x (8.00–8.00) |"
+        ),
         "{md}"
     );
     assert!(
         md.contains(
-            "worst variant: split-block present 8.00x (`sbbf/xxh3`), absent 5.00x (`sbbf/xxh3`)."
+            "worst variant: split-block present 8.00x (`sbbf/xxh3`), absent 5.00x (`sbbf/xxh3`) \
+             (criterion medians), present not measured, absent 8.00x (`sbbf/xxh3`) (paired rounds)."
         ),
         "{md}"
     );

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use bloomlab_cli::{CountingAlloc, git_revision, parse_count, parse_f64, parse_list};
+use bloomlab_harness::stats::median;
 use bloomlab_harness::{Grid, KeySetKind, SweepConfig, SweepRow, sweep};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -201,15 +202,6 @@ fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// One line per filter: how often theory lay inside the interval, how far the observed rate
 /// strays from theory (in either direction), and lookup speed against the HashSet.
 fn print_headlines(rows: &[SweepRow]) {
@@ -238,8 +230,8 @@ fn print_headlines(rows: &[SweepRow]) {
             format!("{inside}/{}", mine.len()),
             median(ratio),
             format!("{lo:.2}..{hi:.2}"),
-            median(mine.iter().map(|r| r.lookup_absent_ns).collect()),
-            median(mine.iter().map(|r| r.hashset_absent_ns).collect()),
+            median(mine.iter().map(|r| r.lookup_absent_ns)),
+            median(mine.iter().map(|r| r.hashset_absent_ns)),
         );
     }
     println!(
