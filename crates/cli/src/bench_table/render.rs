@@ -519,11 +519,11 @@ pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
          - *vs std*: std `HashSet`'s median divided by this row's: above 1x is faster than the \
          HashSet. u64 tables compare with `HashSet<u64>`.\n\
          - *vs std, paired*: right after criterion measures a lookup, the bench times this structure \
-         and std `HashSet` on the same batch alternately, in rounds of two parts of about 15 ms \
-         (each after an equally long untimed pass over its own data); shown is the median of the \
-         rounds' ratios and, in brackets, the lowest and the highest. Both parts of a round see the \
-         same state of the machine, so the ratio does not depend on which minute of the run each \
-         benchmark fell in, and the spread shows how steady the structure's time was: at 10M a \
+         and std `HashSet` on the same batch alternately, in rounds of two short parts (a full run: \
+         9 rounds, parts of about 15 ms), each after an equally long untimed pass over its own \
+         data; shown is the median of the rounds' ratios and, in brackets, the lowest and the \
+         highest. Both parts of a round see the same state of the machine, so the ratio does not \
+         depend on which minute of the run each benchmark fell in, and the spread shows how steady the structure's time was: at 10M a \
          filter held partly in the shared L3 slows down with whatever else uses that cache, while \
          the HashSet, bound by DRAM either way, hardly changes. The std row paired with itself \
          shows the method's own noise.\n\
