@@ -21,6 +21,48 @@
 //! assert_eq!((g.hashes(), g.bit_size()), (7, 9600)); // 9585 bits rounded up to 150 words
 //! # Ok::<(), bloomlab_filters::BloomError>(())
 //! ```
+//!
+//! # Guava behaviours that may surprise you
+//!
+//! - *The filter is bigger than you asked, and k is chosen for the size you did not get.* Guava
+//!   truncates m = -n ln p / (ln 2)^2 to a `long`, picks k from that m, then rounds the array up to
+//!   whole 64-bit words, and the rounded size is the modulus. For n = 1, p = 0.5 you get 64 bits and
+//!   k = 1: an FPR near 1/64, not 1/2. For small n the real FPR is far from p in both directions
+//!   (google/guava issue 2767).
+//! - *n = 0 is silently n = 1.* And n = 1 with p = 0.9 fails: m truncates to 0 bits, which Guava
+//!   refuses ("data length is zero").
+//! - *k's rule changed after 31.1.* Current Guava sources compute k = round(-ln p / ln 2) from p
+//!   alone (issue 7346). Same bit count, sometimes a different k: n = 1, p = 0.01 gives k = 6 in
+//!   31.1 and 7 in newer sources, so the two write different files for the same inputs. The file
+//!   stores k, so any version reads any file ([`GuavaSizing`] selects the rule).
+//! - *There is no public way to make a `MURMUR128_MITZ_32` filter* in Guava 31.1; the cross-check
+//!   (`scripts/guava-crosscheck.sh`) calls the package-private `create(funnel, n, p, strategy)`
+//!   (annotated `@VisibleForTesting`) by reflection, and also has Java `readFrom` the ordinal-0
+//!   files written here.
+//! - *`readFrom` trusts the header.* A word count of 2^31 - 1 makes it allocate before reading:
+//!   `OutOfMemoryError` ("Requested array size exceeds VM limit"), an `Error`, not the documented
+//!   `IOException`. Trailing bytes are not detected (it is a stream reader and stops after the last
+//!   word). Ordinal 2 or -1, k = 0 and word counts of 0 or less become an `IOException` wrapping
+//!   the runtime exception; a truncated file is a bare `EOFException`. [`GuavaBloom::from_bytes`]
+//!   rejects all of these, trailing bytes included, with a [`BloomError::Corrupt`] that names the
+//!   problem, and never allocates more than the input's size; [`GuavaBloom::read_from`] is the
+//!   stream version and, like Guava, leaves trailing bytes unread.
+//! - *`approximateElementCount()` throws* (`ArithmeticException`) once every bit is set; here it
+//!   returns `None`.
+//! - *The funnel is not in the file.* Reading with the wrong funnel gives a filter that silently
+//!   answers "no" for keys it contains; an audit's member check is how you notice.
+//!
+//! # Auditing a file
+//!
+//! A Bloom filter never forgets a key, so *one* member not found means the file is damaged, or was
+//! built from other keys or with another funnel. Beyond that, the FPR measured on non-members
+//! (exact Clopper-Pearson interval) can be compared with Guava's `expectedFpp()` =
+//! (set bits / bits)^k: if the whole interval lies above it (chance of a false alarm at most
+//! (1 - confidence)/2), the filter is worse than Guava itself believes. On a legacy
+//! `MURMUR128_MITZ_32` file of more than 2^31 bits this is exactly what happens: positions never
+//! reach 2^31, so part of the array is dead, the live part is denser than the fill ratio says, and
+//! `expectedFpp` is too optimistic. `bloomlab guava audit` runs this check and `inspect` warns
+//! about such files.
 
 use std::io::{Read, Write};
 use std::marker::PhantomData;

@@ -1,4 +1,9 @@
 //! Sizing: from the expected count n and the target rate p to a bit count m and a hash count k.
+//!
+//! The rule ([`Params::optimal`]): `m = ceil(-n ln p / (ln 2)^2)` and `k = max(1, round(m/n ln 2))`,
+//! then each layout rounds m up to its unit (64-bit words, 512-bit or 256-bit blocks) and reports
+//! the rounded size. The Guava index schemes use Guava 31.1's rule instead (m truncated, not rounded
+//! up; see [`crate::guava`]), and the split-block layout always uses k = 8.
 
 use crate::error::{BloomError, Result};
 
