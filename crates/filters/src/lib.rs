@@ -45,7 +45,8 @@
 //! | `index_vectors.rs` | `Bloom<Murmur3, GuavaMitz64/GuavaMitz32, FlatBits>` sets exactly the bit words Guava's `writeTo` shows for the same (n, p) and keys | `tests/data/guava_bloom_words.txt` |
 //! | `sbbf_vectors.rs` | `SplitBlock<Xxh64>` reproduces, byte for byte, bitsets written by parquet-mr and by DuckDB | `tests/data/duckdb_sbbf.txt` |
 //! | `guava_format.rs` | Guava files: round trips, corrupt input rejected with a named reason | |
-//! | `no_false_negatives.rs` | every registered variant, built every way, finds every inserted key (proptest); concurrent inserts into the atomic store lose no bit | |
+//! | `no_false_negatives.rs` | every registered variant, built every way, finds every inserted key (proptest) | |
+//! | `concurrent_inserts.rs` | inserts from many threads at once into the atomic store and every atomic variant lose no bit (fails every time against a lossy load-then-store `set_shared`) | |
 //! | `large_filters.rs` | 2^33-bit classic, blocked and split-block filters address their top half; Guava's MITZ_32 never sets a bit at or above 2^31 | |
 //! | `fpr_smoke.rs` | every variant at n = 1M, p = 1% matches its layout's theoretical FPR (exact two-sided binomial test, family false-alarm rate 1e-6) | |
 //! | `bad_inputs.rs` | every bad (n, p, m, k), overflowing size and unknown name gives its typed [`BloomError`] naming the value | |
