@@ -6,7 +6,7 @@
 pub mod csv_io;
 mod fmt;
 pub mod markdown;
-pub mod plots;
+pub mod plot;
 mod select;
 pub mod summary;
 
@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use bloomlab_harness::SweepRow;
 
 pub use csv_io::{read_csv, write_csv};
-pub use plots::{
-    plot_fpr_vs_bits_per_key, plot_fpr_vs_overfill, plot_fpr_vs_target, plot_lookup_ns_vs_n,
+pub use plot::{
+    SweepView, plot_fpr_vs_bits_per_key, plot_fpr_vs_overfill, plot_fpr_vs_target,
+    plot_lookup_ns_vs_n,
 };
 pub use summary::{render_summary, write_summary};
 
@@ -92,10 +93,11 @@ pub fn write_reports(rows: &[SweepRow], out_dir: &Path) -> Result<ReportFiles, R
     // Plots and summary read only what the CSV holds.
     let rows = read_csv(&csv)?;
     let pngs: Vec<PathBuf> = PNG_NAMES.iter().map(|name| out_dir.join(name)).collect();
-    plot_fpr_vs_target(&rows, &pngs[0])?;
-    plot_fpr_vs_bits_per_key(&rows, &pngs[1])?;
-    plot_lookup_ns_vs_n(&rows, &pngs[2])?;
-    plot_fpr_vs_overfill(&rows, &pngs[3])?;
+    let view = SweepView::new(&rows);
+    plot::fpr_vs_target::draw(&view, &pngs[0])?;
+    plot::fpr_vs_bits_per_key::draw(&view, &pngs[1])?;
+    plot::lookup_ns_vs_n::draw(&view, &pngs[2])?;
+    plot::fpr_vs_overfill::draw(&view, &pngs[3])?;
     let summary = out_dir.join(SUMMARY_NAME);
     write_summary(&rows, &csv, &pngs, &summary)?;
     Ok(ReportFiles { csv, pngs, summary })
