@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use bloomlab_filters::theory::flat;
 use bloomlab_filters::{
     BitStore, BloomError, Digest, Filter, FlatBits, Geometry, HashStrategy, IndexScheme,
-    KirschMitzenmacher, Params, Xxh3,
+    KirschMitzenmacher, Layout, Params, Xxh3,
 };
 use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
 use bloomlab_harness::hypothesis::binomial_sf_inclusive;
@@ -137,6 +137,9 @@ impl Filter for Planted {
             bits: self.store.len_bits(),
             hashes: self.k,
         }
+    }
+    fn layout(&self) -> Layout {
+        Layout::Classic
     }
 }
 
@@ -274,6 +277,10 @@ impl Filter for Ideal {
     }
     fn geometry(&self) -> Geometry {
         self.geometry
+    }
+    /// Its rate is that of a classic filter of the declared geometry.
+    fn layout(&self) -> Layout {
+        Layout::Classic
     }
 }
 

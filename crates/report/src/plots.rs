@@ -452,7 +452,7 @@ pub fn plot_fpr_vs_bits_per_key(rows: &[SweepRow], path: &Path) -> Result<PathBu
             let width = if f + 1 < families.len() { 4 } else { 2 };
             let mut theory: Vec<(f64, f64)> = slice
                 .iter()
-                .filter(|r| &r.layout == family && r.fpr_theory > 0.0)
+                .filter(|r| r.layout.as_str() == family && r.fpr_theory > 0.0)
                 .map(|r| (r.bits_per_key, r.fpr_theory))
                 .collect();
             theory.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
@@ -721,7 +721,7 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
                     .map(|&f| {
                         let v = slice
                             .iter()
-                            .filter(|r| &r.layout == family && r.overfill == f)
+                            .filter(|r| r.layout.as_str() == family && r.overfill == f)
                             .map(|r| r.fpr_theory);
                         (f, median(v))
                     })
