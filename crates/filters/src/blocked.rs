@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use crate::error::Result;
-use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
+use crate::filter::{Filter, Geometry, Layout, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy, fmix64};
 use crate::index::fast_range;
 use crate::sizing::{Params, round_up};
@@ -240,8 +240,9 @@ impl<H: HashStrategy> Filter for Blocked512<H> {
 }
 
 impl<H: HashStrategy> Variant for Blocked512<H> {
+    const LAYOUT: Layout = Layout::Blocked512;
     fn variant_name() -> String {
-        format!("blocked512/{}", H::ID)
+        format!("{}/{}", Self::LAYOUT, H::ID)
     }
     fn with_params(params: Params) -> Result<Self> {
         Blocked512::with_params(params)

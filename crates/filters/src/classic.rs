@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
+use crate::filter::{Filter, Geometry, Layout, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy};
 use crate::index::IndexScheme;
 use crate::key::Key;
@@ -167,8 +167,9 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Filter for Bloom<H, I, S> {
 }
 
 impl<H: HashStrategy, I: IndexScheme, S: BitStore> Variant for Bloom<H, I, S> {
+    const LAYOUT: Layout = Layout::Classic;
     fn variant_name() -> String {
-        format!("classic/{}/{}/{}", H::ID, I::ID, S::ID)
+        format!("{}/{}/{}/{}", Self::LAYOUT, H::ID, I::ID, S::ID)
     }
     fn with_params(params: Params) -> Result<Self> {
         Bloom::with_params(params)

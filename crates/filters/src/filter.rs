@@ -1,10 +1,82 @@
-//! The `Filter` trait every variant implements, and the `Variant` trait that makes it buildable by
-//! name.
+//! The `Filter` trait every variant implements, the `Variant` trait that makes it buildable by
+//! name, and the two descriptions of a filter's shape: its [`Layout`] (an identity, printed in
+//! reports) and its [`Geometry`] (the figures the theory needs).
 
-use crate::error::Result;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BloomError, Result};
 use crate::hash::Digest;
 use crate::key::Key;
 use crate::sizing::Params;
+
+/// Which layout family a filter belongs to: the first segment of its registry name, and the
+/// `layout` column of the sweep's CSV.
+///
+/// `Display`, `FromStr` and serde all use the same lower-case names (`classic`, `blocked512`,
+/// `sbbf`, `textbook`), so a row written by one crate reads back as the same value in another. The
+/// order of the variants is the order reports list the families in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// One flat bit array, k probes anywhere in it ([`crate::Bloom`], and Guava's format).
+    Classic,
+    /// 512-bit blocks, k probes inside one block ([`crate::Blocked512`]).
+    Blocked512,
+    /// Parquet's split-block filter: one bit in each of 8 words of one block ([`crate::SplitBlock`]).
+    #[serde(rename = "sbbf")]
+    SplitBlock,
+    /// The flat textbook Java port, flaws included ([`crate::TextbookFnv1aI32`]).
+    Textbook,
+}
+
+impl Layout {
+    /// Every layout, in report order.
+    pub const ALL: [Layout; 4] = [
+        Layout::Classic,
+        Layout::Blocked512,
+        Layout::SplitBlock,
+        Layout::Textbook,
+    ];
+
+    /// The layout's name, as in registry names and CSV files.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Layout::Classic => "classic",
+            Layout::Blocked512 => "blocked512",
+            Layout::SplitBlock => "sbbf",
+            Layout::Textbook => "textbook",
+        }
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Layout {
+    type Err = BloomError;
+
+    /// Parses a layout name exactly as [`Layout::as_str`] writes it; anything else is an error
+    /// listing the known names.
+    fn from_str(s: &str) -> Result<Self> {
+        Layout::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| BloomError::OutOfRange {
+                what: "layout",
+                value: format!("{s:?}"),
+                allowed: format!(
+                    "it must be one of {}",
+                    Layout::ALL.map(Layout::as_str).join(", ")
+                ),
+            })
+    }
+}
 
 /// The shape of a filter's bit array, from which the harness derives the layout-correct theory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +133,8 @@ pub trait Filter: Send + Sync {
     fn set_bits(&self) -> u64;
     /// The shape of the bit array.
     fn geometry(&self) -> Geometry;
+    /// The layout family (for a registered variant, its [`Variant::LAYOUT`]).
+    fn layout(&self) -> Layout;
 
     /// Inserts the key whose canonical bytes are `bytes`.
     #[inline]
@@ -165,7 +239,9 @@ pub(crate) fn prefetch_line<T>(p: *const T) {
 
 /// A concrete filter type the registry can name and build.
 pub trait Variant: Filter + Sized + 'static {
-    /// The registry name, composed from the type parameters' `ID`s.
+    /// The layout family; the registry name starts with it and [`Filter::layout`] returns it.
+    const LAYOUT: Layout;
+    /// The registry name, composed from [`Self::LAYOUT`] and the type parameters' `ID`s.
     fn variant_name() -> String;
     /// A filter with an explicit (m, k); m is rounded up to the layout's unit.
     fn with_params(params: Params) -> Result<Self>;
@@ -229,13 +305,16 @@ macro_rules! keyed_methods {
 }
 pub(crate) use keyed_methods;
 
-/// The [`Filter`] methods every layout forwards unchanged: the registry name, hashing with
-/// `$digest`, and the digest-level insert and lookup (to the inherent methods). Expands inside an
-/// `impl Filter for ...` block.
+/// The [`Filter`] methods every layout forwards unchanged: the registry name and layout, hashing
+/// with `$digest`, and the digest-level insert and lookup (to the inherent methods). Expands inside
+/// an `impl Filter for ...` block.
 macro_rules! forward_filter_methods {
     ($digest:path) => {
         fn name(&self) -> String {
             <Self as $crate::filter::Variant>::variant_name()
+        }
+        fn layout(&self) -> $crate::filter::Layout {
+            <Self as $crate::filter::Variant>::LAYOUT
         }
         #[inline]
         fn digest(&self, bytes: &[u8]) -> $crate::hash::Digest {
@@ -256,3 +335,32 @@ macro_rules! forward_filter_methods {
     };
 }
 pub(crate) use forward_filter_methods;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::IntoDeserializer;
+    use serde::de::value::{Error as ValueError, StrDeserializer};
+
+    #[test]
+    fn layout_names_round_trip_through_display_from_str_and_serde() {
+        let expected = ["classic", "blocked512", "sbbf", "textbook"];
+        for (layout, name) in Layout::ALL.into_iter().zip(expected) {
+            assert_eq!(layout.to_string(), name);
+            assert_eq!(name.parse::<Layout>(), Ok(layout));
+            let de: StrDeserializer<'_, ValueError> = name.into_deserializer();
+            assert_eq!(Layout::deserialize(de), Ok(layout), "serde reads {name:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_layout_is_an_error_listing_the_known_ones() {
+        let err = "flat".parse::<Layout>().unwrap_err().to_string();
+        assert!(
+            err.contains("\"flat\"") && err.contains("classic, blocked512, sbbf, textbook"),
+            "{err}"
+        );
+        let de: StrDeserializer<'_, ValueError> = "split-block".into_deserializer();
+        assert!(Layout::deserialize(de).is_err());
+    }
+}

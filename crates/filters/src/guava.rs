@@ -69,7 +69,7 @@ use std::marker::PhantomData;
 
 use crate::classic::Bloom;
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Geometry};
+use crate::filter::{Filter, Geometry, Layout};
 use crate::hash::{Digest, HashStrategy, Murmur3};
 use crate::index::{GuavaMitz32, GuavaMitz64, IndexScheme};
 use crate::key::Key;
@@ -638,6 +638,10 @@ impl<F: Funnel> Filter for GuavaBloom<F> {
             bits: self.bit_size(),
             hashes: GuavaBloom::hashes(self),
         }
+    }
+    /// Guava's filter is the classic flat layout (`classic/murmur3/mitz64/flat` is its twin).
+    fn layout(&self) -> Layout {
+        Layout::Classic
     }
 }
 

@@ -81,7 +81,7 @@ pub mod theory;
 pub use blocked::Blocked512;
 pub use classic::Bloom;
 pub use error::{BloomError, Result};
-pub use filter::{Filter, FilterExt, Geometry, Variant};
+pub use filter::{Filter, FilterExt, Geometry, Layout, Variant};
 pub use guava::{GuavaBloom, GuavaStrategy};
 pub use hash::{Digest, Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 pub use index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, IndexScheme, KirschMitzenmacher};

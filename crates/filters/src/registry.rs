@@ -109,6 +109,7 @@ pub fn build(name: &str, spec: Spec) -> Result<Box<dyn Filter>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::Layout;
 
     #[test]
     fn names_are_unique_and_include_the_documented_ones() {
@@ -127,6 +128,29 @@ mod tests {
             assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
         }
         assert_eq!(names.len(), 5 * (4 * 2 + 2) + 1);
+    }
+
+    #[test]
+    fn every_variant_starts_its_name_with_its_layout_and_reports_it_when_built() {
+        struct Layouts;
+        impl VariantVisitor for Layouts {
+            type Output = (Layout, Layout);
+            fn visit<F: Variant>(self) -> Self::Output {
+                let built = Spec::Target { n: 100, p: 0.01 }.build::<F>().unwrap();
+                (F::LAYOUT, built.layout())
+            }
+        }
+        let mut seen = Vec::new();
+        for name in names() {
+            let (layout, built) = visit(&name, Layouts).unwrap();
+            assert_eq!(built, layout, "{name}");
+            let head = name.split(['/', '-']).next().unwrap();
+            assert_eq!(head.parse::<Layout>(), Ok(layout), "{name}");
+            seen.push(layout);
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen, Layout::ALL, "every layout has a registered variant");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
+use crate::filter::{Filter, Geometry, Layout, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy};
 use crate::sizing::{Params, round_up};
 use crate::store::try_vec;
@@ -188,8 +188,9 @@ impl<H: HashStrategy> Filter for SplitBlock<H> {
 }
 
 impl<H: HashStrategy> Variant for SplitBlock<H> {
+    const LAYOUT: Layout = Layout::SplitBlock;
     fn variant_name() -> String {
-        format!("sbbf/{}", H::ID)
+        format!("{}/{}", Self::LAYOUT, H::ID)
     }
     /// k is fixed at 8 by the layout: any other k is an error.
     fn with_params(params: Params) -> Result<Self> {

@@ -8,7 +8,7 @@
 //! this type does not fix them.
 
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Geometry, Variant, forward_filter_methods, keyed_methods};
+use crate::filter::{Filter, Geometry, Layout, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, Fnv1a};
 use crate::sizing::{Params, round_up};
 use crate::store::try_vec;
@@ -117,8 +117,9 @@ impl Filter for TextbookFnv1aI32 {
 }
 
 impl Variant for TextbookFnv1aI32 {
+    const LAYOUT: Layout = Layout::Textbook;
     fn variant_name() -> String {
-        "textbook-fnv1a-i32".into()
+        format!("{}-fnv1a-i32", Self::LAYOUT)
     }
     fn with_params(params: Params) -> Result<Self> {
         TextbookFnv1aI32::with_params(params)

@@ -8,9 +8,14 @@
 //!    *better* than theory fails too (its size or its theory is wrong);
 //! 3. **drift**: the count is consistent with the baseline's, by the conditional test of equal rates
 //!    ([`crate::hypothesis::rate_ratio_test`]);
-//! 4. **fill** (flat layouts): the number of set bits is consistent with k n independent uniform
-//!    probes into m bits (occupancy mean and variance, normal approximation). This catches a filter
-//!    that sets fewer bits than it claims, which barely moves the FPR near the optimal k.
+//! 4. **fill** (every filter of flat geometry, [`Geometry::Flat`]: the classic layout and the
+//!    textbook port): the number of set bits is consistent with k n independent uniform probes into
+//!    m bits (occupancy mean and variance, normal approximation). This catches a filter that sets
+//!    fewer bits than it claims, which barely moves the FPR near the optimal k.
+//!
+//! A point visits the registry once and builds its filter once: the trial fills and queries the
+//! filter the visit built, and `--update` plans a point's queries from that same filter's geometry
+//! before filling it.
 //!
 //! **Error rates.** The three statistical checks of every point share a family-wise false-alarm
 //! rate `family_alpha` (default 1e-4) by Bonferroni: each test runs at
@@ -24,7 +29,7 @@
 use std::path::Path;
 use std::str::FromStr;
 
-use bloomlab_filters::{BloomError, Filter, Spec, Variant, VariantVisitor, registry};
+use bloomlab_filters::{BloomError, Filter, Geometry, Spec, Variant, VariantVisitor, registry};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -152,8 +157,9 @@ pub fn occupancy(m: u64, balls: u64) -> (f64, f64) {
     (mean, var.max(0.0).sqrt())
 }
 
-/// Applies the statistical checks to a re-run `row` of `point`, each at level `alpha`.
-pub fn judge(point: &BaselinePoint, row: &SweepRow, alpha: f64) -> Vec<Check> {
+/// Applies the statistical checks to a re-run `row` of `point`, each at level `alpha`; `geometry`
+/// is the re-run filter's, and selects the fill check (flat geometries only).
+pub fn judge(point: &BaselinePoint, row: &SweepRow, geometry: Geometry, alpha: f64) -> Vec<Check> {
     let mut checks = vec![Check {
         name: "false-negatives",
         p_value: None,
@@ -206,9 +212,11 @@ pub fn judge(point: &BaselinePoint, row: &SweepRow, alpha: f64) -> Vec<Check> {
         });
     }
 
-    if row.layout == "classic" {
-        let (mean, sd) = occupancy(row.bits, row.n_inserted * u64::from(row.hashes));
-        let set = row.fill_ratio * row.bits as f64;
+    // The occupancy model is that of independent uniform probes into one array: blocked and
+    // split-block layouts confine a key's probes to one block, so they have no such check.
+    if let Geometry::Flat { bits, hashes } = geometry {
+        let (mean, sd) = occupancy(bits, row.n_inserted * u64::from(hashes));
+        let set = row.fill_ratio * bits as f64;
         let z = (set - mean) / sd;
         let p_fill = 2.0 * Normal::standard().cdf(-z.abs());
         checks.push(Check {
@@ -279,8 +287,8 @@ pub fn check_with<F: Filter>(
     let run = trial_parts(point, point.queries, alpha)
         .and_then(|(spec, keys, sampling)| trial::run_with(&spec, &keys, &sampling, build));
     match run {
-        Ok((row, _filter)) => {
-            let checks = judge(point, &row, alpha);
+        Ok((row, filter)) => {
+            let checks = judge(point, &row, filter.geometry(), alpha);
             PointOutcome {
                 point: point.clone(),
                 row: Some(row),
@@ -304,25 +312,39 @@ pub fn check_with<F: Filter>(
     }
 }
 
+/// The one registry visit of a point whose filter is registered by name: builds the filter once,
+/// lets `plan` fix the point to re-run from the built, still empty filter's geometry, then fills,
+/// queries and judges that same filter ([`check_with`]). Returns the outcome (its `point` is the
+/// planned one), or why the filter could not be found or built.
+fn check_planned(
+    point: &BaselinePoint,
+    alpha: f64,
+    plan: impl FnOnce(Geometry) -> BaselinePoint,
+) -> Result<PointOutcome, HarnessError> {
+    struct Visit<'a, P>(&'a BaselinePoint, f64, P);
+    impl<P: FnOnce(Geometry) -> BaselinePoint> VariantVisitor for Visit<'_, P> {
+        type Output = Result<PointOutcome, BloomError>;
+        fn visit<F: Variant>(self) -> Self::Output {
+            let Visit(point, alpha, plan) = self;
+            let filter = Spec::Target {
+                n: point.n,
+                p: point.p,
+            }
+            .build::<F>()?;
+            let planned = plan(filter.geometry());
+            Ok(check_with(&planned, alpha, || Ok(filter)))
+        }
+    }
+    registry::visit(&point.filter, Visit(point, alpha, plan))
+        .and_then(|outcome| outcome)
+        .map_err(|e| trial::registry_error(&point.filter, point.n, point.p, e))
+}
+
 /// Re-runs a point whose filter is registered by name, and checks its query count still gives the
 /// policy's power.
 pub fn check_registered(point: &BaselinePoint, alpha: f64, policy: &GatePolicy) -> PointOutcome {
-    struct Visit<'a>(&'a BaselinePoint, f64);
-    impl VariantVisitor for Visit<'_> {
-        type Output = PointOutcome;
-        fn visit<F: Variant>(self) -> PointOutcome {
-            let Visit(point, alpha) = self;
-            check_with(point, alpha, || {
-                Spec::Target {
-                    n: point.n,
-                    p: point.p,
-                }
-                .build::<F>()
-            })
-        }
-    }
     let mut outcome =
-        registry::visit(&point.filter, Visit(point, alpha)).unwrap_or_else(|e| PointOutcome {
+        check_planned(point, alpha, |_| point.clone()).unwrap_or_else(|e| PointOutcome {
             point: point.clone(),
             row: None,
             checks: vec![Check {
@@ -346,32 +368,17 @@ pub fn remeasure(
     points: usize,
     policy: &GatePolicy,
 ) -> Result<BaselinePoint, HarnessError> {
-    let build_error = |source| HarnessError::Build {
-        filter: point.filter.clone(),
-        n: point.n,
-        p: point.p,
-        source,
-    };
-    let filter = registry::build(
-        &point.filter,
-        Spec::Target {
-            n: point.n,
-            p: point.p,
-        },
-    )
-    .map_err(build_error)?;
-    let queries = policy.queries_for(filter.geometry().fpr(point.n), points);
-    drop(filter);
-    let planned = BaselinePoint {
-        queries,
-        false_positives: 0,
-        ..point.clone()
-    };
-    let outcome = check_registered(&planned, policy.per_test_alpha(points), policy);
+    let outcome = check_planned(point, policy.per_test_alpha(points), |geometry| {
+        BaselinePoint {
+            queries: policy.queries_for(geometry.fpr(point.n), points),
+            false_positives: 0,
+            ..point.clone()
+        }
+    })?;
     match outcome.row {
         Some(row) => Ok(BaselinePoint {
             false_positives: row.false_positives,
-            ..planned
+            ..outcome.point
         }),
         None => Err(HarnessError::invalid(
             "baseline point",

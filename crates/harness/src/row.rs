@@ -2,6 +2,7 @@
 //!
 //! Every derived figure is a column so that plots and gates read only the CSV.
 
+use bloomlab_filters::Layout;
 use serde::{Deserialize, Serialize};
 
 /// One trial: a filter built for `n` keys at target `p`, filled with `n_inserted` member keys of
@@ -10,8 +11,9 @@ use serde::{Deserialize, Serialize};
 pub struct SweepRow {
     /// Registry name of the filter variant, e.g. `classic/xxh3/km/flat`.
     pub filter: String,
-    /// Layout family: `classic`, `blocked512`, `sbbf` or `textbook`.
-    pub layout: String,
+    /// Layout family, from the filter's type: `classic`, `blocked512`, `sbbf` or `textbook` in the
+    /// CSV.
+    pub layout: Layout,
     /// Key set name, e.g. `random-u64`, `article`, `url`, `hex`, `file:PATH`.
     pub key_set: String,
     /// Expected count the filter was sized for.

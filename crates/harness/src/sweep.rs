@@ -8,18 +8,24 @@
 //! and the row's coordinates (the only randomness is the key set, seeded from the run seed and the
 //! key set's name, so every filter in a group sees the same keys): results do not depend on the
 //! thread count or on the order rows run in. Timing columns vary from run to run.
+//!
+//! Each row visits the registry once ([`trial::run`]): the visit, monomorphised for the row's
+//! variant, runs the statistics and hands back the filled filter as a
+//! [`TimeRow`](crate::timing::TimeRow), whose one method times it with loops monomorphised for its
+//! type. The group's timing phase calls it row by row after every statistical trial of the group
+//! has finished, so a row is timed with nothing else running.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bloomlab_filters::{Variant, VariantVisitor, registry};
+use bloomlab_filters::registry;
 use rayon::prelude::*;
 
 use crate::error::HarnessError;
 use crate::keys::{KeySet, KeySetKind};
 use crate::row::SweepRow;
 use crate::stats::check_confidence;
-use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches, time_filter};
+use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches};
 use crate::trial::{self, Sampling, TrialSpec};
 
 /// One cross product of coordinates.
@@ -379,6 +385,7 @@ pub fn run(
             });
         };
         announce("statistics");
+        // Each row's one registry visit: its statistics, and its filled filter for the timing phase.
         let trials: Vec<trial::Trial> = pool.install(|| {
             indices
                 .par_iter()
@@ -400,8 +407,13 @@ pub fn run(
             drop(set);
             for (&i, t) in indices.iter().zip(trials) {
                 let planned = &plan.rows[i];
-                let mut row = t.row;
-                let timing = time_one(planned, t.filter, &batches, config.timing_passes)?;
+                let trial::Trial {
+                    mut row,
+                    mut filter,
+                } = t;
+                let timing = filter.time(&batches, config.timing_passes);
+                // Freed before the next row is timed.
+                drop(filter);
                 row.insert_ns = timing.insert_ns;
                 row.lookup_present_ns = timing.present_ns;
                 row.lookup_absent_ns = timing.absent_ns;
@@ -421,39 +433,4 @@ pub fn run(
         .into_iter()
         .map(|r| r.expect("every planned row ran"))
         .collect())
-}
-
-/// Times one row's filter, monomorphised for its concrete type.
-fn time_one(
-    row: &PlannedRow,
-    filled: Box<dyn std::any::Any + Send>,
-    batches: &TimingBatches,
-    passes: usize,
-) -> Result<crate::timing::FilterTiming, HarnessError> {
-    struct Time<'a> {
-        filled: Box<dyn std::any::Any + Send>,
-        batches: &'a TimingBatches,
-        passes: usize,
-    }
-    impl VariantVisitor for Time<'_> {
-        type Output = crate::timing::FilterTiming;
-        fn visit<F: Variant>(self) -> Self::Output {
-            let mut filled = self
-                .filled
-                .downcast::<F>()
-                .expect("the trial built the variant of this name");
-            time_filter(&mut *filled, self.batches, self.passes)
-        }
-    }
-    let visit = Time {
-        filled,
-        batches,
-        passes,
-    };
-    registry::visit(&row.spec.filter, visit).map_err(|source| HarnessError::Build {
-        filter: row.spec.filter.clone(),
-        n: row.spec.n,
-        p: row.spec.p,
-        source,
-    })
 }

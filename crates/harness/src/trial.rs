@@ -1,7 +1,9 @@
 //! One trial: build a filter, insert members, prove there are no false negatives, then query
 //! non-members until the false-positive rate is known to the requested precision.
-
-use std::any::Any;
+//!
+//! [`run`] is the sweep's one registry visit per row: monomorphised for the row's variant, it
+//! builds, fills and samples the filter, and returns the row with the filled filter as a
+//! [`TimeRow`], ready for the row's timing phase without a second visit or a downcast.
 
 use bloomlab_filters::{BloomError, Filter, Spec, Variant, VariantVisitor, registry};
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -10,6 +12,7 @@ use crate::error::HarnessError;
 use crate::keys::KeySet;
 use crate::row::SweepRow;
 use crate::stats::{clopper_pearson, wilson};
+use crate::timing::TimeRow;
 
 /// Keys generated per batch: bounds a trial's key memory whatever its query count.
 pub const GEN_BATCH: usize = 1 << 16;
@@ -65,23 +68,27 @@ impl TrialSpec {
     }
 }
 
-/// The layout family of a registry name: its first path segment, or `textbook` for the port.
-pub fn layout_of(name: &str) -> String {
-    let head = name.split('/').next().unwrap_or(name);
-    if head.starts_with("textbook") {
-        "textbook".into()
-    } else {
-        head.into()
-    }
-}
-
-/// A finished trial: its row (timing columns zero) and the filled filter, type-erased so that the
-/// timing pass can reuse it after downcasting to the concrete type (see [`crate::timing`]).
+/// A finished trial: its row (timing columns zero) and the filled filter, whose timing runs
+/// monomorphised for its concrete type behind one dynamic call (see [`TimeRow`]).
 pub struct Trial {
     /// Every statistical column filled; timing columns are 0.
     pub row: SweepRow,
-    /// The filter after inserting the members (the concrete variant type).
-    pub filter: Box<dyn Any + Send>,
+    /// The filter after inserting the members.
+    pub filter: Box<dyn TimeRow>,
+}
+
+/// The harness error for a registry visit or build that failed for the row `filter` sized for
+/// (`n`, `p`): an unknown name, or the filter library's reason it cannot be built.
+pub(crate) fn registry_error(filter: &str, n: u64, p: f64, e: BloomError) -> HarnessError {
+    match e {
+        BloomError::UnknownName { name, known } => HarnessError::UnknownFilter { name, known },
+        source => HarnessError::Build {
+            filter: filter.to_owned(),
+            n,
+            p,
+            source,
+        },
+    }
 }
 
 /// Runs the trial for the registered filter `spec.filter`, monomorphised for its concrete type.
@@ -105,15 +112,8 @@ pub fn run(spec: &TrialSpec, keys: &KeySet, sampling: &Sampling) -> Result<Trial
             })
         }
     }
-    registry::visit(&spec.filter, Run(spec, keys, sampling)).map_err(|e| match e {
-        BloomError::UnknownName { name, known } => HarnessError::UnknownFilter { name, known },
-        other => HarnessError::Build {
-            filter: spec.filter.clone(),
-            n: spec.n,
-            p: spec.p,
-            source: other,
-        },
-    })?
+    registry::visit(&spec.filter, Run(spec, keys, sampling))
+        .map_err(|e| registry_error(&spec.filter, spec.n, spec.p, e))?
 }
 
 /// Runs a trial on any [`Filter`] made by `build` (the registry's variants, or a control such as
@@ -261,7 +261,7 @@ fn make_row<F: Filter>(
     let bits_per_key = bits as f64 / spec.n as f64;
     SweepRow {
         filter: spec.filter.clone(),
-        layout: layout_of(&spec.filter),
+        layout: filter.layout(),
         key_set: keys.kind().to_string(),
         n: spec.n,
         p: spec.p,

@@ -41,6 +41,49 @@ fn results_do_not_depend_on_the_thread_count() {
 }
 
 #[test]
+fn the_layout_column_holds_each_family_name_and_reads_back_as_the_same_layout() {
+    let mut c = small_config(2);
+    c.grids[0].n = vec![2_000];
+    c.grids[0].p = vec![0.05];
+    c.grids[0].overfill = vec![1.0];
+    let rows = run(&c);
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in &rows {
+        writer.serialize(row).unwrap();
+    }
+    let text = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let column = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "layout")
+        .expect("a layout column");
+    let expected = [
+        ("classic/murmur3/mitz64/flat", "classic"),
+        ("blocked512/xxh64", "blocked512"),
+        ("sbbf/fnv1a", "sbbf"),
+        ("textbook-fnv1a-i32", "textbook"),
+    ];
+    for (record, row) in reader.records().zip(&rows) {
+        let record = record.unwrap();
+        let (_, layout) = expected
+            .iter()
+            .find(|(f, _)| *f == row.filter)
+            .expect("a filter of the grid");
+        assert_eq!(&record[column], *layout, "{}", row.filter);
+    }
+    let back: Vec<SweepRow> = csv::Reader::from_reader(text.as_bytes())
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(back.len(), rows.len());
+    for (b, r) in back.iter().zip(&rows) {
+        assert_eq!((&b.filter, b.layout), (&r.filter, r.layout));
+    }
+}
+
+#[test]
 fn timing_columns_are_filled_when_timing_is_on() {
     let mut c = small_config(2);
     c.grids[0].n = vec![2_000];

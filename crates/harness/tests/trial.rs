@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use bloomlab_filters::{Digest, Filter, Geometry, HashStrategy, Params, Xxh3};
+use bloomlab_filters::{Digest, Filter, Geometry, HashStrategy, Layout, Params, Xxh3};
 use bloomlab_harness::HarnessError;
 use bloomlab_harness::keys::{KeySet, KeySetKind};
 use bloomlab_harness::stats::clopper_pearson;
@@ -74,6 +74,10 @@ impl Filter for IdealRandom {
             bits: self.bits,
             hashes: self.hashes,
         }
+    }
+    /// Its rate is that of a classic filter of its size.
+    fn layout(&self) -> Layout {
+        Layout::Classic
     }
 }
 

@@ -103,7 +103,7 @@ pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<OverfillSlice<'_>> {
 pub(crate) fn filters_in_order(rows: &[&SweepRow]) -> Vec<(String, String)> {
     let mut filters: Vec<(String, String)> = rows
         .iter()
-        .map(|r| (r.layout.clone(), r.filter.clone()))
+        .map(|r| (r.layout.to_string(), r.filter.clone()))
         .collect();
     filters.sort_by(|a, b| family_rank(&a.0).cmp(&family_rank(&b.0)).then(a.cmp(b)));
     filters.dedup();

@@ -108,7 +108,7 @@ pub(crate) fn row(
     let lookup = 8.0 + 1.5 * k + (n as f64).log10() + (filter.len() % 7) as f64;
     SweepRow {
         filter: filter.to_string(),
-        layout: layout.to_string(),
+        layout: layout.parse().expect("a known layout"),
         key_set: key_set.to_string(),
         n,
         p,
