@@ -223,9 +223,9 @@ impl Suite<'_> {
 
     /// Every structure on the string keys of one n.
     pub fn strings(&mut self, keys: &StrKeys, n: u64) {
-        let inserted = keys.inserted.slices();
-        let present = keys.present.slices();
-        let absent = keys.absent.slices();
+        let inserted: Vec<&str> = keys.inserted.iter().collect();
+        let present: Vec<&str> = keys.present.iter().collect();
+        let absent: Vec<&str> = keys.absent.iter().collect();
         let base = |structure: &str, family, p| Meta {
             keys: "str",
             structure: structure.to_owned(),
