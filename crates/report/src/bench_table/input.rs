@@ -4,31 +4,21 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-pub use bloomlab_harness::memory::{
-    BENCH_MEMORY_FILE as MEMORY_FILE, BenchRecord as Record, PairedRecord,
-};
+use bloomlab_harness::bench::{BenchLog, Group, LOG_FILE};
 
-/// The bench's memory log.
-#[derive(Debug, Clone, Deserialize)]
-pub struct MemoryLog {
-    pub started_unix: u64,
-    pub updated_unix: u64,
-    pub mode: String,
-    pub records: Vec<Record>,
-    /// The paired comparisons with the reference (absent from logs of older runs).
-    #[serde(default)]
-    pub paired: Vec<PairedRecord>,
-}
+use super::Error;
 
 /// A benchmark's identity: criterion group (e.g. `lookup-present-str`), function id (the
 /// structure label) and parameter (n).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BenchKey {
-    pub group: String,
+    /// Which operation on which keys.
+    pub group: Group,
+    /// The structure's label, [`bloomlab_harness::bench::label`].
     pub label: String,
+    /// Keys inserted.
     pub n: u64,
 }
 
@@ -52,41 +42,37 @@ struct EstimatesJson {
     median: Estimate,
 }
 
-fn run_bench_first(dir: &Path) -> String {
-    format!(
-        "run `cargo bench --bench bloom_vs_hashset` first (looked in {})",
-        dir.display()
-    )
-}
-
-/// Reads the memory log from `criterion_dir`.
-pub fn read_memory(criterion_dir: &Path) -> Result<MemoryLog> {
-    let path = criterion_dir.join(MEMORY_FILE);
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "cannot read the memory records {}: {}",
-            path.display(),
-            run_bench_first(criterion_dir)
-        )
+/// Reads the bench's log ([`LOG_FILE`]) from `criterion_dir`. Errors say to run the bench when
+/// the log is missing or empty.
+pub fn read_memory(criterion_dir: &Path) -> Result<BenchLog, Error> {
+    let path = criterion_dir.join(LOG_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::NoLog {
+        path: path.clone(),
+        dir: criterion_dir.to_owned(),
+        source,
     })?;
-    let log: MemoryLog =
-        serde_json::from_str(&text).with_context(|| format!("malformed {}", path.display()))?;
+    let log: BenchLog = serde_json::from_str(&text).map_err(|source| Error::Malformed {
+        path: path.clone(),
+        source,
+    })?;
     if log.records.is_empty() {
-        bail!(
-            "{} holds no records: {}",
-            path.display(),
-            run_bench_first(criterion_dir)
-        );
+        return Err(Error::EmptyLog {
+            path,
+            dir: criterion_dir.to_owned(),
+        });
     }
     Ok(log)
 }
 
 /// Every `new/benchmark.json` with its `new/estimates.json` under `criterion_dir`, as medians.
-/// Benchmarks whose parameter is not an integer n are skipped (not this bench's).
-pub fn read_medians(criterion_dir: &Path) -> Result<Medians> {
+/// Benchmarks whose group is not a [`Group`] or whose parameter is not an integer n are skipped
+/// (not this bench's).
+pub fn read_medians(criterion_dir: &Path) -> Result<Medians, Error> {
     let mut dirs = Vec::new();
-    find_new_dirs(criterion_dir, &mut dirs)
-        .with_context(|| format!("cannot list {}", criterion_dir.display()))?;
+    find_new_dirs(criterion_dir, &mut dirs).map_err(|source| Error::List {
+        dir: criterion_dir.to_owned(),
+        source,
+    })?;
     let mut out = Medians::new();
     for dir in dirs {
         let bench_path = dir.join("benchmark.json");
@@ -97,30 +83,28 @@ pub fn read_medians(criterion_dir: &Path) -> Result<Medians> {
         ) else {
             continue;
         };
-        let bench: BenchmarkJson = serde_json::from_str(&bench)
-            .with_context(|| format!("malformed {}", bench_path.display()))?;
-        let est: EstimatesJson = serde_json::from_str(&est)
-            .with_context(|| format!("malformed {}", est_path.display()))?;
-        let (Some(label), Some(n)) = (
+        let bench: BenchmarkJson =
+            serde_json::from_str(&bench).map_err(|source| Error::Malformed {
+                path: bench_path,
+                source,
+            })?;
+        let est: EstimatesJson = serde_json::from_str(&est).map_err(|source| Error::Malformed {
+            path: est_path,
+            source,
+        })?;
+        let (Ok(group), Some(label), Some(n)) = (
+            bench.group_id.parse::<Group>(),
             bench.function_id,
             bench.value_str.and_then(|v| v.parse::<u64>().ok()),
         ) else {
             continue;
         };
-        out.insert(
-            BenchKey {
-                group: bench.group_id,
-                label,
-                n,
-            },
-            est.median.point_estimate,
-        );
+        out.insert(BenchKey { group, label, n }, est.median.point_estimate);
     }
     if out.is_empty() {
-        bail!(
-            "no criterion estimates (new/estimates.json) found: {}",
-            run_bench_first(criterion_dir)
-        );
+        return Err(Error::NoEstimates {
+            dir: criterion_dir.to_owned(),
+        });
     }
     Ok(out)
 }
