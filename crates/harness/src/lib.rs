@@ -1,5 +1,5 @@
 //! The measurement harness: key sets, trials, binomial intervals, the sweep and the gate; and the
-//! schema the criterion bench shares with `bench-table` ([`bench`]).
+//! schema the criterion bench shares with `bench-table` ([`mod@bench`]).
 
 pub mod bench;
 pub mod error;
