@@ -2,7 +2,14 @@
 //! distinct u64s. Lookup batches are drawn at random positions of the key space and stored
 //! contiguously, so a timed loop reads its keys sequentially while the structure is probed at
 //! random, never on one hot key.
+//!
+//! The keys come from `bloomlab_harness::keys`, which owns key generation for the sweep and this
+//! bench alike: the strings from its writer of `prefix + i` keys (the sweep's `article` set uses it
+//! with the prefix `article-`), the u64s are its `random-u64` key set (one bijective mixer, so the
+//! absent keys, at indices n..2n, are never inserted ones). This module only chooses which indices
+//! each batch holds.
 
+use bloomlab_harness::keys::{Batch, KeySet, KeySetKind, StrBatch};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -18,100 +25,79 @@ const SEED_U64: u64 = 0x9E37_79B9_7F4A_7C15;
 /// structure (the batch wraps around after this many lookups).
 pub const MAX_BATCH: usize = 1 << 20;
 
-/// Strings stored back to back in one buffer, with slices into it.
-pub struct Arena {
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl Arena {
-    fn from_indices(indices: impl Iterator<Item = u64>) -> Self {
-        use std::fmt::Write;
-        let mut text = String::new();
-        let mut ends = Vec::new();
-        for i in indices {
-            text.push_str(PREFIX);
-            write!(text, "{i}").expect("writing to a String cannot fail");
-            ends.push(text.len());
-        }
-        Self { text, ends }
-    }
-
-    /// The strings, in order.
-    pub fn slices(&self) -> Vec<&str> {
-        let mut start = 0;
-        self.ends
-            .iter()
-            .map(|&end| {
-                let s = &self.text[start..end];
-                start = end;
-                s
-            })
-            .collect()
-    }
-}
-
-/// The string workload for one n.
-pub struct StrKeys {
-    /// All n inserted keys, i in 0..n.
-    pub inserted: Arena,
-    /// Inserted keys at random positions (with repetition), in random order.
-    pub present: Arena,
-    /// Keys with i in n..2n (never inserted), at random positions.
-    pub absent: Arena,
-}
-
 fn batch_len(n: u64) -> usize {
     usize::try_from(n).map_or(MAX_BATCH, |n| n.min(MAX_BATCH))
 }
 
+/// The indices of a present batch (inserted keys, 0..n, with repetition, in random order) and of
+/// an absent batch (never-inserted keys, n..2n): the same for both key kinds.
+fn batch_indices(n: u64) -> (Vec<u64>, Vec<u64>) {
+    let mut rng = Pcg64Mcg::seed_from_u64(SEED_PRESENT);
+    let present = (0..batch_len(n)).map(|_| rng.random_range(0..n)).collect();
+    let mut rng = Pcg64Mcg::seed_from_u64(SEED_ABSENT);
+    let absent = (0..batch_len(n))
+        .map(|_| n + rng.random_range(0..n))
+        .collect();
+    (present, absent)
+}
+
+fn strings(indices: impl IntoIterator<Item = u64>) -> StrBatch {
+    let mut batch = StrBatch::default();
+    for i in indices {
+        batch.push_indexed(PREFIX, i);
+    }
+    batch
+}
+
+/// The string workload for one n, stored back to back (no allocation per key).
+pub struct StrKeys {
+    /// All n inserted keys, i in 0..n.
+    pub inserted: StrBatch,
+    /// Inserted keys at random positions (with repetition), in random order.
+    pub present: StrBatch,
+    /// Keys with i in n..2n (never inserted), at random positions.
+    pub absent: StrBatch,
+}
+
 impl StrKeys {
     pub fn new(n: u64) -> Self {
-        let mut rng = Pcg64Mcg::seed_from_u64(SEED_PRESENT);
-        let present = Arena::from_indices((0..batch_len(n)).map(|_| rng.random_range(0..n)));
-        let mut rng = Pcg64Mcg::seed_from_u64(SEED_ABSENT);
-        let absent = Arena::from_indices((0..batch_len(n)).map(|_| n + rng.random_range(0..n)));
+        let (present, absent) = batch_indices(n);
         Self {
-            inserted: Arena::from_indices(0..n),
-            present,
-            absent,
+            inserted: strings(0..n),
+            present: strings(present),
+            absent: strings(absent),
         }
     }
 }
 
-/// A bijection on u64 (splitmix64's finaliser on a seeded counter): distinct inputs give distinct,
-/// random-looking keys, so present and absent sets are disjoint by construction.
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(SEED_U64).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z ^= z >> 31;
-    z = z.wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 29)
+fn u64s(set: &KeySet, indices: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    let mut batch = Batch::U64(Vec::new());
+    set.fill_at(indices, &mut batch);
+    match batch {
+        Batch::U64(keys) => keys,
+        Batch::Str(_) => unreachable!("fill_at keeps a batch's representation"),
+    }
 }
 
 /// The u64 workload for one n.
 pub struct U64Keys {
-    /// The n inserted keys, `mix(i)` for i in 0..n.
+    /// The n inserted keys, keys 0..n of the `random-u64` key set.
     pub inserted: Vec<u64>,
     /// Inserted keys at random positions, in random order.
     pub present: Vec<u64>,
-    /// `mix(i)` for random i in n..2n: never inserted.
+    /// Keys at random indices in n..2n: never inserted.
     pub absent: Vec<u64>,
 }
 
 impl U64Keys {
     pub fn new(n: u64) -> Self {
-        let mut rng = Pcg64Mcg::seed_from_u64(SEED_PRESENT);
-        let present = (0..batch_len(n))
-            .map(|_| mix(rng.random_range(0..n)))
-            .collect();
-        let mut rng = Pcg64Mcg::seed_from_u64(SEED_ABSENT);
-        let absent = (0..batch_len(n))
-            .map(|_| mix(n + rng.random_range(0..n)))
-            .collect();
+        let set = KeySet::new(KeySetKind::RandomU64, SEED_U64)
+            .expect("the random-u64 key set reads no file");
+        let (present, absent) = batch_indices(n);
         Self {
-            inserted: (0..n).map(mix).collect(),
-            present,
-            absent,
+            inserted: u64s(&set, 0..n),
+            present: u64s(&set, present),
+            absent: u64s(&set, absent),
         }
     }
 }

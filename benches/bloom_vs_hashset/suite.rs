@@ -9,13 +9,16 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use bloomlab_filters::{FilterExt, Key, Variant, VariantVisitor, registry};
+use bloomlab_harness::bench::{
+    BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, label,
+};
 use criterion::Criterion;
 use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::keys::{StrKeys, U64Keys};
-use crate::memory::{Log, PairedRecord, Record, measure_build};
-use crate::timing::{Config, bench, chunk_timer, count_hits, group_name, paired, timer};
+use crate::memory::{Log, measure_build};
+use crate::timing::{Config, bench, chunk_timer, count_hits, paired, timer};
 
 /// The lookup batches of one key kind and n, and the exact set every lookup is paired with (std
 /// `HashSet` holding the same keys).
@@ -66,19 +69,17 @@ pub const REPRESENTATIVE: [&str; 10] = [
 /// What identifies one measured structure.
 #[derive(Clone)]
 struct Meta {
-    keys: &'static str,
+    keys: KeyKind,
     structure: String,
-    family: &'static str,
+    family: Family,
     p: Option<f64>,
     n: u64,
 }
 
 impl Meta {
+    /// The criterion function id, the same function `bench-table` uses.
     fn label(&self) -> String {
-        match self.p {
-            Some(p) => format!("{} p={}%", self.structure, p * 100.0),
-            None => self.structure.clone(),
-        }
+        label(&self.structure, self.p)
     }
 }
 
@@ -93,7 +94,7 @@ impl Suite<'_> {
     /// Benchmarks `op` on each key of `batch` as `<group>/<label>/<n>` with this run's settings.
     fn time<K: Copy, R: Into<u64>>(
         &mut self,
-        group: &str,
+        group: Group,
         label: &str,
         n: u64,
         batch: &[K],
@@ -106,7 +107,7 @@ impl Suite<'_> {
     /// rounds (see [`paired`]), recorded as `<group>/<label>/<n>` in the log.
     fn time_paired(
         &mut self,
-        (group, label, n): (&str, &str, u64),
+        (group, label, n): (Group, &str, u64),
         reference: &'static str,
         mut reference_time: impl FnMut(u64) -> Duration,
         mut time: impl FnMut(u64) -> Duration,
@@ -115,7 +116,7 @@ impl Suite<'_> {
         let (reference_ns, structure_ns) = paired(self.cfg, &mut reference_time, &mut time);
         if !structure_ns.is_empty() {
             self.log.push_paired(PairedRecord {
-                group: group.to_owned(),
+                group,
                 label: label.to_owned(),
                 n,
                 reference: reference.to_owned(),
@@ -147,11 +148,11 @@ impl Suite<'_> {
             present.len()
         );
         let false_pos = count_hits(absent, &mut contains);
-        self.log.push(Record {
-            keys: meta.keys.to_owned(),
+        self.log.push(BenchRecord {
+            keys: meta.keys,
             label: label.clone(),
             structure: meta.structure.clone(),
-            family: meta.family.to_owned(),
+            family: meta.family,
             p: meta.p,
             n: meta.n,
             heap_bytes: built.0 as u64,
@@ -159,10 +160,12 @@ impl Suite<'_> {
             observed_fpr: false_pos as f64 / absent.len() as f64,
             absent_batch: absent.len() as u64,
         });
-        for (op, batch) in [("lookup-present", present), ("lookup-absent", absent)] {
-            let group = group_name(op, meta.keys);
+        for (op, batch) in [
+            (Operation::LookupPresent, present),
+            (Operation::LookupAbsent, absent),
+        ] {
             self.time_paired(
-                (&group, &label, meta.n),
+                (Group::new(op, meta.keys), &label, meta.n),
                 w.reference_label,
                 timer(batch, |k| w.reference.has(k)),
                 timer(batch, &mut contains),
@@ -173,8 +176,8 @@ impl Suite<'_> {
     /// Benchmarks inserting the present batch's keys again: the filter's bits do not change (they
     /// are set already), so every iteration does the same work on the same state.
     fn inserts<K: Copy>(&mut self, meta: &Meta, present: &[K], mut insert: impl FnMut(K)) {
-        let group = group_name("insert", meta.keys);
-        self.time(&group, &meta.label(), meta.n, present, |k| {
+        let group = Group::new(Operation::Insert, meta.keys);
+        self.time(group, &meta.label(), meta.n, present, |k| {
             insert(k);
             0u64
         });
@@ -192,18 +195,22 @@ impl Suite<'_> {
         mut contains_batch: impl FnMut(&[K]) -> u64,
     ) {
         let label = meta.label();
-        for (what, batch) in [("present", w.present), ("absent", w.absent)] {
+        for (op, batch) in [
+            (Operation::LookupBatchPresent, w.present),
+            (Operation::LookupBatchAbsent, w.absent),
+        ] {
             let one_by_one = count_hits(batch, &mut contains);
             let batched = contains_batch(batch);
             assert_eq!(
-                batched, one_by_one,
-                "{label}, n = {}: batched lookups found {batched} of the {what} batch, one-by-one \
+                batched,
+                one_by_one,
+                "{label}, n = {}: batched lookups found {batched} of the {} batch, one-by-one \
                  lookups {one_by_one}",
-                meta.n
+                meta.n,
+                op.batch().unwrap_or_default()
             );
-            let group = group_name(&format!("lookup-batch-{what}"), meta.keys);
             self.time_paired(
-                (&group, &label, meta.n),
+                (Group::new(op, meta.keys), &label, meta.n),
                 w.reference_label,
                 timer(batch, |k| w.reference.has(k)),
                 chunk_timer(batch, &mut contains_batch),
@@ -216,18 +223,18 @@ impl Suite<'_> {
         p == RATES[0] && REPRESENTATIVE.contains(&name)
     }
 
-    fn wants_variant(&self, name: &str, p: f64, keys: &str) -> bool {
-        let headline = p == RATES[0] && keys == "str";
+    fn wants_variant(&self, name: &str, p: f64, keys: KeyKind) -> bool {
+        let headline = p == RATES[0] && keys == KeyKind::Str;
         headline || self.cfg.all_variants_everywhere || REPRESENTATIVE.contains(&name)
     }
 
     /// Every structure on the string keys of one n.
     pub fn strings(&mut self, keys: &StrKeys, n: u64) {
-        let inserted = keys.inserted.slices();
-        let present = keys.present.slices();
-        let absent = keys.absent.slices();
+        let inserted: Vec<&str> = keys.inserted.iter().collect();
+        let present: Vec<&str> = keys.present.iter().collect();
+        let absent: Vec<&str> = keys.absent.iter().collect();
         let base = |structure: &str, family, p| Meta {
-            keys: "str",
+            keys: KeyKind::Str,
             structure: structure.to_owned(),
             family,
             p,
@@ -236,7 +243,7 @@ impl Suite<'_> {
 
         // The reference is built even when it is not itself measured: every lookup is paired
         // with it.
-        let meta = base("std HashSet<String>", "hashset", None);
+        let meta = base(KeyKind::Str.reference(), Family::HashSet, None);
         let (std_set, bytes, t) = measure_build(|| {
             let mut s = HashSet::new();
             for k in &inserted {
@@ -248,12 +255,12 @@ impl Suite<'_> {
             present: &present,
             absent: &absent,
             reference: &std_set,
-            reference_label: "std HashSet<String>",
+            reference_label: KeyKind::Str.reference(),
         };
         if self.cfg.wants(&meta.label()) {
             self.lookups(&meta, (bytes, t), &w, |k: &str| std_set.contains(k));
         }
-        let meta = base("foldhash HashSet<String>", "hashset", None);
+        let meta = base("foldhash HashSet<String>", Family::HashSet, None);
         if self.cfg.wants(&meta.label()) {
             let (set, bytes, t) = measure_build(|| {
                 let mut s = foldhash::HashSet::default();
@@ -269,8 +276,8 @@ impl Suite<'_> {
 
         for p in RATES {
             for name in registry::names() {
-                let meta = base(&name, "bloomlab", Some(p));
-                if !self.wants_variant(&name, p, "str") || !self.cfg.wants(&meta.label()) {
+                let meta = base(&name, Family::Bloomlab, Some(p));
+                if !self.wants_variant(&name, p, KeyKind::Str) || !self.cfg.wants(&meta.label()) {
                     continue;
                 }
                 let visit = StrVariant {
@@ -283,7 +290,7 @@ impl Suite<'_> {
                 registry::visit(&name, visit).expect("names() lists registered names");
             }
 
-            let meta = base("fastbloom", "crate", Some(p));
+            let meta = base("fastbloom", Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 let (mut f, bytes, t) = measure_build(|| {
                     let mut f =
@@ -300,7 +307,7 @@ impl Suite<'_> {
                     });
                 }
             }
-            let meta = base("fastbloom+foldhash", "crate", Some(p));
+            let meta = base("fastbloom+foldhash", Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 let (mut f, bytes, t) = measure_build(|| {
                     let mut f = fastbloom::BloomFilter::with_false_pos(p)
@@ -318,7 +325,7 @@ impl Suite<'_> {
                     });
                 }
             }
-            let meta = base("bloomfilter", "crate", Some(p));
+            let meta = base("bloomfilter", Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 let (mut f, bytes, t) = measure_build(|| {
                     let mut f = bloomfilter::Bloom::<str>::new_for_fp_rate(n as usize, p)
@@ -341,7 +348,7 @@ impl Suite<'_> {
             } else {
                 ("xorf BinaryFuse16+xxh3", true)
             };
-            let meta = base(structure, "crate", Some(p));
+            let meta = base(structure, Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 let hashes = || {
                     inserted
@@ -374,33 +381,29 @@ impl Suite<'_> {
         use bloomlab_filters::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
         use std::hash::BuildHasher;
 
-        let group = group_name("hash", "str");
-        self.digest::<Fnv1a>(&group, n, batch);
-        self.digest::<Murmur3>(&group, n, batch);
-        self.digest::<Xxh3>(&group, n, batch);
-        self.digest::<Xxh3Wide>(&group, n, batch);
-        self.digest::<Xxh64>(&group, n, batch);
+        let group = Group::new(Operation::Hash, KeyKind::Str);
+        self.digest::<Fnv1a>(group, n, batch);
+        self.digest::<Murmur3>(group, n, batch);
+        self.digest::<Xxh3>(group, n, batch);
+        self.digest::<Xxh3Wide>(group, n, batch);
+        self.digest::<Xxh64>(group, n, batch);
         let cfg = self.cfg;
         let sip = std::collections::hash_map::RandomState::new();
         if cfg.wants("SipHash-1-3 (std HashSet)") {
-            self.time(&group, "SipHash-1-3 (std HashSet)", n, batch, |k: &str| {
+            self.time(group, "SipHash-1-3 (std HashSet)", n, batch, |k: &str| {
                 sip.hash_one(k)
             });
         }
         let fold = foldhash::fast::RandomState::default();
         if cfg.wants("foldhash (foldhash HashSet)") {
-            self.time(
-                &group,
-                "foldhash (foldhash HashSet)",
-                n,
-                batch,
-                |k: &str| fold.hash_one(k),
-            );
+            self.time(group, "foldhash (foldhash HashSet)", n, batch, |k: &str| {
+                fold.hash_one(k)
+            });
         }
     }
 
     /// One hash strategy's digest, both words (what the classic and blocked layouts consume).
-    fn digest<H: bloomlab_filters::HashStrategy>(&mut self, group: &str, n: u64, batch: &[&str]) {
+    fn digest<H: bloomlab_filters::HashStrategy>(&mut self, group: Group, n: u64, batch: &[&str]) {
         let label = format!("digest {}", H::ID);
         if self.cfg.wants(&label) {
             self.time(group, &label, n, batch, |k: &str| {
@@ -414,26 +417,26 @@ impl Suite<'_> {
     pub fn u64s(&mut self, keys: &U64Keys, n: u64) {
         let (inserted, present, absent) = (&keys.inserted, &keys.present, &keys.absent);
         let base = |structure: &str, family, p| Meta {
-            keys: "u64",
+            keys: KeyKind::U64,
             structure: structure.to_owned(),
             family,
             p,
             n,
         };
 
-        let meta = base("std HashSet<u64>", "hashset", None);
+        let meta = base(KeyKind::U64.reference(), Family::HashSet, None);
         let (std_set, bytes, t) =
             measure_build(|| inserted.iter().copied().collect::<HashSet<u64>>());
         let w = Workload {
             present,
             absent,
             reference: &std_set,
-            reference_label: "std HashSet<u64>",
+            reference_label: KeyKind::U64.reference(),
         };
         if self.cfg.wants(&meta.label()) {
             self.lookups(&meta, (bytes, t), &w, |k: u64| std_set.contains(&k));
         }
-        let meta = base("foldhash HashSet<u64>", "hashset", None);
+        let meta = base("foldhash HashSet<u64>", Family::HashSet, None);
         if self.cfg.wants(&meta.label()) {
             let (set, bytes, t) =
                 measure_build(|| inserted.iter().copied().collect::<foldhash::HashSet<u64>>());
@@ -442,8 +445,8 @@ impl Suite<'_> {
 
         for p in RATES {
             for name in registry::names() {
-                let meta = base(&name, "bloomlab", Some(p));
-                if !self.wants_variant(&name, p, "u64") || !self.cfg.wants(&meta.label()) {
+                let meta = base(&name, Family::Bloomlab, Some(p));
+                if !self.wants_variant(&name, p, KeyKind::U64) || !self.cfg.wants(&meta.label()) {
                     continue;
                 }
                 let visit = U64Variant {
@@ -454,7 +457,7 @@ impl Suite<'_> {
                 };
                 registry::visit(&name, visit).expect("names() lists registered names");
             }
-            let meta = base("fastbloom", "crate", Some(p));
+            let meta = base("fastbloom", Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 let (f, bytes, t) = measure_build(|| {
                     let mut f =
@@ -466,7 +469,7 @@ impl Suite<'_> {
                 });
                 self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
             }
-            let meta = base("fastbloom+foldhash", "crate", Some(p));
+            let meta = base("fastbloom+foldhash", Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 let (f, bytes, t) = measure_build(|| {
                     let mut f = fastbloom::BloomFilter::with_false_pos(p)
@@ -479,7 +482,7 @@ impl Suite<'_> {
                 });
                 self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
             }
-            let meta = base("bloomfilter", "crate", Some(p));
+            let meta = base("bloomfilter", Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 let (f, bytes, t) = measure_build(|| {
                     let mut f = bloomfilter::Bloom::<u64>::new_for_fp_rate(n as usize, p)
@@ -497,7 +500,7 @@ impl Suite<'_> {
             } else {
                 "xorf BinaryFuse16"
             };
-            let meta = base(structure, "crate", Some(p));
+            let meta = base(structure, Family::Crate, Some(p));
             if self.cfg.wants(&meta.label()) {
                 if p == RATES[0] {
                     let (f, bytes, t) =

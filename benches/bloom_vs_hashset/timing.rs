@@ -1,17 +1,23 @@
 //! The timed loops and the run configuration. One criterion iteration is one lookup (or insert) of
 //! the next key of a pre-generated batch, so criterion's per-iteration estimate is ns per
 //! operation and `Throughput::Elements(1)` gives operations per second.
+//!
+//! This bench owns the authoritative timing (criterion, plus the paired rounds against std
+//! `HashSet` on the same batch, every structure called as its concrete type). The sweep's
+//! `bloomlab_harness::timing` is a separate, indicative figure per CSV row that needs no criterion;
+//! what the two share is the keys (`bloomlab_harness::keys`, see [`crate::keys`]).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use bloomlab_harness::bench::{Group, Mode};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 /// How long and at which sizes to measure.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `"full"`, `"quick"` or `"test"` (criterion's test mode, under `cargo test --benches`).
-    pub mode: &'static str,
+    /// Full, quick, or test (criterion's test mode, under `cargo test --benches`).
+    pub mode: Mode,
     pub sizes: Vec<u64>,
     pub warm_up: Duration,
     pub measurement: Duration,
@@ -63,7 +69,7 @@ impl Config {
         let all_variants_everywhere = flag("BLOOMLAB_BENCH_ALL");
         if test {
             return Self {
-                mode: "test",
+                mode: Mode::Test,
                 sizes: vec![10_000],
                 warm_up: Duration::from_millis(10),
                 measurement: Duration::from_millis(10),
@@ -76,7 +82,7 @@ impl Config {
         }
         if flag("BLOOMLAB_BENCH_QUICK") {
             return Self {
-                mode: "quick",
+                mode: Mode::Quick,
                 sizes: vec![1_000_000],
                 warm_up: env_secs("BLOOMLAB_BENCH_WARMUP_SECS", 0.1),
                 measurement: env_secs("BLOOMLAB_BENCH_MEASURE_SECS", 0.3),
@@ -97,7 +103,7 @@ impl Config {
             .filter(|v| !v.is_empty())
             .unwrap_or_else(|| vec![1_000_000, 10_000_000]);
         Self {
-            mode: "full",
+            mode: Mode::Full,
             sizes,
             warm_up: env_secs("BLOOMLAB_BENCH_WARMUP_SECS", 0.5),
             measurement: env_secs("BLOOMLAB_BENCH_MEASURE_SECS", 2.0),
@@ -143,22 +149,18 @@ fn run<K: Copy, R: Into<u64>>(
     elapsed
 }
 
-/// Which operation a group measures, named `<op>-<keys>` (e.g. `lookup-present-str`).
-pub fn group_name(op: &str, keys: &str) -> String {
-    format!("{op}-{keys}")
-}
-
 /// One benchmark `<group>/<label>/<n>` with the run's times, one element per iteration, timed by
-/// `time(iters)` (a [`timer`] or [`chunk_timer`]).
+/// `time(iters)` (a [`timer`] or [`chunk_timer`]). The group's directory name is
+/// [`Group::name`], which `bench-table` reads back.
 pub fn bench(
     c: &mut Criterion,
     cfg: &Config,
-    group: &str,
+    group: Group,
     label: &str,
     n: u64,
     mut time: impl FnMut(u64) -> Duration,
 ) {
-    let mut g = c.benchmark_group(group);
+    let mut g = c.benchmark_group(group.name());
     g.warm_up_time(cfg.warm_up)
         .measurement_time(cfg.measurement)
         .sample_size(cfg.sample_size)

@@ -1,5 +1,8 @@
 //! Shared glue for the bloomlab binaries: flag parsing helpers, a counting allocator, the build
-//! revision.
+//! revision, and the logic of the `bloomlab guava` commands ([`guava`]), so that the binaries
+//! only parse flags and call a library.
+
+pub mod guava;
 
 pub use bloomlab_harness::memory::CountingAlloc;
 

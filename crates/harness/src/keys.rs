@@ -6,6 +6,14 @@
 //! bijectively (a file key set removes duplicate lines instead). The same `(kind, seed)` gives the
 //! same keys bit for bit; keys are produced in caller-sized batches into reused buffers, so memory
 //! stays bounded however many keys a trial queries.
+//!
+//! This module owns key generation for the whole workspace: the sweep's key sets and the criterion
+//! bench (`benches/bloom_vs_hashset`) draw from the same generators, one bijective mixer and one
+//! writer of `prefix + i` strings. The bench's u64 keys are the `random-u64` key set at the indices
+//! it samples ([`KeySet::fill_at`]); its strings `"article-content-hash-" + i` are the `article`
+//! shape with the longer prefix of the well-known Java table ([`StrBatch::push_indexed`]). Timing
+//! is not shared: the bench owns the authoritative, criterion-based timing, and the sweep keeps its
+//! own indicative per-row figures (`crate::timing`), so that a sweep needs no criterion.
 
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -157,6 +165,13 @@ impl StrBatch {
         self.ends.is_empty()
     }
 
+    /// Appends the key `prefix + i` (`i` in decimal): the `article` key set's shape with another
+    /// prefix. Distinct indices give distinct keys.
+    pub fn push_indexed(&mut self, prefix: &str, i: u64) {
+        write_indexed(&mut self.text, prefix, i);
+        self.close_key();
+    }
+
     fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();
@@ -206,6 +221,13 @@ impl Batch {
         self.for_each_bytes(|b| hits += u64::from(pred(b)));
         hits
     }
+}
+
+/// Writes `prefix` and `i` in decimal: the one writer of indexed string keys.
+fn write_indexed(text: &mut String, prefix: &str, i: u64) {
+    text.push_str(prefix);
+    // Writing into a String cannot fail.
+    let _ = write!(text, "{i}");
 }
 
 /// A seeded, indexed key set. Cheap to clone (a file's lines are shared).
@@ -319,6 +341,25 @@ impl KeySet {
         }
     }
 
+    /// Replaces `out`'s contents with the keys at `indices`, in order (repeats allowed): lookup
+    /// batches drawn at random positions of the key set, as the criterion bench does.
+    ///
+    /// Panics if an index is past the end of a file key set ([`available`](Self::available)).
+    pub fn fill_at(&self, indices: impl IntoIterator<Item = u64>, out: &mut Batch) {
+        match out {
+            Batch::U64(v) => {
+                v.clear();
+                v.extend(indices.into_iter().map(|i| self.u64_key(i)));
+            }
+            Batch::Str(s) => {
+                s.clear();
+                for i in indices {
+                    self.push_str_key(i, s);
+                }
+            }
+        }
+    }
+
     /// Key `i` of an integer key set.
     #[inline]
     fn u64_key(&self, i: u64) -> u64 {
@@ -334,9 +375,7 @@ impl KeySet {
         // Writing into a String cannot fail.
         match &self.kind {
             KeySetKind::RandomU64 => unreachable!("integer key set has a u64 batch"),
-            KeySetKind::Article => {
-                let _ = write!(s.text, "article-{i}");
-            }
+            KeySetKind::Article => write_indexed(&mut s.text, "article-", i),
             KeySetKind::Url => {
                 // One random word drives every choice; `?` occurs once, before `id=`, and the
                 // words contain no `&`, so `i` reads back unambiguously: keys are distinct.
@@ -365,5 +404,63 @@ impl KeySet {
             }
         }
         s.close_key();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(batch: &Batch) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        batch.for_each_bytes(|b| out.push(b.to_vec()));
+        out
+    }
+
+    /// `fill_at` gives each index the key `fill` gives it, whatever the order or repeats.
+    #[test]
+    fn keys_at_chosen_indices_are_the_keys_at_those_positions() {
+        for kind in [
+            KeySetKind::RandomU64,
+            KeySetKind::Article,
+            KeySetKind::Url,
+            KeySetKind::Hex,
+        ] {
+            let set = KeySet::new(kind.clone(), 42).unwrap();
+            let mut run = set.new_batch();
+            set.fill(100, 50, &mut run);
+            let run = keys(&run);
+            let indices = [149u64, 100, 120, 120, 137];
+            let mut at = set.new_batch();
+            set.fill_at(indices, &mut at);
+            let expected: Vec<Vec<u8>> = indices
+                .iter()
+                .map(|&i| run[(i - 100) as usize].clone())
+                .collect();
+            assert_eq!(keys(&at), expected, "{kind}");
+        }
+    }
+
+    /// The bench's strings come from the same writer as the `article` key set.
+    #[test]
+    fn indexed_strings_are_the_article_keys_with_another_prefix() {
+        let set = KeySet::new(KeySetKind::Article, 7).unwrap();
+        let mut article = set.new_batch();
+        set.fill(0, 3, &mut article);
+        let mut own = StrBatch::default();
+        for i in 0..3 {
+            own.push_indexed("article-", i);
+        }
+        assert_eq!(article, Batch::Str(own.clone()));
+        own.push_indexed("article-content-hash-", 18_446_744_073_709_551_615);
+        assert_eq!(
+            own.iter().collect::<Vec<_>>(),
+            [
+                "article-0",
+                "article-1",
+                "article-2",
+                "article-content-hash-18446744073709551615"
+            ]
+        );
     }
 }

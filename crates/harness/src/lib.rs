@@ -1,5 +1,7 @@
-//! The measurement harness: key sets, trials, binomial intervals, the sweep and the gate.
+//! The measurement harness: key sets, trials, binomial intervals, the sweep and the gate; and the
+//! schema the criterion bench shares with `bench-table` ([`mod@bench`]).
 
+pub mod bench;
 pub mod error;
 pub mod gate;
 pub mod hypothesis;

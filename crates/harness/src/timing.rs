@@ -2,6 +2,11 @@
 //! keys. Each figure is the median over several passes over a pre-generated batch, with every
 //! result passed through `std::hint::black_box`. The criterion benches are the authority on speed;
 //! these numbers put each sweep row in context.
+//!
+//! Who owns what: this module is the sweep's own, indicative timing (no criterion, so a sweep runs
+//! anywhere), with its own `HashSet` baseline built from the row's key set. The criterion bench
+//! (`benches/bloom_vs_hashset`) owns the authoritative timing and its own reference sets, each
+//! called as its concrete type. Both draw their keys from [`crate::keys`], the one generator.
 
 use std::collections::HashSet;
 use std::hint::black_box;

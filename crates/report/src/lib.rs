@@ -3,6 +3,7 @@
 //! [`write_reports`] is the whole pipeline: it writes the CSV, reads it back, and draws every
 //! picture and the summary from the rows read back, so the pictures show only what the CSV holds.
 
+pub mod bench_table;
 pub mod csv_io;
 mod fmt;
 pub mod markdown;

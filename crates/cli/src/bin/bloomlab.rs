@@ -3,10 +3,8 @@
 
 use std::process::ExitCode;
 
+use bloomlab_cli::guava;
 use clap::{Parser, Subcommand};
-
-#[path = "../bloomlab/guava.rs"]
-mod guava;
 
 /// Read, write, inspect and audit Bloom filter files.
 ///

@@ -4,61 +4,59 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use bloomlab_report::markdown::table;
+use bloomlab_harness::bench::{
+    BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, label,
+};
 
-use super::input::{BenchKey, Medians, MemoryLog, PairedRecord, Record};
+use super::Machine;
+use super::input::{BenchKey, Medians};
+use crate::markdown::table;
 
-/// Where and when: shown at the top of the report.
-#[derive(Debug, Clone)]
-pub struct Machine {
-    pub cpu: String,
-    pub cores: usize,
-    pub rustc: String,
-    /// The vector/bit-manipulation features the code was compiled for (`.cargo/config.toml` builds
-    /// for the machine's own CPU), e.g. `avx2, bmi2, avx512f`.
-    pub features: String,
-    pub generated: String,
+use KeyKind::{Str, U64};
+use Operation::{Hash, Insert, LookupAbsent, LookupBatchAbsent, LookupBatchPresent, LookupPresent};
+
+/// The string reference, which the headline compares with.
+const STD_STRING: &str = Str.reference();
+
+/// The label of a bloomlab variant or crate at the headline rate, 1%.
+fn at_1pc(structure: &str) -> String {
+    label(structure, Some(0.01))
 }
-
-/// The exact-set row every other row of a key kind is compared with.
-pub fn reference(keys: &str) -> &'static str {
-    if keys == "u64" {
-        "std HashSet<u64>"
-    } else {
-        "std HashSet<String>"
-    }
-}
-
-/// The string reference, which u64 rows are also compared with.
-pub const STD_STRING: &str = "std HashSet<String>";
 
 struct View<'a> {
-    log: &'a MemoryLog,
+    log: &'a BenchLog,
     medians: &'a Medians,
 }
 
 impl View<'_> {
-    fn ns(&self, op: &str, keys: &str, label: &str, n: u64) -> Option<f64> {
+    fn ns(&self, op: Operation, keys: KeyKind, label: &str, n: u64) -> Option<f64> {
         self.medians
             .get(&BenchKey {
-                group: format!("{op}-{keys}"),
+                group: Group::new(op, keys),
                 label: label.to_owned(),
                 n,
             })
             .copied()
     }
-    fn record(&self, keys: &str, label: &str, n: u64) -> Option<&Record> {
+    fn record(&self, keys: KeyKind, label: &str, n: u64) -> Option<&BenchRecord> {
         self.log
             .records
             .iter()
             .find(|r| r.keys == keys && r.label == label && r.n == n)
     }
     /// `reference ns / this ns` for `op`: how many times faster than the reference.
-    fn speedup(&self, op: &str, keys: &str, label: &str, n: u64, reference: &str) -> Option<f64> {
+    fn speedup(
+        &self,
+        op: Operation,
+        keys: KeyKind,
+        label: &str,
+        n: u64,
+        reference: &str,
+    ) -> Option<f64> {
         Some(self.ns(op, keys, reference, n)? / self.ns(op, keys, label, n)?)
     }
-    fn paired(&self, op: &str, keys: &str, label: &str, n: u64) -> Option<&PairedRecord> {
-        let group = format!("{op}-{keys}");
+    fn paired(&self, op: Operation, keys: KeyKind, label: &str, n: u64) -> Option<&PairedRecord> {
+        let group = Group::new(op, keys);
         self.log
             .paired
             .iter()
@@ -66,12 +64,18 @@ impl View<'_> {
     }
     /// How many times faster `label`'s `op` is than std `HashSet`'s `ref_op` on the same keys
     /// (`ref_op` differs from `op` for batched lookups, compared with one-by-one ones), on `basis`.
-    fn vs_std(&self, basis: Basis, (op, ref_op): (&str, &str), label: &str, n: u64) -> Option<f64> {
+    fn vs_std(
+        &self,
+        basis: Basis,
+        (op, ref_op): (Operation, Operation),
+        label: &str,
+        n: u64,
+    ) -> Option<f64> {
         match basis {
             Basis::Medians => {
-                Some(self.ns(ref_op, "str", STD_STRING, n)? / self.ns(op, "str", label, n)?)
+                Some(self.ns(ref_op, Str, STD_STRING, n)? / self.ns(op, Str, label, n)?)
             }
-            Basis::Paired => self.paired(op, "str", label, n)?.speedup(),
+            Basis::Paired => self.paired(op, Str, label, n)?.speedup(),
         }
     }
 }
@@ -149,18 +153,18 @@ fn fmt_n(n: u64) -> String {
     }
 }
 
-fn family_rank(f: &str) -> u8 {
+fn family_rank(f: Family) -> u8 {
     match f {
-        "hashset" => 0,
-        "bloomlab" => 1,
-        _ => 2,
+        Family::HashSet => 0,
+        Family::Bloomlab => 1,
+        Family::Crate => 2,
     }
 }
 
 /// Rows in report order: exact sets first, then by rate (1% before 0.1%), bloomlab before the
 /// other crates, by name.
-fn ordered<'a>(log: &'a MemoryLog, keys: &str, n: u64) -> Vec<&'a Record> {
-    let mut rows: Vec<&Record> = log
+fn ordered(log: &BenchLog, keys: KeyKind, n: u64) -> Vec<&BenchRecord> {
+    let mut rows: Vec<&BenchRecord> = log
         .records
         .iter()
         .filter(|r| r.keys == keys && r.n == n)
@@ -169,26 +173,23 @@ fn ordered<'a>(log: &'a MemoryLog, keys: &str, n: u64) -> Vec<&'a Record> {
         let pa = a.p.map_or(f64::INFINITY, |p| p);
         let pb = b.p.map_or(f64::INFINITY, |p| p);
         pb.total_cmp(&pa)
-            .then(family_rank(&a.family).cmp(&family_rank(&b.family)))
+            .then(family_rank(a.family).cmp(&family_rank(b.family)))
             .then(a.structure.cmp(&b.structure))
     });
     rows
 }
 
-fn section(out: &mut String, v: &View, keys: &str, n: u64) {
-    let reference = reference(keys);
+fn section(out: &mut String, v: &View, keys: KeyKind, n: u64) {
+    let reference = keys.reference();
     let ref_bytes = v.record(keys, reference, n).map(|r| r.heap_bytes);
-    let keys_text = if keys == "u64" {
-        "random distinct u64 keys"
-    } else {
-        "string keys `\"article-content-hash-\" + i`"
+    let (keys_text, short) = match keys {
+        U64 => ("random distinct u64 keys", "`HashSet<u64>`"),
+        Str => (
+            "string keys `\"article-content-hash-\" + i`",
+            "`HashSet<String>`",
+        ),
     };
     let _ = writeln!(out, "### {}, n = {}\n", keys_text, fmt_n(n));
-    let short = if keys == "u64" {
-        "`HashSet<u64>`"
-    } else {
-        "`HashSet<String>`"
-    };
     let headers = [
         "structure".to_string(),
         "p".into(),
@@ -208,9 +209,9 @@ fn section(out: &mut String, v: &View, keys: &str, n: u64) {
     let rows: Vec<Vec<String>> = ordered(v.log, keys, n)
         .into_iter()
         .map(|r| {
-            let present = v.ns("lookup-present", keys, &r.label, n);
-            let absent = v.ns("lookup-absent", keys, &r.label, n);
-            let insert = v.ns("insert", keys, &r.label, n);
+            let present = v.ns(LookupPresent, keys, &r.label, n);
+            let absent = v.ns(LookupAbsent, keys, &r.label, n);
+            let insert = v.ns(Insert, keys, &r.label, n);
             let mem_ratio = ref_bytes
                 .filter(|_| r.heap_bytes > 0)
                 .map(|b| b as f64 / r.heap_bytes as f64);
@@ -218,11 +219,11 @@ fn section(out: &mut String, v: &View, keys: &str, n: u64) {
                 format!("`{}`", r.structure),
                 fmt_p(r.p),
                 fmt_ns(present),
-                fmt_ratio(v.speedup("lookup-present", keys, &r.label, n, reference)),
-                fmt_paired(v.paired("lookup-present", keys, &r.label, n)),
+                fmt_ratio(v.speedup(LookupPresent, keys, &r.label, n, reference)),
+                fmt_paired(v.paired(LookupPresent, keys, &r.label, n)),
                 fmt_ns(absent),
-                fmt_ratio(v.speedup("lookup-absent", keys, &r.label, n, reference)),
-                fmt_paired(v.paired("lookup-absent", keys, &r.label, n)),
+                fmt_ratio(v.speedup(LookupAbsent, keys, &r.label, n, reference)),
+                fmt_paired(v.paired(LookupAbsent, keys, &r.label, n)),
                 fmt_ns(insert),
                 fmt_bytes(r.heap_bytes),
                 format!("{:.2}", r.heap_bytes as f64 * 8.0 / r.n as f64),
@@ -242,12 +243,12 @@ fn headline_variants<'a>(
     v: &'a View,
     n: u64,
     prefixes: &'a [&'a str],
-) -> impl Iterator<Item = &'a Record> + 'a {
+) -> impl Iterator<Item = &'a BenchRecord> + 'a {
     v.log.records.iter().filter(move |r| {
-        r.keys == "str"
+        r.keys == Str
             && r.n == n
             && r.p == Some(0.01)
-            && r.family == "bloomlab"
+            && r.family == Family::Bloomlab
             && prefixes.iter().any(|p| r.structure.starts_with(p))
     })
 }
@@ -257,7 +258,7 @@ fn headline_variants<'a>(
 fn min_speedup(
     v: &View,
     basis: Basis,
-    ops: (&str, &str),
+    ops: (Operation, Operation),
     n: u64,
     prefixes: &[&str],
 ) -> Option<(f64, String)> {
@@ -272,8 +273,8 @@ fn min_speedup(
 fn best_variant(v: &View, n: u64, prefixes: &[&str]) -> Option<(f64, f64, String)> {
     headline_variants(v, n, prefixes)
         .filter_map(|r| {
-            let present = v.speedup("lookup-present", "str", &r.label, n, STD_STRING)?;
-            let absent = v.speedup("lookup-absent", "str", &r.label, n, STD_STRING)?;
+            let present = v.speedup(LookupPresent, Str, &r.label, n, STD_STRING)?;
+            let absent = v.speedup(LookupAbsent, Str, &r.label, n, STD_STRING)?;
             Some((present, absent, r.structure.clone()))
         })
         .max_by(|a, b| a.0.min(a.1).total_cmp(&b.0.min(b.1)))
@@ -291,14 +292,14 @@ fn target_parts(
 ) -> Option<(String, bool)> {
     let mut parts = Vec::new();
     let mut met = true;
-    for op in ["lookup-present", "lookup-absent"] {
+    for op in [LookupPresent, LookupAbsent] {
         let timed = if batched {
-            op.replace("lookup-", "lookup-batch-")
+            op.batched().unwrap_or(op)
         } else {
-            op.to_owned()
+            op
         };
-        let what = op.trim_start_matches("lookup-");
-        match min_speedup(v, basis, (&timed, op), n, prefixes) {
+        let what = op.batch().unwrap_or_default();
+        match min_speedup(v, basis, (timed, op), n, prefixes) {
             Some((x, worst)) => {
                 met &= x >= target;
                 parts.push(format!("{what} {} (`{worst}`)", fmt_ratio(Some(x))));
@@ -383,8 +384,8 @@ fn headline(out: &mut String, v: &View, n: u64) {
         fastbloom_line(out, v, n, fb);
     }
     if let (Some(std), Some(sbbf)) = (
-        v.record("str", STD_STRING, n),
-        v.record("str", "sbbf/xxh3 p=1%", n),
+        v.record(Str, STD_STRING, n),
+        v.record(Str, &at_1pc("sbbf/xxh3"), n),
     ) {
         let _ = writeln!(
             out,
@@ -404,15 +405,15 @@ fn headline(out: &mut String, v: &View, n: u64) {
 /// (`fb`'s median / the variant's) and by paired rounds (the variant's paired speedup over the
 /// HashSet / `fb`'s).
 fn fastbloom_line(out: &mut String, v: &View, n: u64, fb: &str) {
-    let fb_label = format!("{fb} p=1%");
+    let fb_label = at_1pc(fb);
     let mut summaries = Vec::new();
     for basis in [Basis::Medians, Basis::Paired] {
         let mut slower: Vec<(f64, String)> = Vec::new();
         let mut compared = 0;
         for r in headline_variants(v, n, &[""]) {
-            for op in ["lookup-present", "lookup-absent"] {
+            for op in [LookupPresent, LookupAbsent] {
                 let x = match basis {
-                    Basis::Medians => v.speedup(op, "str", &r.label, n, &fb_label),
+                    Basis::Medians => v.speedup(op, Str, &r.label, n, &fb_label),
                     Basis::Paired => v
                         .vs_std(basis, (op, op), &r.label, n)
                         .zip(v.vs_std(basis, (op, op), &fb_label, n))
@@ -421,7 +422,7 @@ fn fastbloom_line(out: &mut String, v: &View, n: u64, fb: &str) {
                 let Some(x) = x else { continue };
                 compared += 1;
                 if x < 1.0 {
-                    let what = op.trim_start_matches("lookup-");
+                    let what = op.batch().unwrap_or_default();
                     slower.push((
                         x,
                         format!("`{}` {what} {}", r.structure, fmt_ratio(Some(x))),
@@ -484,7 +485,7 @@ pub fn date_utc(unix: u64) -> String {
 }
 
 /// The whole report.
-pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
+pub fn render(log: &BenchLog, medians: &Medians, machine: &Machine) -> String {
     let v = View { log, medians };
     let mut out = String::new();
     out.push_str("# Bloom filters vs HashSet: lookups, inserts and memory\n\n");
@@ -538,7 +539,7 @@ pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
          xorf filters hold u64s: string keys are hashed with XXH3-64 inside the timed lookup; their \
          rate is fixed by the fingerprint (8 bits for the 1% row, 16 bits for the 0.1% row).\n\n",
     );
-    for keys in ["str", "u64"] {
+    for keys in KeyKind::ALL {
         for &n in &sizes {
             if log.records.iter().any(|r| r.keys == keys && r.n == n) {
                 section(&mut out, &v, keys, n);
@@ -553,30 +554,31 @@ pub fn render(log: &MemoryLog, medians: &Medians, machine: &Machine) -> String {
 /// Batched lookups (groups `lookup-batch-*`) beside the same structures' one-by-one lookups.
 fn batched(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
     let mut rows = Vec::new();
-    for keys in ["str", "u64"] {
-        let reference = reference(keys);
+    for keys in KeyKind::ALL {
+        let reference = keys.reference();
         for &n in sizes {
             for r in ordered(v.log, keys, n) {
-                let present = v.ns("lookup-batch-present", keys, &r.label, n);
-                let absent = v.ns("lookup-batch-absent", keys, &r.label, n);
+                let present = v.ns(LookupBatchPresent, keys, &r.label, n);
+                let absent = v.ns(LookupBatchAbsent, keys, &r.label, n);
                 if present.is_none() && absent.is_none() {
                     continue;
                 }
-                let vs =
-                    |op: &str, batched: Option<f64>| Some(v.ns(op, keys, reference, n)? / batched?);
+                let vs = |op: Operation, batched: Option<f64>| {
+                    Some(v.ns(op, keys, reference, n)? / batched?)
+                };
                 rows.push(vec![
                     format!("`{reference}`"),
                     fmt_n(n),
                     format!("`{}`", r.structure),
                     fmt_p(r.p),
-                    fmt_ns(v.ns("lookup-present", keys, &r.label, n)),
+                    fmt_ns(v.ns(LookupPresent, keys, &r.label, n)),
                     fmt_ns(present),
-                    fmt_ratio(vs("lookup-present", present)),
-                    fmt_paired(v.paired("lookup-batch-present", keys, &r.label, n)),
-                    fmt_ns(v.ns("lookup-absent", keys, &r.label, n)),
+                    fmt_ratio(vs(LookupPresent, present)),
+                    fmt_paired(v.paired(LookupBatchPresent, keys, &r.label, n)),
+                    fmt_ns(v.ns(LookupAbsent, keys, &r.label, n)),
                     fmt_ns(absent),
-                    fmt_ratio(vs("lookup-absent", absent)),
-                    fmt_paired(v.paired("lookup-batch-absent", keys, &r.label, n)),
+                    fmt_ratio(vs(LookupAbsent, absent)),
+                    fmt_paired(v.paired(LookupBatchAbsent, keys, &r.label, n)),
                 ]);
             }
         }
@@ -617,7 +619,7 @@ fn hashing(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
     let labels: BTreeSet<&str> = v
         .medians
         .keys()
-        .filter(|k| k.group == "hash-str" && sizes.contains(&k.n))
+        .filter(|k| k.group == Group::new(Hash, Str) && sizes.contains(&k.n))
         .map(|k| k.label.as_str())
         .collect();
     if labels.is_empty() {
@@ -638,7 +640,7 @@ fn hashing(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
         .into_iter()
         .map(|label| {
             let mut row = vec![format!("`{label}`")];
-            row.extend(sizes.iter().map(|&n| fmt_ns(v.ns("hash", "str", label, n))));
+            row.extend(sizes.iter().map(|&n| fmt_ns(v.ns(Hash, Str, label, n))));
             row
         })
         .collect();

@@ -11,15 +11,9 @@
 //! turns both into `reports/bloom_vs_hashset.md`.
 //! `BLOOMLAB_BENCH_QUICK=1` measures 1M keys only, briefly (see [`timing::Config::from_env`]).
 
-// The modules live in `benches/bloom_vs_hashset/`; a crate root's `mod` looks beside it, hence
-// the paths.
-#[path = "bloom_vs_hashset/keys.rs"]
 mod keys;
-#[path = "bloom_vs_hashset/memory.rs"]
 mod memory;
-#[path = "bloom_vs_hashset/suite.rs"]
 mod suite;
-#[path = "bloom_vs_hashset/timing.rs"]
 mod timing;
 
 use criterion::Criterion;

@@ -1,10 +1,17 @@
-//! Tests on synthetic criterion output: every figure here is made up for the test.
+//! Tests on synthetic criterion output: every figure here is made up for the test. The files are
+//! written as JSON text, in the spellings earlier runs of the bench wrote, so these tests also
+//! check that old results still read.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use bloomlab_harness::bench::{
+    BenchLog, Family, Group, KeyKind, LOG_FILE, Mode, Operation, PairedRecord,
+};
+
 use super::input::{self, BenchKey};
-use super::render::{self, Machine};
+use super::render;
+use super::{Error, Machine, write_report};
 
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -138,7 +145,7 @@ fn synthetic(dir: &Path) {
         "started_unix": 0, "updated_unix": 86_400 + 3_660, "mode": "full", "records": records,
         "paired": paired,
     });
-    std::fs::write(dir.join(input::MEMORY_FILE), log.to_string()).unwrap();
+    std::fs::write(dir.join(LOG_FILE), log.to_string()).unwrap();
     for (label, present, absent) in [
         ("std HashSet<String>", 100.0, 40.0),
         ("sbbf/xxh3 p=1%", 20.0, 10.0),
@@ -171,12 +178,68 @@ fn reads_medians_not_means() {
     synthetic(&dir.0);
     let medians = input::read_medians(&dir.0).unwrap();
     let key = BenchKey {
-        group: "lookup-present-str".into(),
+        group: Group::new(Operation::LookupPresent, KeyKind::Str),
         label: "sbbf/xxh3 p=1%".into(),
         n: N,
     };
     assert_eq!(medians.get(&key), Some(&20.0), "{medians:?}");
     assert_eq!(medians.len(), 14);
+    // Another bench's group in the same directory is not this bench's: skipped.
+    write_estimate(&dir.0, "lookup-sideways-str", "sbbf/xxh3 p=1%", N, 1.0);
+    assert_eq!(input::read_medians(&dir.0).unwrap().len(), 14);
+}
+
+/// The log's identities read into their types, and write back with the spellings they were read
+/// with (the bench rewrites a full run's earlier log when it re-measures part of it).
+#[test]
+fn a_log_of_an_earlier_run_reads_into_types_and_writes_back_the_same_text() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    let text = std::fs::read_to_string(dir.0.join(LOG_FILE)).unwrap();
+    let log: BenchLog = serde_json::from_str(&text).unwrap();
+    assert_eq!(log.mode, Mode::Full);
+    assert_eq!(
+        log.records.iter().map(|r| r.family).collect::<Vec<_>>(),
+        [
+            Family::HashSet,
+            Family::Bloomlab,
+            Family::Bloomlab,
+            Family::Bloomlab,
+            Family::Crate
+        ]
+    );
+    assert!(log.records.iter().all(|r| r.keys == KeyKind::Str));
+    assert_eq!(
+        log.paired.last().map(|r: &PairedRecord| r.group),
+        Some(Group::new(Operation::LookupBatchAbsent, KeyKind::Str))
+    );
+    let written: serde_json::Value = serde_json::to_value(&log).unwrap();
+    let read: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(written, read);
+    // Logs older than the paired rounds have no `paired` field.
+    let old: BenchLog = serde_json::from_str(
+        r#"{"started_unix": 0, "updated_unix": 0, "mode": "quick", "records": []}"#,
+    )
+    .unwrap();
+    assert_eq!((old.mode, old.paired.len()), (Mode::Quick, 0));
+}
+
+#[test]
+fn the_report_is_written_where_asked_and_a_malformed_log_is_named() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    let out = dir.0.join("nested").join("table.md");
+    write_report(&dir.0, &out, &machine()).unwrap();
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(md.starts_with("# Bloom filters vs HashSet"), "{md}");
+    std::fs::write(
+        dir.0.join(LOG_FILE),
+        r#"{"started_unix": 0, "updated_unix": 0, "mode": "full", "records": [{"keys": "u32"}]}"#,
+    )
+    .unwrap();
+    let err = write_report(&dir.0, &out, &machine()).unwrap_err();
+    assert!(matches!(err, Error::Malformed { .. }), "{err:?}");
+    assert!(err.to_string().contains(LOG_FILE), "{err}");
 }
 
 #[test]

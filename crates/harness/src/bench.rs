@@ -1,0 +1,395 @@
+//! The schema shared by the `bloom_vs_hashset` criterion bench (the producer) and `bench-table`
+//! (the consumer): which keys, which structure family, which operation, the criterion group
+//! derived from them, and the JSON log of memory records and paired comparisons.
+//!
+//! Every identity is a type with serde, so neither side parses names apart. Their text form is
+//! fixed: it names criterion's directories (`target/criterion/<group>/<label>/<n>/`) and fills the
+//! log, so a run made before these types existed still reads (a test pins every spelling).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// File name of the bench's log inside the criterion directory.
+pub const LOG_FILE: &str = "bloom_vs_hashset-memory.json";
+
+/// Where criterion writes and where the bench's log goes: `$CRITERION_HOME`, else
+/// `$CARGO_TARGET_DIR/criterion`, else this workspace's `target/criterion`. The bench and
+/// `bench-table` both call this, so they agree on the place without being told.
+pub fn criterion_dir() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/criterion"
+    ))
+}
+
+/// Which keys a structure holds and is probed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyKind {
+    /// The strings `"article-content-hash-" + i`.
+    Str,
+    /// Random distinct `u64`s.
+    U64,
+}
+
+impl KeyKind {
+    /// Every kind, in report order.
+    pub const ALL: [KeyKind; 2] = [KeyKind::Str, KeyKind::U64];
+
+    /// The text in group names and in the log: `str` or `u64`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            KeyKind::Str => "str",
+            KeyKind::U64 => "u64",
+        }
+    }
+
+    /// The exact set every structure holding these keys is compared with: its label (and
+    /// structure name) in the bench and in the table.
+    pub const fn reference(self) -> &'static str {
+        match self {
+            KeyKind::Str => "std HashSet<String>",
+            KeyKind::U64 => "std HashSet<u64>",
+        }
+    }
+}
+
+impl fmt::Display for KeyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a measured structure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// A registered bloomlab variant.
+    Bloomlab,
+    /// An exact set (`HashSet` with some hasher).
+    HashSet,
+    /// Another crate's filter (fastbloom, bloomfilter, xorf).
+    Crate,
+}
+
+/// What one criterion benchmark times, per key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    /// One `contains` per key of the present batch.
+    LookupPresent,
+    /// One `contains` per key of the absent batch.
+    LookupAbsent,
+    /// `contains_batch` over the present batch.
+    LookupBatchPresent,
+    /// `contains_batch` over the absent batch.
+    LookupBatchAbsent,
+    /// Re-inserting present keys.
+    Insert,
+    /// Hashing a key, nothing else.
+    Hash,
+}
+
+impl Operation {
+    /// Every operation.
+    pub const ALL: [Operation; 6] = [
+        Operation::LookupPresent,
+        Operation::LookupAbsent,
+        Operation::LookupBatchPresent,
+        Operation::LookupBatchAbsent,
+        Operation::Insert,
+        Operation::Hash,
+    ];
+
+    /// The text in group names: `lookup-present`, `lookup-batch-absent`, `insert`, `hash`, ...
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Operation::LookupPresent => "lookup-present",
+            Operation::LookupAbsent => "lookup-absent",
+            Operation::LookupBatchPresent => "lookup-batch-present",
+            Operation::LookupBatchAbsent => "lookup-batch-absent",
+            Operation::Insert => "insert",
+            Operation::Hash => "hash",
+        }
+    }
+
+    /// The batched form of a one-by-one lookup (`None` for anything else).
+    pub const fn batched(self) -> Option<Operation> {
+        match self {
+            Operation::LookupPresent => Some(Operation::LookupBatchPresent),
+            Operation::LookupAbsent => Some(Operation::LookupBatchAbsent),
+            _ => None,
+        }
+    }
+
+    /// For a lookup, which batch it reads: `present` or `absent`.
+    pub const fn batch(self) -> Option<&'static str> {
+        match self {
+            Operation::LookupPresent | Operation::LookupBatchPresent => Some("present"),
+            Operation::LookupAbsent | Operation::LookupBatchAbsent => Some("absent"),
+            Operation::Insert | Operation::Hash => None,
+        }
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A criterion benchmark group: one operation on one key kind. Its name, `<operation>-<keys>`
+/// (e.g. `lookup-present-str`), comes from [`Group::name`] alone, and reads back with
+/// [`FromStr`] by comparing with every group's name, never by splitting the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct Group {
+    /// What is timed.
+    pub op: Operation,
+    /// On which keys.
+    pub keys: KeyKind,
+}
+
+impl Group {
+    /// Operation `op` on keys `keys`.
+    pub const fn new(op: Operation, keys: KeyKind) -> Self {
+        Self { op, keys }
+    }
+
+    /// The criterion group name, `<operation>-<keys>`: the one place it is made.
+    pub fn name(self) -> String {
+        format!("{}-{}", self.op.as_str(), self.keys.as_str())
+    }
+
+    /// Every group.
+    pub fn all() -> impl Iterator<Item = Group> {
+        Operation::ALL.into_iter().flat_map(|op| {
+            KeyKind::ALL
+                .into_iter()
+                .map(move |keys| Group::new(op, keys))
+        })
+    }
+}
+
+impl fmt::Display for Group {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// A group name that no [`Group`] has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a bloom_vs_hashset benchmark group")]
+pub struct UnknownGroup(pub String);
+
+impl FromStr for Group {
+    type Err = UnknownGroup;
+    fn from_str(s: &str) -> Result<Self, UnknownGroup> {
+        Group::all()
+            .find(|g| g.name() == s)
+            .ok_or_else(|| UnknownGroup(s.to_owned()))
+    }
+}
+
+impl From<Group> for String {
+    fn from(g: Group) -> String {
+        g.name()
+    }
+}
+
+impl TryFrom<String> for Group {
+    type Error = UnknownGroup;
+    fn try_from(s: String) -> Result<Self, UnknownGroup> {
+        s.parse()
+    }
+}
+
+/// The criterion function id of a structure: its name, plus ` p=<percent>%` for a filter sized
+/// for rate `p` (`sbbf/xxh3 p=1%`, `fastbloom p=0.1%`, `std HashSet<String>`).
+pub fn label(structure: &str, p: Option<f64>) -> String {
+    match p {
+        Some(p) => format!("{structure} p={}%", p * 100.0),
+        None => structure.to_owned(),
+    }
+}
+
+/// How a bench run measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The default: every size, full criterion times.
+    Full,
+    /// `BLOOMLAB_BENCH_QUICK=1`: 1M keys, short times.
+    Quick,
+    /// `cargo test --benches`: every benchmark once on 10k keys; no log is written.
+    Test,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Full => "full",
+            Mode::Quick => "quick",
+            Mode::Test => "test",
+        })
+    }
+}
+
+/// One structure the bench built for one key set: what `bench-table` joins with criterion's
+/// timings, by (`keys`, `label`, `n`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRecord {
+    /// The keys it holds.
+    pub keys: KeyKind,
+    /// The criterion function id, [`label`]`(structure, p)`.
+    pub label: String,
+    /// Structure name without the rate.
+    pub structure: String,
+    /// Where the structure comes from.
+    pub family: Family,
+    /// Target false-positive rate; `None` for exact sets.
+    pub p: Option<f64>,
+    /// Keys inserted.
+    pub n: u64,
+    /// Live heap bytes held after the build (allocator's count, strings included).
+    pub heap_bytes: u64,
+    /// Wall time of the one build, divided by n (a single run, not a criterion estimate).
+    pub build_ns_per_key: f64,
+    /// Absent keys of the lookup batch reported present, over the batch size.
+    pub observed_fpr: f64,
+    /// Size of the absent batch the FPR was observed on.
+    pub absent_batch: u64,
+}
+
+/// One paired comparison the bench makes right after criterion measures a lookup: short timed runs
+/// of the structure and of the exact-set reference (std `HashSet` on the same batch), alternated
+/// round by round, so both see the same state of a shared machine. Joined with criterion's results
+/// by (`group`, `label`, `n`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedRecord {
+    /// The criterion group of the measured lookup, e.g. `lookup-absent-str`.
+    pub group: Group,
+    /// The structure's criterion function id.
+    pub label: String,
+    /// Keys inserted.
+    pub n: u64,
+    /// The reference's label (its own one-by-one lookups of the same kind of key).
+    pub reference: String,
+    /// Per round: the reference's ns per lookup.
+    pub reference_ns: Vec<f64>,
+    /// Per round: the structure's ns per lookup, timed next to `reference_ns` of the same round.
+    pub structure_ns: Vec<f64>,
+}
+
+impl PairedRecord {
+    /// Per round, `reference ns / structure ns` (rounds with a zero time left out).
+    pub fn ratios(&self) -> impl Iterator<Item = f64> + '_ {
+        self.reference_ns
+            .iter()
+            .zip(&self.structure_ns)
+            .map(|(r, s)| r / s)
+            .filter(|x| x.is_finite())
+    }
+
+    /// The median of [`ratios`](Self::ratios): how many times faster than the reference, each
+    /// round's pair measured within milliseconds of each other. `None` without rounds.
+    pub fn speedup(&self) -> Option<f64> {
+        Some(crate::stats::median(self.ratios())).filter(|x| x.is_finite())
+    }
+}
+
+/// The bench's log ([`LOG_FILE`]): every record and paired comparison of a run, and when and how
+/// it ran. The bench writes it, `bench-table` reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchLog {
+    /// Unix seconds when the run started.
+    pub started_unix: u64,
+    /// Unix seconds of the last record.
+    pub updated_unix: u64,
+    /// How the run measured.
+    pub mode: Mode,
+    /// One per structure and key set.
+    pub records: Vec<BenchRecord>,
+    /// The paired comparisons with the reference, one per lookup benchmark (absent from logs of
+    /// runs older than the paired rounds).
+    #[serde(default)]
+    pub paired: Vec<PairedRecord>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paired_speedup_is_the_median_of_the_rounds_ratios() {
+        let record = |reference_ns: Vec<f64>, structure_ns: Vec<f64>| PairedRecord {
+            group: Group::new(Operation::LookupAbsent, KeyKind::Str),
+            label: "sbbf/xxh3 p=1%".into(),
+            n: 1000,
+            reference: "std HashSet<String>".into(),
+            reference_ns,
+            structure_ns,
+        };
+        // Ratios 2, 10, 4: the median is 4 (the ratio of the medians would be 100/20 = 5).
+        let r = record(vec![100.0, 200.0, 80.0], vec![50.0, 20.0, 20.0]);
+        assert_eq!(r.ratios().collect::<Vec<_>>(), vec![2.0, 10.0, 4.0]);
+        assert_eq!(r.speedup(), Some(4.0));
+        // A zero-length round is left out; no rounds, no speedup.
+        assert_eq!(
+            record(vec![10.0, 30.0], vec![0.0, 10.0]).speedup(),
+            Some(3.0)
+        );
+        assert_eq!(record(Vec::new(), Vec::new()).speedup(), None);
+    }
+
+    #[test]
+    fn group_names_are_the_directory_names_of_earlier_runs() {
+        let names: Vec<String> = Group::all().map(Group::name).collect();
+        assert_eq!(
+            names,
+            [
+                "lookup-present-str",
+                "lookup-present-u64",
+                "lookup-absent-str",
+                "lookup-absent-u64",
+                "lookup-batch-present-str",
+                "lookup-batch-present-u64",
+                "lookup-batch-absent-str",
+                "lookup-batch-absent-u64",
+                "insert-str",
+                "insert-u64",
+                "hash-str",
+                "hash-u64",
+            ]
+        );
+        for g in Group::all() {
+            assert_eq!(g.name().parse::<Group>(), Ok(g));
+            assert_eq!(g.to_string(), g.name());
+        }
+        for bad in [
+            "lookup-str",
+            "lookup-present",
+            "lookup-present-str ",
+            "hash-u32",
+            "",
+        ] {
+            assert_eq!(bad.parse::<Group>(), Err(UnknownGroup(bad.to_owned())));
+        }
+    }
+
+    #[test]
+    fn labels_carry_the_rate_in_percent() {
+        assert_eq!(label("sbbf/xxh3", Some(0.01)), "sbbf/xxh3 p=1%");
+        assert_eq!(label("fastbloom", Some(0.001)), "fastbloom p=0.1%");
+        assert_eq!(label(KeyKind::Str.reference(), None), "std HashSet<String>");
+    }
+}

@@ -1,0 +1,87 @@
+//! The Bloom-vs-HashSet report: criterion's estimates and the bench's log (the schema in
+//! [`bloomlab_harness::bench`], shared with the bench that writes it) -> the Markdown report
+//! `reports/bloom_vs_hashset.md`. The `bench-table` binary only parses its flags and calls
+//! [`write_report`].
+
+pub mod input;
+mod machine;
+pub mod render;
+
+use std::path::{Path, PathBuf};
+
+pub use machine::Machine;
+
+/// Why the report could not be made. Every variant names the file or directory concerned; those
+/// that mean "no results yet" say to run the bench.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The bench's log is missing or unreadable.
+    #[error(
+        "cannot read the memory records {}: run `cargo bench --bench bloom_vs_hashset` first \
+         (looked in {})",
+        path.display(),
+        dir.display()
+    )]
+    NoLog {
+        path: PathBuf,
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The log holds no records.
+    #[error(
+        "{} holds no records: run `cargo bench --bench bloom_vs_hashset` first (looked in {})",
+        path.display(),
+        dir.display()
+    )]
+    EmptyLog { path: PathBuf, dir: PathBuf },
+    /// A JSON file (the log, or one of criterion's) does not parse.
+    #[error("malformed {}", path.display())]
+    Malformed {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The criterion directory cannot be listed.
+    #[error("cannot list {}", dir.display())]
+    List {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// No criterion results in the directory.
+    #[error(
+        "no criterion estimates (new/estimates.json) found: run `cargo bench --bench \
+         bloom_vs_hashset` first (looked in {})",
+        dir.display()
+    )]
+    NoEstimates { dir: PathBuf },
+    /// The report (or its directory) cannot be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Reads the bench's results from `criterion_dir` and writes the report to `out` (creating its
+/// directory), stamped with `machine`.
+pub fn write_report(criterion_dir: &Path, out: &Path, machine: &Machine) -> Result<(), Error> {
+    let log = input::read_memory(criterion_dir)?;
+    let medians = input::read_medians(criterion_dir)?;
+    let text = render::render(&log, &medians, machine);
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| Error::Write {
+            path: parent.to_owned(),
+            source,
+        })?;
+    }
+    std::fs::write(out, text).map_err(|source| Error::Write {
+        path: out.to_owned(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests;
