@@ -1,7 +1,13 @@
 //! Interchangeable Bloom filters, built from independent axes:
 //! *hash strategy* ([`hash`]) x *index scheme* ([`index`]) x *bit store* ([`store`]), on a
-//! *layout*: flat ([`Bloom`]), blocked ([`Blocked512`]) or split-block ([`SplitBlock`]), plus a
-//! faithful port of the textbook Java filter ([`TextbookFnv1aI32`]).
+//! *layout*: flat ([`Bloom`]), blocked ([`Blocked512`]), split-block ([`SplitBlock`]) or counting
+//! ([`Counting4`], [`Counting8`]), plus the scalable chain of stages of any of them ([`Scalable`])
+//! and faithful ports of the textbook Java filters ([`TextbookFnv1aI32`],
+//! [`TextbookCountingFnv1aI32`], [`TextbookScalable`]).
+//!
+//! Removal and growth are capabilities beside [`Filter`] ([`Removable`], [`Growable`]): a layout
+//! without counters has no `remove`, and the registry says which name has which
+//! ([`registry::capabilities`]).
 //!
 //! Every filter implements [`Filter`]; every registered combination is built by name through
 //! [`registry`]. Bit counts are `u64` throughout: filters beyond 2^32 bits work (the textbook port
@@ -64,7 +70,9 @@
 //! Neither Java nor DuckDB is needed to run the tests.
 
 pub mod blocked;
+pub mod capability;
 pub mod classic;
+pub mod counting;
 pub mod error;
 pub mod filter;
 pub mod guava;
@@ -73,21 +81,27 @@ pub mod index;
 pub mod key;
 pub mod registry;
 pub mod sbbf;
+pub mod scalable;
 pub mod sizing;
 pub mod store;
 pub mod textbook;
+pub mod textbook_counting;
 pub mod theory;
 
 pub use blocked::Blocked512;
+pub use capability::{Growable, Removable, RemovableExt};
 pub use classic::Bloom;
+pub use counting::{Counting, Counting4, Counting8};
 pub use error::{BloomError, Result};
 pub use filter::{Filter, FilterExt, Geometry, Layout, Variant};
 pub use guava::{GuavaBloom, GuavaStrategy};
 pub use hash::{Digest, Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 pub use index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, IndexScheme, KirschMitzenmacher};
 pub use key::{Key, KeyBytes};
-pub use registry::{Spec, VariantVisitor};
+pub use registry::{Capabilities, GrowableVisitor, RemovableVisitor, Spec, VariantVisitor};
 pub use sbbf::SplitBlock;
+pub use scalable::{Scalable, TextbookScalable};
 pub use sizing::Params;
 pub use store::{AtomicBits, BitStore, ConcurrentBitStore, FlatBits};
 pub use textbook::TextbookFnv1aI32;
+pub use textbook_counting::TextbookCountingFnv1aI32;

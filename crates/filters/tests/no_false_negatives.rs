@@ -15,7 +15,9 @@ use proptest::prelude::*;
 /// `probes` (mostly non-members).
 fn missing<K: bloomlab_filters::Key>(name: &str, spec: Spec, keys: &[K], probes: &[K]) -> usize {
     let spec = match spec {
-        Spec::Explicit { bits, .. } if name.starts_with("sbbf/") => {
+        Spec::Explicit { bits, .. }
+            if name.starts_with("sbbf/") || name.starts_with("scalable/sbbf/") =>
+        {
             Spec::Explicit { bits, hashes: 8 }
         }
         s => s,
