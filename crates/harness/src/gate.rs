@@ -14,8 +14,17 @@
 //!    fewer bits than it claims, which barely moves the FPR near the optimal k.
 //!
 //! A point visits the registry once and builds its filter once: the trial fills and queries the
-//! filter the visit built, and `--update` plans a point's queries from that same filter's geometry
-//! before filling it.
+//! filter the visit built, and `--update` plans a point's queries from that same filter's
+//! theoretical FPR before filling it.
+//!
+//! **Churn and grow points** run their workload ([`crate::workload`]) with the point's seed and
+//! judge the last round or growth step: any false negative in any round or step fails outright;
+//! the count is tested against theory and against the baseline as above; a grow point's count must
+//! also not lie significantly above the target p (a one-sided exact binomial test: a scalable
+//! filter promises p whatever the growth). No fill check (the occupancy model is that of one
+//! filling). Static and workload points are two families, each with the whole `family_alpha`
+//! (Bonferroni over 3 tests per static point, 4 per workload point), so adding workload points
+//! changes nothing for the static ones.
 //!
 //! **Error rates.** The three statistical checks of every point share a family-wise false-alarm
 //! rate `family_alpha` (default 1e-4) by Bonferroni: each test runs at
@@ -34,12 +43,25 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
-use crate::hypothesis::{binomial_test, drift_power, queries_for_drift, rate_ratio_test};
+use crate::hypothesis::{
+    binomial_sf_inclusive, binomial_test, drift_power, queries_for_drift, rate_ratio_test,
+};
 use crate::keys::{KeySet, KeySetKind};
-use crate::row::SweepRow;
+use crate::row::{SweepRow, Workload};
+use crate::sweep::WorkloadSettings;
 use crate::trial::{self, Sampling, TrialSpec};
+use crate::workload::{self, Churn, Grow};
+
+fn one() -> f64 {
+    1.0
+}
 
 /// One committed baseline point: a trial's coordinates and the count it gave.
+///
+/// A static point (the default; a baseline written before the workloads existed reads as static
+/// points) fills the filter once. A churn point runs `rounds` rounds replacing `churn` of the
+/// members held (`round(n x overfill)`); a grow point inserts up to n x `growth` keys. Their
+/// counts are those of the last round or growth step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselinePoint {
     /// Registry name of the filter.
@@ -56,13 +78,91 @@ pub struct BaselinePoint {
     pub queries: u64,
     /// False positives the baseline run observed.
     pub false_positives: u64,
+    /// `static`, `churn` or `grow`.
+    #[serde(default)]
+    pub workload: Workload,
+    /// Churn: rounds.
+    #[serde(default)]
+    pub rounds: u64,
+    /// Churn: fraction of the members each round replaces.
+    #[serde(default)]
+    pub churn: f64,
+    /// Churn: members held / n (1 when absent).
+    #[serde(default = "one")]
+    pub overfill: f64,
+    /// Grow: the largest growth factor.
+    #[serde(default)]
+    pub growth: u64,
 }
 
 impl BaselinePoint {
-    /// `filter key_set n p`, for tables and messages.
-    pub fn label(&self) -> String {
-        format!("{} {} n={} p={}", self.filter, self.key_set, self.n, self.p)
+    /// A static point with no queries planned yet (`--update` plans them).
+    pub fn new(filter: &str, key_set: &str, n: u64, p: f64, seed: u64) -> Self {
+        Self {
+            filter: filter.into(),
+            key_set: key_set.into(),
+            n,
+            p,
+            seed,
+            queries: 0,
+            false_positives: 0,
+            workload: Workload::Static,
+            rounds: 0,
+            churn: 0.0,
+            overfill: 1.0,
+            growth: 0,
+        }
     }
+
+    /// `filter key_set n p` (and the workload's settings), for tables and messages.
+    pub fn label(&self) -> String {
+        let base = format!("{} {} n={} p={}", self.filter, self.key_set, self.n, self.p);
+        match self.workload {
+            Workload::Static => base,
+            Workload::Churn => format!(
+                "{base} churn {}x{} x{}",
+                self.rounds, self.churn, self.overfill
+            ),
+            Workload::Grow => format!("{base} grow x{}", self.growth),
+        }
+    }
+
+    /// The same coordinates (filter, key set, n, p, seed, workload and its settings), whatever the
+    /// counts: how `--update` tells a new built-in point from one the baseline has.
+    pub fn same_point(&self, other: &BaselinePoint) -> bool {
+        let strip = |p: &BaselinePoint| BaselinePoint {
+            queries: 0,
+            false_positives: 0,
+            ..p.clone()
+        };
+        strip(self) == strip(other)
+    }
+
+    /// The workload settings the point runs (`None` for a static point).
+    fn settings(&self) -> Option<WorkloadSettings> {
+        match self.workload {
+            Workload::Static => None,
+            Workload::Churn => Some(WorkloadSettings::Churn(Churn {
+                rounds: self.rounds,
+                fraction: self.churn,
+                hostile: 0.0,
+            })),
+            Workload::Grow => Some(WorkloadSettings::Grow(Grow {
+                max_growth: self.growth,
+            })),
+        }
+    }
+}
+
+/// How many of `points` share `point`'s error budget: static points form one family, churn and
+/// grow points another (each family has the whole `family_alpha`, so adding workload points
+/// leaves the static points' query counts and counts unchanged).
+pub fn family_size(points: &[BaselinePoint], point: &BaselinePoint) -> usize {
+    let dynamic = |p: &BaselinePoint| p.workload != Workload::Static;
+    points
+        .iter()
+        .filter(|p| dynamic(p) == dynamic(point))
+        .count()
 }
 
 /// The gate's error budget and sensitivity.
@@ -86,13 +186,25 @@ impl Default for GatePolicy {
     }
 }
 
-/// Statistical checks per point that share the family-wise budget.
+/// Statistical checks per static point that share the family-wise budget.
 pub const TESTS_PER_POINT: usize = 3;
 
+/// Statistical checks per churn or grow point: theory, drift and the target rate.
+pub const TESTS_PER_WORKLOAD_POINT: usize = 4;
+
 impl GatePolicy {
-    /// The level of each individual test for a gate of `points` points (Bonferroni).
+    /// The level of each individual test for a gate of `points` static points (Bonferroni).
     pub fn per_test_alpha(&self, points: usize) -> f64 {
         self.family_alpha / (TESTS_PER_POINT * points.max(1)) as f64
+    }
+
+    /// The level of each test of `point`, whose family in `points` has [`family_size`] members.
+    pub fn alpha_for(&self, points: &[BaselinePoint], point: &BaselinePoint) -> f64 {
+        let family = family_size(points, point);
+        match point.workload {
+            Workload::Static => self.per_test_alpha(family),
+            _ => self.family_alpha / (TESTS_PER_WORKLOAD_POINT * family.max(1)) as f64,
+        }
     }
 
     /// Queries a point needs when its theoretical FPR is `fpr` in a gate of `points` points.
@@ -313,16 +425,17 @@ pub fn check_with<F: Filter>(
 }
 
 /// The one registry visit of a point whose filter is registered by name: builds the filter once,
-/// lets `plan` fix the point to re-run from the built, still empty filter's geometry, then fills,
+/// lets `plan` fix the point to re-run from the built, still empty filter's theoretical FPR at n
+/// ([`Filter::fpr_theory`]), then fills,
 /// queries and judges that same filter ([`check_with`]). Returns the outcome (its `point` is the
 /// planned one), or why the filter could not be found or built.
 fn check_planned(
     point: &BaselinePoint,
     alpha: f64,
-    plan: impl FnOnce(Geometry) -> BaselinePoint,
+    plan: impl FnOnce(f64) -> BaselinePoint,
 ) -> Result<PointOutcome, HarnessError> {
     struct Visit<'a, P>(&'a BaselinePoint, f64, P);
-    impl<P: FnOnce(Geometry) -> BaselinePoint> VariantVisitor for Visit<'_, P> {
+    impl<P: FnOnce(f64) -> BaselinePoint> VariantVisitor for Visit<'_, P> {
         type Output = Result<PointOutcome, BloomError>;
         fn visit<F: Variant>(self) -> Self::Output {
             let Visit(point, alpha, plan) = self;
@@ -331,7 +444,7 @@ fn check_planned(
                 p: point.p,
             }
             .build::<F>()?;
-            let planned = plan(filter.geometry());
+            let planned = plan(filter.fpr_theory(point.n));
             Ok(check_with(&planned, alpha, || Ok(filter)))
         }
     }
@@ -343,6 +456,9 @@ fn check_planned(
 /// Re-runs a point whose filter is registered by name, and checks its query count still gives the
 /// policy's power.
 pub fn check_registered(point: &BaselinePoint, alpha: f64, policy: &GatePolicy) -> PointOutcome {
+    if point.workload != Workload::Static {
+        return check_workload(point, alpha, policy);
+    }
     let mut outcome =
         check_planned(point, alpha, |_| point.clone()).unwrap_or_else(|e| PointOutcome {
             point: point.clone(),
@@ -361,16 +477,135 @@ pub fn check_registered(point: &BaselinePoint, alpha: f64, policy: &GatePolicy) 
     outcome
 }
 
-/// Re-measures `point` for a new baseline: queries re-planned from the filter's theoretical FPR for a
-/// gate of `points` points, false positives counted afresh.
+/// Runs a churn or grow point's workload with exactly `point.queries` queries per round or step.
+fn run_workload_point(point: &BaselinePoint, alpha: f64) -> Result<Vec<SweepRow>, HarnessError> {
+    let settings = point.settings().ok_or_else(|| {
+        HarnessError::invalid("workload", "static", "is not a churn or grow point")
+    })?;
+    let (_, keys, sampling) = trial_parts(point, point.queries, alpha)?;
+    workload::run_named(
+        &point.filter,
+        point.n,
+        point.p,
+        point.overfill,
+        &keys,
+        &sampling,
+        &settings,
+    )
+}
+
+/// Judges a churn or grow point's rows: any false negative in any round or step fails outright
+/// (no statistics); the last row's count is tested against its theory and the baseline's (as
+/// [`judge`]); a grow point's last count must also not lie significantly above the target p
+/// (one-sided exact binomial test), which is what a scalable filter promises.
+pub fn judge_workload(point: &BaselinePoint, rows: &[SweepRow], alpha: f64) -> Vec<Check> {
+    let Some(last) = rows.last() else {
+        return vec![Check {
+            name: "run",
+            p_value: None,
+            passed: false,
+            detail: "the workload produced no rows".into(),
+        }];
+    };
+    let missed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.false_negatives > 0)
+        .map(|r| {
+            format!(
+                "{} of {} members at {} {}",
+                r.false_negatives,
+                r.members_checked,
+                if r.workload == Workload::Grow {
+                    "G"
+                } else {
+                    "round"
+                },
+                if r.workload == Workload::Grow {
+                    r.growth
+                } else {
+                    r.round
+                }
+            )
+        })
+        .collect();
+    let mut checks = vec![Check {
+        name: "false-negatives",
+        p_value: None,
+        passed: missed.is_empty(),
+        detail: if missed.is_empty() {
+            format!("every member found in all {} rows", rows.len())
+        } else {
+            format!("members not found: {}", missed.join(", "))
+        },
+    }];
+    // The static checks on the last row; its fill check does not apply after churn or growth.
+    checks.extend(
+        judge(point, last, Geometry::Flat { bits: 1, hashes: 1 }, alpha)
+            .into_iter()
+            .filter(|c| c.name == "theory" || c.name == "drift"),
+    );
+    if point.workload == Workload::Grow {
+        let p_target = binomial_sf_inclusive(last.false_positives, last.queries, point.p);
+        checks.push(Check {
+            name: "target",
+            p_value: Some(p_target),
+            passed: p_target >= alpha,
+            detail: format!(
+                "{} of {} = {:.4e} at G = {} vs target p = {} (x{:.3})",
+                last.false_positives,
+                last.queries,
+                last.fpr,
+                last.growth,
+                point.p,
+                last.fpr / point.p
+            ),
+        });
+    }
+    checks
+}
+
+/// Re-runs a churn or grow point and judges it; the power check uses the last row's theory.
+pub fn check_workload(point: &BaselinePoint, alpha: f64, policy: &GatePolicy) -> PointOutcome {
+    match run_workload_point(point, alpha) {
+        Ok(rows) => {
+            let mut checks = judge_workload(point, &rows, alpha);
+            let last = rows.last().cloned();
+            if let Some(row) = &last {
+                checks.push(power_check(point, row.fpr_theory, alpha, policy));
+            }
+            PointOutcome {
+                point: point.clone(),
+                row: last,
+                checks,
+            }
+        }
+        Err(e) => PointOutcome {
+            point: point.clone(),
+            row: None,
+            checks: vec![Check {
+                name: "run",
+                p_value: None,
+                passed: false,
+                detail: e.to_string(),
+            }],
+        },
+    }
+}
+
+/// Re-measures `point` for a new baseline: queries re-planned from the filter's theoretical FPR
+/// (at the last round or growth step for a workload point) for a family of `points` points (see
+/// [`family_size`]), false positives counted afresh.
 pub fn remeasure(
     point: &BaselinePoint,
     points: usize,
     policy: &GatePolicy,
 ) -> Result<BaselinePoint, HarnessError> {
-    let outcome = check_planned(point, policy.per_test_alpha(points), |geometry| {
+    if point.workload != Workload::Static {
+        return remeasure_workload(point, points, policy);
+    }
+    let outcome = check_planned(point, policy.per_test_alpha(points), |fpr_theory| {
         BaselinePoint {
-            queries: policy.queries_for(geometry.fpr(point.n), points),
+            queries: policy.queries_for(fpr_theory, points),
             false_positives: 0,
             ..point.clone()
         }
@@ -393,17 +628,63 @@ pub fn remeasure(
     }
 }
 
+fn remeasure_workload(
+    point: &BaselinePoint,
+    points: usize,
+    policy: &GatePolicy,
+) -> Result<BaselinePoint, HarnessError> {
+    let family = vec![point.clone(); points.max(1)];
+    let alpha = policy.alpha_for(&family, point);
+    // A short run finds the theory at the last round or step, which plans the real one.
+    let probe = BaselinePoint {
+        queries: 1 << 12,
+        ..point.clone()
+    };
+    let fail = |detail: String| HarnessError::invalid("baseline point", point.label(), &detail);
+    let rows = run_workload_point(&probe, alpha)?;
+    let theory = rows
+        .last()
+        .map(|r| r.fpr_theory)
+        .ok_or_else(|| fail("no rows".into()))?;
+    let planned = BaselinePoint {
+        queries: queries_for_drift(theory, policy.detect_rel, alpha, policy.power),
+        ..point.clone()
+    };
+    let rows = run_workload_point(&planned, alpha)?;
+    let last = rows.last().ok_or_else(|| fail("no rows".into()))?;
+    if rows.iter().any(|r| r.false_negatives > 0) {
+        return Err(fail(format!(
+            "false negatives: {}",
+            rows.iter().map(|r| r.false_negatives).sum::<u64>()
+        )));
+    }
+    Ok(BaselinePoint {
+        false_positives: last.false_positives,
+        ..planned
+    })
+}
+
+/// The seed of the built-in points.
+const SEED: u64 = 20_261_125;
+
 /// The points a new baseline starts from: every layout, hash, index scheme and store at least once,
-/// every key set, and rates from 10% to 0.01%.
+/// every key set, and rates from 10% to 0.01%; then churn points for both counting layouts and a
+/// grow point for the scalable filter at 1024x (workload points are their own error family, see
+/// [`family_size`]).
 pub fn default_points() -> Vec<BaselinePoint> {
-    let point = |filter: &str, key_set: &str, n: u64, p: f64| BaselinePoint {
-        filter: filter.into(),
-        key_set: key_set.into(),
-        n,
-        p,
-        seed: 20_261_125,
-        queries: 0,
-        false_positives: 0,
+    let point = |filter: &str, key_set: &str, n: u64, p: f64| {
+        BaselinePoint::new(filter, key_set, n, p, SEED)
+    };
+    let churn = |filter: &str, key_set: &str, n: u64, p: f64| BaselinePoint {
+        workload: Workload::Churn,
+        rounds: 10,
+        churn: 0.1,
+        ..point(filter, key_set, n, p)
+    };
+    let grow = |filter: &str, n: u64, p: f64, growth: u64| BaselinePoint {
+        workload: Workload::Grow,
+        growth,
+        ..point(filter, "random-u64", n, p)
     };
     vec![
         point("classic/xxh3/km/flat", "random-u64", 100_000, 0.01),
@@ -418,6 +699,9 @@ pub fn default_points() -> Vec<BaselinePoint> {
         point("blocked512/murmur3", "article", 100_000, 0.001),
         point("sbbf/xxh64", "random-u64", 100_000, 0.01),
         point("sbbf/xxh3", "url", 100_000, 0.001),
+        churn("counting4/xxh3/km", "random-u64", 100_000, 0.01),
+        churn("counting8/murmur3/edh", "article", 100_000, 0.001),
+        grow("scalable/classic/xxh3/km/flat", 1_000, 0.01, 1024),
     ]
 }
 
@@ -462,11 +746,10 @@ pub fn check_all(
     on_done: impl Fn(&PointOutcome) + Sync,
 ) -> Vec<PointOutcome> {
     use rayon::prelude::*;
-    let alpha = policy.per_test_alpha(points.len());
     points
         .par_iter()
         .map(|p| {
-            let outcome = check_registered(p, alpha, policy);
+            let outcome = check_registered(p, policy.alpha_for(points, p), policy);
             on_done(&outcome);
             outcome
         })

@@ -7,14 +7,16 @@ pub mod gate;
 pub mod hypothesis;
 pub mod keys;
 pub mod memory;
+pub mod peer;
 pub mod row;
 pub mod stats;
 pub mod sweep;
 pub mod timing;
 pub mod trial;
+pub mod workload;
 
 pub use error::HarnessError;
 pub use keys::{KeySet, KeySetKind};
-pub use row::SweepRow;
+pub use row::{SweepRow, Workload};
 pub use sweep::{Grid, Plan, Progress, SweepConfig};
 pub use trial::{Sampling, TrialSpec};

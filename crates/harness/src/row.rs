@@ -1,9 +1,70 @@
 //! One sweep result: the CSV schema that the report crate and the gate read back.
 //!
 //! Every derived figure is a column so that plots and gates read only the CSV.
+//!
+//! The workload columns (from `workload` on) come last and have serde defaults, so a CSV written
+//! before they existed still reads (its rows are static rows), and a static row's earlier columns
+//! are what they were before the workloads existed.
+
+use std::fmt;
+use std::str::FromStr;
 
 use bloomlab_filters::Layout;
 use serde::{Deserialize, Serialize};
+
+use crate::error::HarnessError;
+
+/// What a row's filter went through.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// Sized for n, filled once with round(n * overfill) keys, then queried.
+    #[default]
+    Static,
+    /// Filled with n keys, then rounds that each remove a fraction of the members and insert as
+    /// many fresh keys; one row per round (round 0: before any removal).
+    Churn,
+    /// Built for n0 keys, then filled with n0 x G keys for G = 1, 2, 4, ...; one row per G.
+    Grow,
+}
+
+impl Workload {
+    /// Every workload, in report order.
+    pub const ALL: [Workload; 3] = [Workload::Static, Workload::Churn, Workload::Grow];
+
+    /// The name used by `--workload` and the CSV.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Workload::Static => "static",
+            Workload::Churn => "churn",
+            Workload::Grow => "grow",
+        }
+    }
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Workload {
+    type Err = HarnessError;
+    fn from_str(s: &str) -> Result<Self, HarnessError> {
+        Workload::ALL
+            .into_iter()
+            .find(|w| w.as_str() == s)
+            .ok_or_else(|| {
+                HarnessError::invalid(
+                    "workload",
+                    format!("{s:?}"),
+                    "must be static, churn or grow",
+                )
+            })
+    }
+}
 
 /// One trial: a filter built for `n` keys at target `p`, filled with `n_inserted` member keys of
 /// `key_set`, then queried with `queries` non-member keys.
@@ -80,4 +141,64 @@ pub struct SweepRow {
     pub seed: u64,
     /// `git describe --always --dirty` of the build, or `unknown`.
     pub revision: String,
+    /// `static`, `churn` or `grow`. The columns below are neutral (0, false or empty) in static
+    /// rows.
+    #[serde(default)]
+    pub workload: Workload,
+    /// Churn: the round after which the row was measured (0: filled, nothing removed yet).
+    #[serde(default)]
+    pub round: u64,
+    /// Grow: G, the members held as a multiple of the initial capacity `n` (then `overfill` = G
+    /// too).
+    #[serde(default)]
+    pub growth: u64,
+    /// Churn: the fraction of the members each round removes (and replaces by fresh keys).
+    #[serde(default)]
+    pub churn: f64,
+    /// Churn: the fraction of each round's removals that instead remove a never-inserted key that
+    /// tests positive (a caller error no filter can detect; it costs false negatives).
+    #[serde(default)]
+    pub hostile: f64,
+    /// Churn: members removed so far (all rounds up to this one); members held stay `n_inserted`.
+    #[serde(default)]
+    pub removed: u64,
+    /// Churn: never-inserted keys whose removal the filter accepted so far (`hostile` > 0 only).
+    #[serde(default)]
+    pub hostile_removed: u64,
+    /// Churn and grow: members checked after this round or growth step (every current member).
+    #[serde(default)]
+    pub members_checked: u64,
+    /// Members the filter did not find: false negatives, the error a Bloom filter promises never
+    /// to make.
+    #[serde(default)]
+    pub false_negatives: u64,
+    /// Clopper-Pearson interval of the false-negative rate at `confidence` (0, 0 when no member
+    /// was checked).
+    #[serde(default)]
+    pub fn_ci_low: f64,
+    /// Upper end of the false-negative interval.
+    #[serde(default)]
+    pub fn_ci_high: f64,
+    /// Whether this row fails the run: a false negative from a variant that promises none, with
+    /// no hostile removals (the textbook ports promise nothing; hostile removals make false
+    /// negatives expected for every design).
+    #[serde(default)]
+    pub fn_failure: bool,
+    /// Stages of a growable filter (1 for a filter that cannot grow; 0 in static and churn rows).
+    #[serde(default)]
+    pub stages: u64,
+    /// Counters stuck at their maximum (counting layouts; 0 otherwise).
+    #[serde(default)]
+    pub saturated_counters: u64,
+    /// Probability that at least one counter of a counting layout overflows at `n_inserted`
+    /// members (empty for layouts without counters).
+    #[serde(default)]
+    pub counter_overflow_p: Option<f64>,
+    /// Grow: bits per member of a static classic filter sized for the members held at rate `p`
+    /// (from sizing, `ceil(-members ln p / ln^2 2)`), to compare with `bits / n_inserted`.
+    #[serde(default)]
+    pub static_bits_per_key: f64,
+    /// Churn and grow: bits / members held (`bits_per_key` divides by the sized-for `n`).
+    #[serde(default)]
+    pub bits_per_member: f64,
 }

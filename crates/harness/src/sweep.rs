@@ -27,6 +27,31 @@ use crate::row::SweepRow;
 use crate::stats::check_confidence;
 use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches};
 use crate::trial::{self, Sampling, TrialSpec};
+use crate::workload::{self, Churn, Grow};
+
+/// Which workload a sweep runs, with its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum WorkloadSettings {
+    /// Fill once, query: the default, one row per (filter, key set, n, p, overfill).
+    #[default]
+    Static,
+    /// Remove and replace members in rounds (filters that can remove only); one row per round.
+    Churn(Churn),
+    /// Insert n x G keys for G = 1, 2, 4, ...; one row per G.
+    Grow(Grow),
+}
+
+impl WorkloadSettings {
+    /// The workload's name.
+    pub fn workload(&self) -> crate::row::Workload {
+        use crate::row::Workload;
+        match self {
+            WorkloadSettings::Static => Workload::Static,
+            WorkloadSettings::Churn(_) => Workload::Churn,
+            WorkloadSettings::Grow(_) => Workload::Grow,
+        }
+    }
+}
 
 /// One cross product of coordinates.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,11 +69,13 @@ pub struct Grid {
 }
 
 impl Grid {
-    fn filters_expanded(&self) -> Vec<String> {
+    /// The grid's filters, `all` expanded to every registered name that can run `workload`
+    /// (with the peers, for grow).
+    fn filters_expanded(&self, workload: &WorkloadSettings) -> Vec<String> {
         let mut out = Vec::new();
         for f in &self.filters {
             if f == "all" {
-                out.extend(registry::names());
+                out.extend(workload::names_for(workload));
             } else {
                 out.push(f.clone());
             }
@@ -72,6 +99,8 @@ pub struct SweepConfig {
     pub timing_passes: usize,
     /// Live heap bytes, for measuring the `HashSet` baseline's memory (0 in rows when absent).
     pub heap_bytes: Option<HeapBytes>,
+    /// The workload (static by default). Churn and grow rows are not timed.
+    pub workload: WorkloadSettings,
 }
 
 /// The filters of the default run: every layout, every hash, every index scheme and both stores
@@ -104,6 +133,7 @@ impl SweepConfig {
             timing: true,
             timing_passes: 5,
             heap_bytes: None,
+            workload: WorkloadSettings::Static,
         }
     }
 
@@ -166,6 +196,55 @@ impl SweepConfig {
         ]
     }
 
+    /// The default grid of `--workload churn`: the counting layouts (4- and 8-bit counters) and the
+    /// textbook counting port on `random-u64` and `article`, n = 1e5 (1e4 when `quick`),
+    /// p = 0.01, as sized; and the chapter's overloaded filter (sized for n = 1e4 at p = 0.1 and
+    /// holding 8n `article` keys), whose counters saturate.
+    pub fn churn_grids(quick: bool) -> Vec<Grid> {
+        let filters = owned(&[
+            "counting4/xxh3/km",
+            "counting8/xxh3/km",
+            "textbook-counting-fnv1a-i32",
+        ]);
+        vec![
+            Grid {
+                filters: filters.clone(),
+                key_sets: vec![KeySetKind::RandomU64, KeySetKind::Article],
+                n: vec![if quick { 10_000 } else { 100_000 }],
+                p: vec![0.01],
+                overfill: vec![1.0],
+            },
+            Grid {
+                filters,
+                key_sets: vec![KeySetKind::Article],
+                n: vec![if quick { 1_000 } else { 10_000 }],
+                p: vec![0.1],
+                overfill: vec![8.0],
+            },
+        ]
+    }
+
+    /// The default grid of `--workload grow`: the scalable filter over each layout family, the
+    /// textbook scalable port, the `growable-bloom-filter` peer and one static classic filter (to
+    /// show its blow-up), on `random-u64`, n0 = 1e4 (1e3 when `quick`), p = 0.01.
+    pub fn grow_grids(quick: bool) -> Vec<Grid> {
+        vec![Grid {
+            filters: owned(&[
+                "scalable/classic/xxh3/km/flat",
+                "scalable/blocked512/xxh3",
+                "scalable/sbbf/xxh3",
+                "scalable/counting4/xxh3/km",
+                "textbook-scalable",
+                crate::peer::GROWABLE_BLOOM_FILTER,
+                "classic/xxh3/km/flat",
+            ]),
+            key_sets: vec![KeySetKind::RandomU64],
+            n: vec![if quick { 1_000 } else { 10_000 }],
+            p: vec![0.01],
+            overfill: vec![1.0],
+        }]
+    }
+
     /// Checks every setting; the error names the value and its allowed range.
     pub fn validate(&self) -> Result<(), HarnessError> {
         let s = &self.sampling;
@@ -197,6 +276,17 @@ impl SweepConfig {
                 "at least one grid is needed",
             ));
         }
+        match &self.workload {
+            WorkloadSettings::Static => {}
+            WorkloadSettings::Churn(c) => c.validate()?,
+            WorkloadSettings::Grow(g) => {
+                for grid in &self.grids {
+                    for &n in &grid.n {
+                        g.validate(n)?;
+                    }
+                }
+            }
+        }
         let known = registry::names();
         for g in &self.grids {
             for (what, empty) in [
@@ -215,11 +305,24 @@ impl SweepConfig {
                 }
             }
             for f in &g.filters {
-                if f != "all" && !known.contains(f) {
+                if f == "all" {
+                    continue;
+                }
+                let peer = crate::peer::NAMES.contains(&f.as_str());
+                if !known.contains(f) && !peer {
                     return Err(HarnessError::UnknownFilter {
                         name: f.clone(),
                         known: known.join(", "),
                     });
+                }
+                workload::check_capable(f, &self.workload)?;
+            }
+            if let WorkloadSettings::Churn(c) = &self.workload {
+                for &n in &g.n {
+                    for &o in &g.overfill {
+                        let held = (n as f64 * o).round() as u64;
+                        c.member_indices(held.max(1))?;
+                    }
                 }
             }
             for &n in &g.n {
@@ -269,11 +372,16 @@ impl SweepConfig {
                     key_sets.insert(ks.clone(), KeySet::new(ks.clone(), self.sampling.seed)?);
                 }
             }
-            for filter in g.filters_expanded() {
+            // Grow rows fix their own member counts: overfill does not apply.
+            let overfills = match self.workload {
+                WorkloadSettings::Grow(_) => vec![1.0],
+                _ => g.overfill.clone(),
+            };
+            for filter in g.filters_expanded(&self.workload) {
                 for ks in &g.key_sets {
                     for &n in &g.n {
                         for &p in &g.p {
-                            for &overfill in &g.overfill {
+                            for &overfill in &overfills {
                                 let spec = TrialSpec {
                                     filter: filter.clone(),
                                     n,
@@ -354,6 +462,9 @@ pub fn run(
         .build()
         .map_err(|e| HarnessError::invalid("threads", config.threads, &e.to_string()))?;
     let total = plan.rows.len();
+    if config.workload != WorkloadSettings::Static {
+        return run_workload(config, plan, &pool, progress);
+    }
     let done = AtomicUsize::new(0);
     let report = |row: &PlannedRow| {
         let d = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -433,4 +544,41 @@ pub fn run(
         .into_iter()
         .map(|r| r.expect("every planned row ran"))
         .collect())
+}
+
+/// Runs a churn or grow plan: every planned row in parallel, each giving its rows (one per round or
+/// growth step), concatenated in plan order. No timing: each row's statistics are the figures.
+fn run_workload(
+    config: &SweepConfig,
+    plan: &Plan,
+    pool: &rayon::ThreadPool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Vec<SweepRow>, HarnessError> {
+    let total = plan.rows.len();
+    let done = AtomicUsize::new(0);
+    let per_row: Vec<Vec<SweepRow>> = pool.install(|| {
+        plan.rows
+            .par_iter()
+            .map(|row| {
+                let keys = &plan.key_sets[&row.key_set];
+                let rows = workload::run_named(
+                    &row.spec.filter,
+                    row.spec.n,
+                    row.spec.p,
+                    row.spec.overfill,
+                    keys,
+                    &config.sampling,
+                    &config.workload,
+                );
+                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(&Progress {
+                    done: d,
+                    total,
+                    current: row.label(),
+                });
+                rows
+            })
+            .collect::<Result<_, _>>()
+    })?;
+    Ok(per_row.into_iter().flatten().collect())
 }

@@ -10,7 +10,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
 use crate::keys::KeySet;
-use crate::row::SweepRow;
+use crate::row::{SweepRow, Workload};
 use crate::stats::{clopper_pearson, wilson};
 use crate::timing::TimeRow;
 
@@ -198,7 +198,7 @@ pub fn run_with<F: Filter>(
 ///
 /// Returns (queries, false positives, whether the precision target was met). The step sizes
 /// depend only on the counts so far, so a trial is deterministic.
-fn sample_adaptively(
+pub(crate) fn sample_adaptively(
     cap: u64,
     sampling: &Sampling,
     mut query: impl FnMut(u64, u64) -> u64,
@@ -242,6 +242,50 @@ pub fn relative_half_width(false_positives: u64, queries: u64, confidence: f64) 
     (hi - lo) / 2.0 / (false_positives as f64 / queries as f64)
 }
 
+/// The theoretical FPR of `filter` holding `members` keys ([`Filter::fpr_theory`]: the layout's
+/// theory, or a scalable filter's compound rate): the one place the harness asks for it.
+pub(crate) fn fpr_theory<F: Filter + ?Sized>(filter: &F, members: u64) -> f64 {
+    filter.fpr_theory(members)
+}
+
+/// What a row reports of a filter's shape, read once the filter holds its members.
+/// The columns of the same names in [`SweepRow`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shape {
+    /// Layout family.
+    pub layout: bloomlab_filters::Layout,
+    /// Bits after the layout's rounding.
+    pub bits: u64,
+    /// Probes per key.
+    pub hashes: u32,
+    /// Bytes held.
+    pub memory_bytes: u64,
+    /// Fraction of bits set (NaN when unknown).
+    pub fill_ratio: f64,
+    /// Distinct keys estimated from the fill (or counted).
+    pub estimated_count: f64,
+    /// Theoretical FPR at the members held.
+    pub fpr_theory: f64,
+    /// Textbook approximation at the members held.
+    pub fpr_textbook: f64,
+}
+
+impl Shape {
+    /// The shape of a registered filter holding `members` keys.
+    pub fn of<F: Filter>(filter: &F, members: u64) -> Self {
+        Self {
+            layout: filter.layout(),
+            bits: filter.bits(),
+            hashes: filter.hashes(),
+            memory_bytes: filter.memory_bytes() as u64,
+            fill_ratio: filter.fill_ratio(),
+            estimated_count: filter.estimated_len(),
+            fpr_theory: fpr_theory(filter, members),
+            fpr_textbook: filter.geometry().textbook_fpr(members),
+        }
+    }
+}
+
 fn make_row<F: Filter>(
     spec: &TrialSpec,
     keys: &KeySet,
@@ -251,24 +295,45 @@ fn make_row<F: Filter>(
     false_positives: u64,
     capped: bool,
 ) -> SweepRow {
+    let shape = Shape::of(filter, spec.n_inserted());
+    row_from(
+        spec,
+        keys,
+        sampling,
+        shape,
+        queries,
+        false_positives,
+        capped,
+    )
+}
+
+/// A static row from a filter's shape and its sample; the workload columns are neutral.
+pub(crate) fn row_from(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    shape: Shape,
+    queries: u64,
+    false_positives: u64,
+    capped: bool,
+) -> SweepRow {
     let members = spec.n_inserted();
     let (ci_low, ci_high) = clopper_pearson(false_positives, queries, sampling.confidence);
     let (wilson_low, wilson_high) = wilson(false_positives, queries, sampling.confidence);
     let fpr = false_positives as f64 / queries as f64;
-    let geometry = filter.geometry();
-    let fpr_theory = geometry.fpr(members);
-    let bits = filter.bits();
+    let fpr_theory = shape.fpr_theory;
+    let bits = shape.bits;
     let bits_per_key = bits as f64 / spec.n as f64;
     SweepRow {
         filter: spec.filter.clone(),
-        layout: filter.layout(),
+        layout: shape.layout,
         key_set: keys.kind().to_string(),
         n: spec.n,
         p: spec.p,
         overfill: spec.overfill,
         n_inserted: members,
         bits,
-        hashes: filter.hashes(),
+        hashes: shape.hashes,
         bits_per_key,
         bound_bits_per_key: (1.0 / spec.p).log2(),
         space_overhead: if false_positives == 0 {
@@ -276,9 +341,9 @@ fn make_row<F: Filter>(
         } else {
             bits_per_key / (1.0 / fpr).log2()
         },
-        memory_bytes: filter.memory_bytes() as u64,
-        fill_ratio: filter.fill_ratio(),
-        estimated_count: filter.estimated_len(),
+        memory_bytes: shape.memory_bytes,
+        fill_ratio: shape.fill_ratio,
+        estimated_count: shape.estimated_count,
         queries,
         false_positives,
         fpr,
@@ -287,7 +352,7 @@ fn make_row<F: Filter>(
         wilson_low,
         wilson_high,
         fpr_theory,
-        fpr_textbook: geometry.textbook_fpr(members),
+        fpr_textbook: shape.fpr_textbook,
         theory_in_interval: ci_low <= fpr_theory && fpr_theory <= ci_high,
         capped,
         insert_ns: 0.0,
@@ -299,5 +364,22 @@ fn make_row<F: Filter>(
         confidence: sampling.confidence,
         seed: sampling.seed,
         revision: sampling.revision.clone(),
+        workload: Workload::Static,
+        round: 0,
+        growth: 0,
+        churn: 0.0,
+        hostile: 0.0,
+        removed: 0,
+        hostile_removed: 0,
+        members_checked: 0,
+        false_negatives: 0,
+        fn_ci_low: 0.0,
+        fn_ci_high: 0.0,
+        fn_failure: false,
+        stages: 0,
+        saturated_counters: 0,
+        counter_overflow_p: None,
+        static_bits_per_key: 0.0,
+        bits_per_member: 0.0,
     }
 }

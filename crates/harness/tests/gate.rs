@@ -9,12 +9,18 @@ use bloomlab_filters::{
     BitStore, BloomError, Digest, Filter, FlatBits, Geometry, HashStrategy, IndexScheme,
     KirschMitzenmacher, Layout, Params, Xxh3,
 };
+use bloomlab_harness::Workload;
 use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
 use bloomlab_harness::hypothesis::binomial_sf_inclusive;
 
+/// The committed baseline's static points (churn and grow points are their own error family).
 fn baseline() -> Vec<BaselinePoint> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../reports/baseline/gate.csv");
-    gate::read_baseline(&path).expect("the committed gate baseline")
+    gate::read_baseline(&path)
+        .expect("the committed gate baseline")
+        .into_iter()
+        .filter(|p| p.workload == Workload::Static)
+        .collect()
 }
 
 /// The committed point every planted drift is compared with.
@@ -96,13 +102,8 @@ fn the_flat_textbook_port_is_fill_checked_and_departs_on_article_keys() {
     let alpha = policy.per_test_alpha(baseline().len());
     let check = |key_set: &str| {
         let point = BaselinePoint {
-            filter: "textbook-fnv1a-i32".into(),
-            key_set: key_set.into(),
-            n: 100_000,
-            p: 0.01,
-            seed: 20_261_125,
             queries: 200_000,
-            false_positives: 0,
+            ..BaselinePoint::new("textbook-fnv1a-i32", key_set, 100_000, 0.01, 20_261_125)
         };
         let outcome = gate::check_registered(&point, alpha, &policy);
         let passed = |name: &str| {
@@ -359,13 +360,8 @@ fn false_alarm_rate_on_the_ideal_control_is_at_most_the_stated_one() {
     let (mut theory_alarms, mut drift_alarms) = (0u64, 0u64);
     for r in 0..reps {
         let base = BaselinePoint {
-            filter: "ideal".into(),
-            key_set: "random-u64".into(),
-            n,
-            p,
-            seed: 1_000 + r,
             queries,
-            false_positives: 0,
+            ..BaselinePoint::new("ideal", "random-u64", n, p, 1_000 + r)
         };
         let first = gate::check_with(&base, alpha, || Ideal::new(n, p, 7 * r + 1));
         let x1 = first.row.as_ref().expect("control runs").false_positives;

@@ -13,11 +13,11 @@ pub mod summary;
 
 use std::path::{Path, PathBuf};
 
-use bloomlab_harness::SweepRow;
+use bloomlab_harness::{SweepRow, Workload};
 
 pub use csv_io::{read_csv, write_csv};
 pub use plot::{
-    SweepView, plot_fpr_vs_bits_per_key, plot_fpr_vs_overfill, plot_fpr_vs_target,
+    SweepView, WorkloadView, plot_fpr_vs_bits_per_key, plot_fpr_vs_overfill, plot_fpr_vs_target,
     plot_lookup_ns_vs_n,
 };
 pub use summary::{render_summary, write_summary};
@@ -26,20 +26,25 @@ pub use summary::{render_summary, write_summary};
 pub const CSV_NAME: &str = "sweep.csv";
 /// File name of the Markdown summary inside the output directory.
 pub const SUMMARY_NAME: &str = "summary.md";
-/// File names of the four pictures, in the order [`ReportFiles::pngs`] lists them.
+/// File names of the four pictures of static rows, in the order [`ReportFiles::pngs`] lists them.
 pub const PNG_NAMES: [&str; 4] = [
     "fpr_vs_target.png",
     "fpr_vs_bits_per_key.png",
     "lookup_ns_vs_n.png",
     "fpr_vs_overfill.png",
 ];
+/// File name of the churn picture (drawn when the CSV has churn rows).
+pub const CHURN_PNG: &str = "churn_rounds.png";
+/// File name of the grow picture (drawn when the CSV has grow rows).
+pub const GROW_PNG: &str = "fpr_vs_growth.png";
 
 /// The files [`write_reports`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportFiles {
     /// The CSV, one row per [`SweepRow`].
     pub csv: PathBuf,
-    /// The four pictures, in the order of [`PNG_NAMES`].
+    /// The pictures drawn: the four of [`PNG_NAMES`] in that order when the CSV has static rows,
+    /// then [`CHURN_PNG`] and [`GROW_PNG`] when it has such rows.
     pub pngs: Vec<PathBuf>,
     /// The Markdown summary, which links the pictures by relative path.
     pub summary: PathBuf,
@@ -74,8 +79,9 @@ pub enum ReportError {
     Font(String),
 }
 
-/// Writes `out_dir/sweep.csv`, then reads it back and draws the four PNGs and `summary.md` from
-/// the rows read back. Creates `out_dir` (and its parents) if missing; overwrites earlier files.
+/// Writes `out_dir/sweep.csv`, then reads it back and draws the PNGs and `summary.md` from the
+/// rows read back: the four static pictures from the static rows (if any), the churn and grow
+/// pictures from those rows (if any). Creates `out_dir` (and its parents) if missing; overwrites earlier files.
 ///
 /// Errors: [`ReportError::NoRows`] if `rows` is empty, otherwise the first failure, naming its path.
 pub fn write_reports(rows: &[SweepRow], out_dir: &Path) -> Result<ReportFiles, ReportError> {
@@ -93,12 +99,27 @@ pub fn write_reports(rows: &[SweepRow], out_dir: &Path) -> Result<ReportFiles, R
     write_csv(rows, &csv)?;
     // Plots and summary read only what the CSV holds.
     let rows = read_csv(&csv)?;
-    let pngs: Vec<PathBuf> = PNG_NAMES.iter().map(|name| out_dir.join(name)).collect();
-    let view = SweepView::new(&rows);
-    plot::fpr_vs_target::draw(&view, &pngs[0])?;
-    plot::fpr_vs_bits_per_key::draw(&view, &pngs[1])?;
-    plot::lookup_ns_vs_n::draw(&view, &pngs[2])?;
-    plot::fpr_vs_overfill::draw(&view, &pngs[3])?;
+    let statics: Vec<SweepRow> = rows
+        .iter()
+        .filter(|r| r.workload == Workload::Static)
+        .cloned()
+        .collect();
+    let mut pngs: Vec<PathBuf> = Vec::new();
+    if !statics.is_empty() {
+        pngs = PNG_NAMES.iter().map(|name| out_dir.join(name)).collect();
+        let view = SweepView::new(&statics);
+        plot::fpr_vs_target::draw(&view, &pngs[0])?;
+        plot::fpr_vs_bits_per_key::draw(&view, &pngs[1])?;
+        plot::lookup_ns_vs_n::draw(&view, &pngs[2])?;
+        plot::fpr_vs_overfill::draw(&view, &pngs[3])?;
+    }
+    let workloads = WorkloadView::new(&rows);
+    if let Some(slice) = &workloads.churn {
+        pngs.push(plot::churn_rounds::draw(slice, &out_dir.join(CHURN_PNG))?);
+    }
+    if let Some(slice) = &workloads.grow {
+        pngs.push(plot::fpr_vs_growth::draw(slice, &out_dir.join(GROW_PNG))?);
+    }
     let summary = out_dir.join(SUMMARY_NAME);
     write_summary(&rows, &csv, &pngs, &summary)?;
     Ok(ReportFiles { csv, pngs, summary })

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomlab_harness::SweepRow;
+use bloomlab_harness::{SweepRow, Workload};
 
 use crate::select::{FloatKey, main_key_set, main_n, main_p, overfill_slice, sized_rows};
 use crate::{ReportError, fmt, markdown};
@@ -35,6 +35,11 @@ pub fn write_summary(
 /// The summary as Markdown. `csv_link` and `png_links` (in the order of [`crate::PNG_NAMES`]) are
 /// used as given, so pass paths relative to where the Markdown will live.
 pub fn render_summary(rows: &[SweepRow], csv_link: &str, png_links: &[String]) -> String {
+    let statics: Vec<SweepRow> = rows
+        .iter()
+        .filter(|r| r.workload == Workload::Static)
+        .cloned()
+        .collect();
     let mut out = String::from("# Sweep summary\n\n");
     out.push_str(&format!(
         "Generated from [`{csv_link}`]({csv_link}) ({} rows) by bloomlab-report: regenerate it, never edit it. \
@@ -43,12 +48,176 @@ pub fn render_summary(rows: &[SweepRow], csv_link: &str, png_links: &[String]) -
     ));
     out.push_str("## Run parameters\n\n");
     out.push_str(&parameters(rows));
-    out.push_str("\n## Pictures\n\n");
-    out.push_str(&pictures(rows, png_links));
-    out.push_str("\n## What departs from theory\n\n");
-    out.push_str(&departures(rows));
-    out.push_str("\n## Key table\n\n");
-    out.push_str(&key_table(rows));
+    let link = |name: &str| png_links.iter().find(|l| l.ends_with(name)).cloned();
+    if !statics.is_empty() {
+        let static_links: Vec<String> = crate::PNG_NAMES.iter().filter_map(|n| link(n)).collect();
+        out.push_str("\n## Pictures\n\n");
+        out.push_str(&pictures(&statics, &static_links));
+        out.push_str("\n## What departs from theory\n\n");
+        out.push_str(&departures(&statics));
+        out.push_str("\n## Key table\n\n");
+        out.push_str(&key_table(&statics));
+    }
+    let churn: Vec<&SweepRow> = rows
+        .iter()
+        .filter(|r| r.workload == Workload::Churn)
+        .collect();
+    if !churn.is_empty() {
+        out.push_str("\n## Churn\n\n");
+        out.push_str(&churn_section(&churn, link(crate::CHURN_PNG)));
+    }
+    let grow: Vec<&SweepRow> = rows
+        .iter()
+        .filter(|r| r.workload == Workload::Grow)
+        .collect();
+    if !grow.is_empty() {
+        out.push_str("\n## Growth\n\n");
+        out.push_str(&grow_section(&grow, link(crate::GROW_PNG)));
+    }
+    out
+}
+
+fn picture_line(title: &str, link: Option<String>) -> String {
+    match link {
+        Some(l) => format!("**{title}**: [`{l}`]({l})\n\n![{title}]({l})\n\n"),
+        None => String::new(),
+    }
+}
+
+fn false_negatives(r: &SweepRow) -> String {
+    format!(
+        "{} of {} [{}, {}]",
+        r.false_negatives,
+        r.members_checked,
+        fmt::sig(r.fn_ci_low, 3),
+        fmt::sig(r.fn_ci_high, 3)
+    )
+}
+
+fn churn_section(rows: &[&SweepRow], link: Option<String>) -> String {
+    let failures = rows.iter().filter(|r| r.fn_failure).count();
+    let mut out = format!(
+        "Each row is one round: `removed` members removed so far (each replaced by a fresh key), every \
+         current member checked (false negatives with their Clopper-Pearson interval), the FPR sampled on \
+         never-inserted keys (removed keys are never sampled) against theory at the members held. Round 0 is \
+         the filled filter. Hostile removes remove never-inserted keys that test positive (`hostile removed`: \
+         removals the filter accepted); with none, every false negative comes from the design itself \
+         (for a counting filter: decrementing a counter that had saturated). {failures} rows are failures \
+         (a false negative from a variant that promises none, without hostile removes).\n\n"
+    );
+    out.push_str(&picture_line(
+        "FPR and false negatives per churn round",
+        link,
+    ));
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.filter.clone(),
+                r.key_set.clone(),
+                r.n.to_string(),
+                fmt::tick(r.p),
+                fmt::percent(r.hostile),
+                r.round.to_string(),
+                r.removed.to_string(),
+                r.hostile_removed.to_string(),
+                false_negatives(r),
+                observed(r),
+                fmt::sig(r.fpr_theory, 3),
+                if r.theory_in_interval {
+                    "yes"
+                } else {
+                    "**no**"
+                }
+                .to_string(),
+                r.saturated_counters.to_string(),
+                r.counter_overflow_p
+                    .map_or("-".to_string(), |q| fmt::sig(q, 3)),
+                if r.fn_failure { "**FAIL**" } else { "ok" }.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown::table(
+        &[
+            "filter",
+            "key set",
+            "n",
+            "p",
+            "hostile",
+            "round",
+            "removed",
+            "hostile removed",
+            "false negatives [interval]",
+            "observed FPR [interval]",
+            "theory",
+            "in",
+            "saturated counters",
+            "P(counter overflow)",
+            "verdict",
+        ],
+        &table_rows,
+    ));
+    out
+}
+
+/// Whether the measured rate keeps the target p: `yes` when the interval's upper end is at or below
+/// p, `**above**` when its lower end is above p, else `not shown` (the sample cannot tell).
+fn keeps_target(r: &SweepRow) -> &'static str {
+    if r.ci_high <= r.p {
+        "yes"
+    } else if r.ci_low > r.p {
+        "**above**"
+    } else {
+        "not shown"
+    }
+}
+
+fn grow_section(rows: &[&SweepRow], link: Option<String>) -> String {
+    let mut out = String::from(
+        "Each row is one growth factor G: the filter was built for n0 = `n` keys at target `p` and now \
+         holds n0 x G members. `keeps p` is `yes` when the interval's upper end is at or below p, \
+         `**above**` when its lower end exceeds p, `not shown` when the sample cannot tell. Memory is bits \
+         per member held, against a static classic filter sized for the members held at p (from sizing).\n\n",
+    );
+    out.push_str(&picture_line("FPR and memory against growth", link));
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.filter.clone(),
+                r.key_set.clone(),
+                r.n.to_string(),
+                fmt::tick(r.p),
+                r.growth.to_string(),
+                r.stages.to_string(),
+                observed(r),
+                fmt::sig(r.fpr_theory, 3),
+                keeps_target(r).to_string(),
+                format!(
+                    "{} / {}",
+                    fmt::sig(r.bits_per_member, 3),
+                    fmt::sig(r.static_bits_per_key, 3)
+                ),
+                false_negatives(r),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown::table(
+        &[
+            "filter",
+            "key set",
+            "n0",
+            "p",
+            "G",
+            "stages",
+            "observed FPR [interval]",
+            "theory",
+            "keeps p",
+            "bits/member (static)",
+            "false negatives [interval]",
+        ],
+        &table_rows,
+    ));
     out
 }
 

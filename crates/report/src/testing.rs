@@ -2,8 +2,8 @@
 //! n, p and overfill factors, some rows with zero false positives, one family off its theory), but
 //! computed from formulas, never measured.
 
-use bloomlab_harness::SweepRow;
 use bloomlab_harness::stats::{clopper_pearson, wilson};
+use bloomlab_harness::{SweepRow, Workload};
 
 const CONFIDENCE: f64 = 0.95;
 
@@ -142,6 +142,23 @@ pub(crate) fn row(
         confidence: CONFIDENCE,
         seed: 42,
         revision: "abc1234-dirty".to_string(),
+        workload: Workload::Static,
+        round: 0,
+        growth: 0,
+        churn: 0.0,
+        hostile: 0.0,
+        removed: 0,
+        hostile_removed: 0,
+        members_checked: 0,
+        false_negatives: 0,
+        fn_ci_low: 0.0,
+        fn_ci_high: 0.0,
+        fn_failure: false,
+        stages: 0,
+        saturated_counters: 0,
+        counter_overflow_p: None,
+        static_bits_per_key: 0.0,
+        bits_per_member: 0.0,
     }
 }
 

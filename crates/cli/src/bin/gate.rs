@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use bloomlab_harness::Workload;
 use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
 use bloomlab_report::markdown;
 use clap::Parser;
@@ -12,9 +13,12 @@ use clap::Parser;
 /// Re-runs the committed baseline's trials with their seeds and checks, for every point: no false
 /// negatives; the false-positive count against the layout-correct theory (exact two-sided binomial
 /// test); the count against the baseline's (conditional test of equal rates); for flat layouts, the
-/// number of set bits against k*n uniform probes. All tests share a family-wise false-alarm rate
-/// (--alpha, Bonferroni); every point's query count detects a --detect change of its FPR with
-/// probability --power. Exit status: 0 when every point passes, 1 when any fails, 2 on bad input.
+/// number of set bits against k*n uniform probes. Churn and grow points (workload column) re-run
+/// their workload: any false negative in any round fails, the last round's count is tested against
+/// theory and the baseline, and a grow point's count against its target p. Static points and
+/// workload points are two families, each sharing a family-wise false-alarm rate (--alpha,
+/// Bonferroni); every point's query count detects a --detect change of its FPR with probability
+/// --power. --update appends built-in points the baseline lacks. Exit status: 0 when every point passes, 1 when any fails, 2 on bad input.
 #[derive(Parser, Debug)]
 #[command(name = "gate", version, about, long_about)]
 struct Args {
@@ -78,6 +82,7 @@ fn table(outcomes: &[PointOutcome]) -> String {
         "p theory",
         "p drift",
         "p fill",
+        "p target",
         "verdict",
     ];
     let rows: Vec<Vec<String>> = outcomes
@@ -105,11 +110,12 @@ fn table(outcomes: &[PointOutcome]) -> String {
                     fmt_p(o.p_value("theory")),
                     fmt_p(o.p_value("drift")),
                     fmt_p(o.p_value("fill")),
+                    fmt_p(o.p_value("target")),
                     verdict,
                 ],
                 None => {
                     let mut v = vec![o.point.label(), o.point.queries.to_string()];
-                    v.extend(std::iter::repeat_n("-".to_string(), 7));
+                    v.extend(std::iter::repeat_n("-".to_string(), 8));
                     v.push(verdict);
                     v
                 }
@@ -121,7 +127,15 @@ fn table(outcomes: &[PointOutcome]) -> String {
 
 fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
     let points = if args.baseline.exists() {
-        gate::read_baseline(&args.baseline)?
+        // Built-in points the baseline lacks (new workload points) are measured and appended.
+        let mut points = gate::read_baseline(&args.baseline)?;
+        for new in gate::default_points() {
+            if !points.iter().any(|p| p.same_point(&new)) {
+                eprintln!("adding the built-in point {}", new.label());
+                points.push(new);
+            }
+        }
+        points
     } else {
         eprintln!(
             "no baseline at {}: starting from the built-in points",
@@ -136,7 +150,7 @@ fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
     );
     let mut fresh = Vec::with_capacity(points.len());
     for p in &points {
-        let new = gate::remeasure(p, points.len(), policy)
+        let new = gate::remeasure(p, gate::family_size(&points, p), policy)
             .with_context(|| format!("re-measuring {}", p.label()))?;
         eprintln!(
             "  {}: {} queries, {} false positives (was {} of {})",
@@ -163,10 +177,16 @@ fn run(args: &Args) -> Result<ExitCode> {
     }
     let points: Vec<BaselinePoint> = gate::read_baseline(&args.baseline)
         .with_context(|| "run `cargo run --release --bin gate -- --update` to create a baseline")?;
-    let alpha = policy.per_test_alpha(points.len());
+    let statics: Vec<BaselinePoint> = points
+        .iter()
+        .filter(|p| p.workload == Workload::Static)
+        .cloned()
+        .collect();
+    let alpha = policy.per_test_alpha(statics.len());
     eprintln!(
-        "gate: {} points, family-wise alpha {:.0e} -> {:.2e} per test; each point detects {:+.0}% FPR change with power >= {}",
+        "gate: {} points ({} churn or grow points, their own family), family-wise alpha {:.0e} -> {:.2e} per static test; each point detects {:+.0}% FPR change with power >= {}",
         points.len(),
+        points.len() - statics.len(),
         policy.family_alpha,
         alpha,
         policy.detect_rel * 100.0,

@@ -7,8 +7,11 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use bloomlab_cli::{CountingAlloc, git_revision, parse_count, parse_f64, parse_list};
+use bloomlab_filters::registry;
 use bloomlab_harness::stats::median;
-use bloomlab_harness::{Grid, KeySetKind, SweepConfig, SweepRow, sweep};
+use bloomlab_harness::sweep::WorkloadSettings;
+use bloomlab_harness::workload::{Churn, Grow};
+use bloomlab_harness::{Grid, KeySetKind, SweepConfig, SweepRow, Workload, sweep};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -38,9 +41,36 @@ static ALLOC: CountingAlloc = CountingAlloc;
 #[derive(Debug, Parser)]
 #[command(name = "sweep", version)]
 struct Args {
-    /// Print the registered filter names, one per line, and exit.
+    /// Print the registered filter names, one per line with its capabilities (remove, grow),
+    /// then the third-party peers, and exit.
     #[arg(long)]
     list: bool,
+    /// What each filter goes through: static (fill once, query; the default), churn (insert n,
+    /// then --rounds rounds that each remove --churn of the members and insert as many fresh
+    /// keys, checking every member and the FPR after each; filters that can remove only), or grow
+    /// (insert n x G keys for G = 1, 2, 4, ... up to --max-growth into a filter built for n,
+    /// measuring at each G). Without grid flags each workload has its own default grid.
+    #[arg(long, default_value = "static", value_name = "WORKLOAD")]
+    workload: String,
+    /// Churn: rounds after the initial fill (at least 1).
+    #[arg(long, default_value_t = 10)]
+    rounds: u64,
+    /// Churn: fraction of the members each round removes and replaces, in (0, 1].
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
+    churn: f64,
+    /// Churn: fraction of each round's removals that instead remove a never-inserted key testing
+    /// positive (a caller error no filter can detect), in [0, 1]; false negatives are then
+    /// reported, not failures.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    hostile_removes: f64,
+    /// Grow: the largest growth factor G (at least 1; n x G at most 2^53).
+    #[arg(
+        long,
+        default_value = "1024",
+        value_name = "G",
+        allow_hyphen_values = true
+    )]
+    max_growth: String,
     /// Comma-separated filter names (see --list), or `all`.
     #[arg(long, value_name = "NAMES")]
     filters: Option<String>,
@@ -87,14 +117,53 @@ struct Args {
     out: PathBuf,
 }
 
+/// Bad input (a flag's value, a filter without the workload's capability): exit status 2.
+#[derive(Debug)]
+struct BadInput(anyhow::Error);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
 fn main() -> ExitCode {
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("sweep: error: {e:#}");
-            ExitCode::FAILURE
+            if e.is::<BadInput>() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
+}
+
+fn workload(args: &Args) -> Result<WorkloadSettings> {
+    let w: Workload = args.workload.parse().map_err(anyhow::Error::from)?;
+    Ok(match w {
+        Workload::Static => WorkloadSettings::Static,
+        Workload::Churn => {
+            let c = Churn {
+                rounds: args.rounds,
+                fraction: args.churn,
+                hostile: args.hostile_removes,
+            };
+            c.validate()?;
+            WorkloadSettings::Churn(c)
+        }
+        Workload::Grow => {
+            let max_growth = parse_count(&args.max_growth)
+                .map_err(|e| anyhow::anyhow!("--max-growth: {}", e.replacen("n =", "value", 1)))?;
+            let g = Grow { max_growth };
+            g.validate(1)?;
+            WorkloadSettings::Grow(g)
+        }
+    })
 }
 
 fn e<T>(r: Result<T, String>) -> Result<T> {
@@ -102,10 +171,12 @@ fn e<T>(r: Result<T, String>) -> Result<T> {
 }
 
 fn config(args: &Args) -> Result<SweepConfig> {
-    let base = if args.quick {
-        SweepConfig::quick_grids()
-    } else {
-        SweepConfig::default_grids()
+    let workload = workload(args)?;
+    let base = match workload {
+        WorkloadSettings::Static if args.quick => SweepConfig::quick_grids(),
+        WorkloadSettings::Static => SweepConfig::default_grids(),
+        WorkloadSettings::Churn(_) => SweepConfig::churn_grids(args.quick),
+        WorkloadSettings::Grow(_) => SweepConfig::grow_grids(args.quick),
     };
     let custom = args.filters.is_some()
         || args.n.is_some()
@@ -151,18 +222,35 @@ fn config(args: &Args) -> Result<SweepConfig> {
     c.threads = args.threads;
     c.timing = !args.no_timing;
     c.heap_bytes = Some(CountingAlloc::live_bytes);
+    c.workload = workload;
     Ok(c)
 }
 
 fn run(args: Args) -> Result<()> {
     if args.list {
-        for name in bloomlab_filters::registry::names() {
-            println!("{name}");
+        let names = registry::names();
+        let width = names.iter().map(String::len).max().unwrap_or(0);
+        for name in names {
+            let caps = registry::capabilities(&name)?;
+            let mut what = Vec::new();
+            if caps.remove {
+                what.push("remove");
+            }
+            if caps.grow {
+                what.push("grow");
+            }
+            let line = format!("{name:<width$}  {}", what.join(" "));
+            println!("{}", line.trim_end());
+        }
+        for name in bloomlab_harness::peer::NAMES {
+            println!("{name:<width$}  peer (grow workload only)");
         }
         return Ok(());
     }
-    let config = config(&args)?;
-    let plan = config.plan()?;
+    let config = config(&args).map_err(|e| anyhow::Error::new(BadInput(e)))?;
+    let plan = config
+        .plan()
+        .map_err(|e| anyhow::Error::new(BadInput(e.into())))?;
     let bar = ProgressBar::new(plan.rows.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}")
@@ -198,6 +286,29 @@ fn run(args: Args) -> Result<()> {
     println!("Summary: {}", files.summary.display());
     if rows.iter().any(|r| r.fpr.is_nan()) {
         bail!("a row has no queries");
+    }
+    let failures: Vec<String> = rows
+        .iter()
+        .filter(|r| r.fn_failure)
+        .map(|r| {
+            format!(
+                "{} {} n={} p={} round {} growth {}: {} false negatives among {} members",
+                r.filter,
+                r.key_set,
+                r.n,
+                r.p,
+                r.round,
+                r.growth,
+                r.false_negatives,
+                r.members_checked
+            )
+        })
+        .collect();
+    if !failures.is_empty() {
+        bail!(
+            "false negatives from variants that promise none (reports written):\n  {}",
+            failures.join("\n  ")
+        );
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The four sweep pictures, drawn with plotters' bitmap backend from rows read back from the CSV.
+//! The sweep pictures (four of static rows, one each of churn and grow rows), drawn with plotters' bitmap backend from rows read back from the CSV.
 //!
 //! [`SweepView`] selects each picture's rows once; each picture has its own small module with a
 //! `draw(view, path)`, and this module holds what they share: the frame (title, subtitle,
@@ -14,11 +14,14 @@
 //! Text is rendered with DejaVu Sans embedded in the binary (plotters' `ab_glyph` backend), so the
 //! pictures render the same on machines without system fonts or fontconfig.
 
+pub mod churn_rounds;
 pub mod fpr_vs_bits_per_key;
+pub mod fpr_vs_growth;
 pub mod fpr_vs_overfill;
 pub mod fpr_vs_target;
 pub mod lookup_ns_vs_n;
 mod view;
+mod workload_view;
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -35,6 +38,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::ReportError;
 pub use view::SweepView;
 use view::{Slice, shown_fpr};
+pub use workload_view::{WorkloadSeries, WorkloadSlice, WorkloadView};
 
 /// Picture size in pixels.
 pub const WIDTH: u32 = 1400;

@@ -1,0 +1,777 @@
+//! The dynamic workloads: `churn` (remove and replace members in rounds) and `grow` (keep
+//! inserting past the sized-for count). Each emits one row per round or growth step, in the
+//! sweep's schema ([`SweepRow`], workload columns filled).
+//!
+//! **Key bookkeeping.** A key set is an indexed sequence ([`KeySet`]), so key sets of members are
+//! sets of indices. A churn row for (n, rounds, fraction) uses indices `0..E` for every key that is
+//! ever a member (`E` = n plus the fresh keys of all rounds: a removed member's index is never
+//! reused), samples the false-positive rate on the never-inserted indices `E..`, and draws the
+//! never-inserted keys of hostile removals from `HOSTILE_BASE..` (disjoint from both). A removed
+//! member therefore never enters the false-positive sample, where it would bias the rate upward
+//! (its counters may still be set). Which members a round removes is a seeded partial
+//! Fisher-Yates shuffle of the current members (seed: the run seed and the row's coordinates).
+//! A grow row inserts indices `0..n0 x G_max` in order and samples indices from `n0 x G_max` on.
+
+use bloomlab_filters::registry::{self, GrowableVisitor, RemovableVisitor};
+use bloomlab_filters::{
+    BloomError, Filter, Growable, Layout, Params, Removable, Spec, Variant, VariantVisitor, theory,
+};
+use rand::{RngExt as _, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::error::HarnessError;
+use crate::keys::{KeySet, derive_seed};
+use crate::peer;
+use crate::row::{SweepRow, Workload};
+use crate::stats::clopper_pearson;
+use crate::sweep::WorkloadSettings;
+use crate::trial::{
+    GEN_BATCH, Sampling, Shape, TrialSpec, registry_error, row_from, sample_adaptively,
+};
+
+/// First index of the never-inserted keys hostile removals draw from (integer and generated string
+/// key sets have 2^64 indices; a churn row never reaches 2^63 members).
+pub const HOSTILE_BASE: u64 = 1 << 63;
+
+/// The churn workload's settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Churn {
+    /// Rounds after the initial fill, at least 1.
+    pub rounds: u64,
+    /// Fraction of the members each round removes, in (0, 1].
+    pub fraction: f64,
+    /// Fraction of each round's removals that remove a never-inserted key testing positive, in
+    /// [0, 1].
+    pub hostile: f64,
+}
+
+impl Default for Churn {
+    /// 10 rounds of 10% each, no hostile removals.
+    fn default() -> Self {
+        Self {
+            rounds: 10,
+            fraction: 0.1,
+            hostile: 0.0,
+        }
+    }
+}
+
+impl Churn {
+    /// Checks the settings; errors name the value and the allowed range.
+    pub fn validate(&self) -> Result<(), HarnessError> {
+        if self.rounds == 0 {
+            return Err(HarnessError::invalid("rounds", 0, "must be at least 1"));
+        }
+        if !(self.fraction > 0.0 && self.fraction <= 1.0) {
+            return Err(HarnessError::invalid(
+                "churn",
+                self.fraction,
+                "must be in (0, 1] (the fraction of members each round replaces)",
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.hostile) {
+            return Err(HarnessError::invalid(
+                "hostile-removes",
+                self.hostile,
+                "must be in [0, 1] (the fraction of removals aimed at never-inserted keys)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Removals per round for n members: `round(n x fraction)`; an error when that is 0.
+    pub fn per_round(&self, n: u64) -> Result<u64, HarnessError> {
+        let k = (n as f64 * self.fraction).round() as u64;
+        if k == 0 {
+            return Err(HarnessError::invalid(
+                "churn",
+                self.fraction,
+                &format!("must make round(n * churn) at least 1 (n = {n})"),
+            ));
+        }
+        Ok(k.min(n))
+    }
+
+    /// (member removals, hostile removals) per round for n members.
+    pub fn split(&self, n: u64) -> Result<(u64, u64), HarnessError> {
+        let k = self.per_round(n)?;
+        let hostile = ((k as f64) * self.hostile).round() as u64;
+        Ok((k - hostile, hostile))
+    }
+
+    /// Indices ever used by members: n plus the fresh keys of every round.
+    pub fn member_indices(&self, n: u64) -> Result<u64, HarnessError> {
+        let (members, _) = self.split(n)?;
+        members
+            .checked_mul(self.rounds)
+            .and_then(|f| f.checked_add(n))
+            .filter(|&e| e < HOSTILE_BASE)
+            .ok_or_else(|| {
+                HarnessError::invalid(
+                    "rounds",
+                    self.rounds,
+                    &format!("n + rounds x removals per round must stay below 2^63 (n = {n})"),
+                )
+            })
+    }
+}
+
+/// The grow workload's settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grow {
+    /// Largest growth factor G; rows are measured at G = 1, 2, 4, ... up to it (and at it).
+    pub max_growth: u64,
+}
+
+impl Default for Grow {
+    /// Up to 1024 x the initial capacity.
+    fn default() -> Self {
+        Self { max_growth: 1024 }
+    }
+}
+
+impl Grow {
+    /// Checks the settings against the initial capacity `n0`: G_max >= 1 and n0 x G_max fits in
+    /// 2^53 (the largest count the sweep accepts).
+    pub fn validate(&self, n0: u64) -> Result<(), HarnessError> {
+        if self.max_growth == 0 {
+            return Err(HarnessError::invalid("max-growth", 0, "must be at least 1"));
+        }
+        match n0.checked_mul(self.max_growth) {
+            Some(total) if total <= 1 << 53 => Ok(()),
+            _ => Err(HarnessError::invalid(
+                "max-growth",
+                self.max_growth,
+                &format!("n x max-growth must be at most 2^53 (n = {n0})"),
+            )),
+        }
+    }
+
+    /// The growth factors measured: powers of two up to `max_growth`, and `max_growth` itself.
+    pub fn factors(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut g = 1u64;
+        while g < self.max_growth {
+            out.push(g);
+            g *= 2;
+        }
+        out.push(self.max_growth);
+        out
+    }
+}
+
+/// A filter a workload can run, with the capabilities it has (none by default).
+pub trait Subject {
+    /// Inserts the key with canonical bytes `b`.
+    fn insert(&mut self, b: &[u8]);
+    /// Looks the key up.
+    fn contains(&self, b: &[u8]) -> bool;
+    /// The row's shape columns, with the theory for `members` keys held.
+    fn shape(&self, members: u64) -> Shape;
+    /// Stages of a growable filter; 1 for one that cannot grow.
+    fn stages(&self) -> u64 {
+        1
+    }
+    /// Counters stuck at their maximum; 0 without counters.
+    fn saturated(&self) -> u64 {
+        0
+    }
+    /// The probability that some counter overflowed with `members` keys held; `None` without
+    /// counters.
+    fn overflow_p(&self, members: u64) -> Option<f64> {
+        let _ = members;
+        None
+    }
+}
+
+/// A [`Subject`] that can remove keys.
+pub trait RemovableSubject: Subject {
+    /// Removes the key; true if the filter decremented its counters.
+    fn remove(&mut self, b: &[u8]) -> bool;
+}
+
+/// Any registered filter as a [`Subject`] without capabilities.
+pub struct Plain<F>(pub F);
+
+impl<F: Filter> Subject for Plain<F> {
+    fn insert(&mut self, b: &[u8]) {
+        self.0.insert_bytes(b);
+    }
+    fn contains(&self, b: &[u8]) -> bool {
+        self.0.contains_bytes(b)
+    }
+    fn shape(&self, members: u64) -> Shape {
+        Shape::of(&self.0, members)
+    }
+}
+
+/// The row's spec for `n` members held (overfill = members / n).
+fn spec_at(filter: &str, n: u64, p: f64, members: u64) -> TrialSpec {
+    TrialSpec {
+        filter: filter.to_owned(),
+        n,
+        p,
+        overfill: members as f64 / n as f64,
+    }
+}
+
+/// Counts the members (by index) the filter does not find.
+fn count_misses<S: Subject>(s: &S, keys: &KeySet, members: &[u64]) -> u64 {
+    let mut batch = keys.new_batch();
+    let mut misses = 0;
+    for chunk in members.chunks(GEN_BATCH) {
+        keys.fill_at(chunk.iter().copied(), &mut batch);
+        misses += batch.count(|b| !s.contains(b));
+    }
+    misses
+}
+
+/// Samples the FPR on never-inserted indices `from..`; returns (queries, false positives, met).
+fn sample_fpr<S: Subject>(
+    s: &S,
+    keys: &KeySet,
+    sampling: &Sampling,
+    from: u64,
+) -> Result<(u64, u64, bool), HarnessError> {
+    let available = keys
+        .available()
+        .map_or(u64::MAX - from, |a| a.saturating_sub(from));
+    let cap = sampling.max_queries.min(available);
+    if cap == 0 {
+        return Err(HarnessError::invalid(
+            "key set",
+            keys.kind(),
+            &format!("has no never-inserted key left after the {from} keys the workload inserts"),
+        ));
+    }
+    let mut batch = keys.new_batch();
+    Ok(sample_adaptively(cap, sampling, |start, len| {
+        let mut fp = 0;
+        let mut done = 0;
+        while done < len {
+            let step = (len - done).min(GEN_BATCH as u64) as usize;
+            keys.fill(from + start + done, step, &mut batch);
+            fp += batch.count(|b| s.contains(b));
+            done += step as u64;
+        }
+        fp
+    }))
+}
+
+/// The columns a churn or grow row adds to the static row.
+struct Extra {
+    workload: Workload,
+    round: u64,
+    growth: u64,
+    churn: f64,
+    hostile: f64,
+    removed: u64,
+    hostile_removed: u64,
+    members: u64,
+    false_negatives: u64,
+    promises_no_fn: bool,
+}
+
+fn row_with<S: Subject>(
+    s: &S,
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    sample: (u64, u64, bool),
+    x: Extra,
+) -> SweepRow {
+    let (queries, fp, met) = sample;
+    let members = x.members;
+    let shape = s.shape(members);
+    let bits = shape.bits;
+    let mut row = row_from(spec, keys, sampling, shape, queries, fp, !met);
+    let (fn_ci_low, fn_ci_high) = if members == 0 {
+        (0.0, 0.0)
+    } else {
+        clopper_pearson(x.false_negatives, members, sampling.confidence)
+    };
+    row.workload = x.workload;
+    row.round = x.round;
+    row.growth = x.growth;
+    row.churn = x.churn;
+    row.hostile = x.hostile;
+    row.removed = x.removed;
+    row.hostile_removed = x.hostile_removed;
+    row.members_checked = members;
+    row.false_negatives = x.false_negatives;
+    row.fn_ci_low = fn_ci_low;
+    row.fn_ci_high = fn_ci_high;
+    row.fn_failure = x.false_negatives > 0 && x.promises_no_fn && x.hostile == 0.0;
+    row.stages = if x.workload == Workload::Grow {
+        s.stages()
+    } else {
+        0
+    };
+    row.saturated_counters = s.saturated();
+    row.counter_overflow_p = s.overflow_p(members);
+    row.bits_per_member = bits as f64 / members as f64;
+    row.static_bits_per_key = if x.workload == Workload::Grow {
+        Params::optimal_bits(members, spec.p).map_or(f64::NAN, |m| m as f64 / members as f64)
+    } else {
+        0.0
+    };
+    row
+}
+
+/// One churn row's coordinates and settings.
+#[derive(Debug, Clone, Copy)]
+pub struct ChurnRun<'a> {
+    /// Registry name (for the rows).
+    pub name: &'a str,
+    /// Sized-for count.
+    pub n: u64,
+    /// Target rate.
+    pub p: f64,
+    /// Members held / n.
+    pub overfill: f64,
+    /// Key set.
+    pub keys: &'a KeySet,
+    /// Sampling settings.
+    pub sampling: &'a Sampling,
+    /// Rounds, fraction, hostile fraction.
+    pub churn: &'a Churn,
+    /// Whether a false negative (without hostile removals) fails the variant.
+    pub promises_no_fn: bool,
+}
+
+/// One grow row's coordinates and settings.
+#[derive(Debug, Clone, Copy)]
+pub struct GrowRun<'a> {
+    /// Registry or peer name (for the rows).
+    pub name: &'a str,
+    /// Initial capacity.
+    pub n0: u64,
+    /// Target rate.
+    pub p: f64,
+    /// Key set.
+    pub keys: &'a KeySet,
+    /// Sampling settings.
+    pub sampling: &'a Sampling,
+    /// Largest growth factor.
+    pub grow: &'a Grow,
+    /// Whether a false negative fails the variant.
+    pub promises_no_fn: bool,
+}
+
+/// Runs the churn workload on `s`, built for `n` keys at rate `p`: fills it with
+/// `held = round(n x overfill)` members, then runs `churn.rounds` rounds that each replace
+/// `round(held x churn.fraction)` of them. Returns one row per round, round 0 (filled, nothing
+/// removed) first. (An overfilled filter loads its counters beyond the sized-for count: the way to
+/// saturate counters and see what each design does with them.)
+///
+/// `promises_no_fn`: whether a false negative (without hostile removals) is a failure of the
+/// variant (its rows get `fn_failure`). Errors: bad settings, or a key file too small for the
+/// members ever inserted plus one never-inserted key, or hostile removals on a key file.
+pub fn run_churn<S: RemovableSubject>(
+    mut s: S,
+    run: &ChurnRun,
+) -> Result<Vec<SweepRow>, HarnessError> {
+    let ChurnRun {
+        name,
+        n,
+        p,
+        overfill,
+        keys,
+        sampling,
+        churn,
+        promises_no_fn,
+    } = *run;
+    churn.validate()?;
+    let spec = spec_at(name, n, p, 0);
+    let spec = TrialSpec { overfill, ..spec };
+    let held = spec.n_inserted();
+    if held == 0 {
+        return Err(HarnessError::invalid(
+            "overfill",
+            overfill,
+            &format!("must make round(n * overfill) at least 1 (n = {n})"),
+        ));
+    }
+    let (per_round, hostile_per_round) = churn.split(held)?;
+    let ever = churn.member_indices(held)?;
+    if let Some(file) = keys.file() {
+        file.check_members(ever)?;
+        if hostile_per_round > 0 {
+            return Err(HarnessError::invalid(
+                "hostile-removes",
+                churn.hostile,
+                "must be 0 on a file key set (hostile keys come from generated indices)",
+            ));
+        }
+    }
+    let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(
+        sampling.seed,
+        &format!("churn {name} {} n={n} p={p} x{overfill}", keys.kind()),
+    ));
+    let mut members: Vec<u64> = (0..held).collect();
+    let mut batch = keys.new_batch();
+    for chunk in members.chunks(GEN_BATCH) {
+        keys.fill_at(chunk.iter().copied(), &mut batch);
+        batch.for_each_bytes(|b| s.insert(b));
+    }
+    let mut next_fresh = held;
+    let mut next_hostile = HOSTILE_BASE;
+    let (mut removed, mut hostile_removed) = (0u64, 0u64);
+    let mut rows = Vec::with_capacity(churn.rounds as usize + 1);
+    for round in 0..=churn.rounds {
+        if round > 0 {
+            // The members removed this round: a seeded partial Fisher-Yates shuffle.
+            for j in 0..per_round as usize {
+                let r = rng.random_range(j..members.len());
+                members.swap(j, r);
+            }
+            keys.fill_at(members[..per_round as usize].iter().copied(), &mut batch);
+            batch.for_each_bytes(|b| {
+                s.remove(b);
+            });
+            removed += per_round;
+            // Hostile removals: never-inserted keys that test positive, found by scanning.
+            let mut found = 0;
+            let mut scanned = 0u64;
+            while found < hostile_per_round && scanned < sampling.max_queries {
+                let step = GEN_BATCH.min((sampling.max_queries - scanned) as usize);
+                keys.fill(next_hostile, step, &mut batch);
+                let mut positives = Vec::new();
+                let mut i = 0u64;
+                batch.for_each_bytes(|b| {
+                    if found + (positives.len() as u64) < hostile_per_round && s.contains(b) {
+                        positives.push(next_hostile + i);
+                    }
+                    i += 1;
+                });
+                next_hostile += step as u64;
+                scanned += step as u64;
+                found += positives.len() as u64;
+                let mut hb = keys.new_batch();
+                keys.fill_at(positives, &mut hb);
+                hb.for_each_bytes(|b| hostile_removed += u64::from(s.remove(b)));
+            }
+            // As many fresh members as members removed, at never-used indices.
+            for slot in &mut members[..per_round as usize] {
+                *slot = next_fresh;
+                next_fresh += 1;
+            }
+            keys.fill_at(members[..per_round as usize].iter().copied(), &mut batch);
+            batch.for_each_bytes(|b| s.insert(b));
+        }
+        let false_negatives = count_misses(&s, keys, &members);
+        let sample = sample_fpr(&s, keys, sampling, ever)?;
+        rows.push(row_with(
+            &s,
+            &spec,
+            keys,
+            sampling,
+            sample,
+            Extra {
+                workload: Workload::Churn,
+                round,
+                growth: 0,
+                churn: churn.fraction,
+                hostile: churn.hostile,
+                removed,
+                hostile_removed,
+                members: held,
+                false_negatives,
+                promises_no_fn,
+            },
+        ));
+    }
+    Ok(rows)
+}
+
+/// Runs the grow workload on `s`, built for an initial `n0` keys at target `p`: inserts
+/// n0 x G keys for each G of [`Grow::factors`], measuring at each. Returns one row per G.
+///
+/// Every member inserted so far is checked at each G (`false_negatives`; a failure for variants
+/// that promise none).
+pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, HarnessError> {
+    let GrowRun {
+        name,
+        n0,
+        p,
+        keys,
+        sampling,
+        grow,
+        promises_no_fn,
+    } = *run;
+    grow.validate(n0)?;
+    let total = n0 * grow.max_growth;
+    if let Some(file) = keys.file() {
+        file.check_members(total)?;
+    }
+    let mut batch = keys.new_batch();
+    let mut inserted = 0u64;
+    let mut rows = Vec::new();
+    for g in grow.factors() {
+        let members = n0 * g;
+        while inserted < members {
+            let len = (members - inserted).min(GEN_BATCH as u64) as usize;
+            keys.fill(inserted, len, &mut batch);
+            batch.for_each_bytes(|b| s.insert(b));
+            inserted += len as u64;
+        }
+        let mut misses = 0;
+        let mut start = 0;
+        while start < members {
+            let len = (members - start).min(GEN_BATCH as u64) as usize;
+            keys.fill(start, len, &mut batch);
+            misses += batch.count(|b| !s.contains(b));
+            start += len as u64;
+        }
+        let sample = sample_fpr(&s, keys, sampling, total)?;
+        let spec = spec_at(name, n0, p, members);
+        rows.push(row_with(
+            &s,
+            &spec,
+            keys,
+            sampling,
+            sample,
+            Extra {
+                workload: Workload::Grow,
+                round: 0,
+                growth: g,
+                churn: 0.0,
+                hostile: 0.0,
+                removed: 0,
+                hostile_removed: 0,
+                members,
+                false_negatives: misses,
+                promises_no_fn,
+            },
+        ));
+    }
+    Ok(rows)
+}
+
+/// The names `all` stands for under `workload`: every registered name for static, those that can
+/// remove for churn, every registered name and the peers for grow (a filter that cannot grow
+/// shows its blow-up).
+pub fn names_for(workload: &WorkloadSettings) -> Vec<String> {
+    match workload {
+        WorkloadSettings::Static => registry::names(),
+        WorkloadSettings::Churn(_) => removable_names(),
+        WorkloadSettings::Grow(_) => {
+            let mut out = registry::names();
+            out.extend(peer::NAMES.iter().map(|s| (*s).to_owned()));
+            out
+        }
+    }
+}
+
+/// Registered names with the `remove` capability, sorted.
+fn removable_names() -> Vec<String> {
+    registry::names()
+        .into_iter()
+        .filter(|n| registry::capabilities(n).is_ok_and(|c| c.remove))
+        .collect()
+}
+
+/// Checks that `name` (registered, or a peer) can run `workload`: churn needs removal; peers run
+/// grow only. The error names the filters that can.
+pub fn check_capable(name: &str, workload: &WorkloadSettings) -> Result<(), HarnessError> {
+    let peer = peer::NAMES.contains(&name);
+    match workload {
+        WorkloadSettings::Grow(_) => Ok(()),
+        WorkloadSettings::Static if !peer => Ok(()),
+        WorkloadSettings::Static => Err(HarnessError::invalid(
+            "filter",
+            name,
+            "is a third-party peer, measured only by --workload grow",
+        )),
+        WorkloadSettings::Churn(_) => {
+            let can = !peer && registry::capabilities(name).is_ok_and(|c| c.remove);
+            if can {
+                Ok(())
+            } else {
+                Err(HarnessError::invalid(
+                    "filter",
+                    name,
+                    &format!(
+                        "cannot remove keys, so it cannot run --workload churn; these can: {}",
+                        removable_names().join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+/// Whether a variant promises no false negatives: all but the textbook ports, which are measured
+/// with their flaws.
+fn promises_no_fn(layout: Layout) -> bool {
+    layout != Layout::Textbook
+}
+
+/// A registered removable filter as a [`RemovableSubject`].
+struct Counted<F>(F);
+
+impl<F: Filter + Removable> Subject for Counted<F> {
+    fn insert(&mut self, b: &[u8]) {
+        self.0.insert_bytes(b);
+    }
+    fn contains(&self, b: &[u8]) -> bool {
+        self.0.contains_bytes(b)
+    }
+    fn shape(&self, members: u64) -> Shape {
+        Shape::of(&self.0, members)
+    }
+    fn saturated(&self) -> u64 {
+        self.0.saturated_counters()
+    }
+    fn overflow_p(&self, members: u64) -> Option<f64> {
+        counter_overflow_p(&self.0, members)
+    }
+}
+
+impl<F: Filter + Removable> RemovableSubject for Counted<F> {
+    fn remove(&mut self, b: &[u8]) -> bool {
+        self.0.remove_bytes(b)
+    }
+}
+
+/// A registered growable filter as a [`Subject`] with stages.
+struct Staged<F>(F);
+
+impl<F: Filter + Growable> Subject for Staged<F> {
+    fn insert(&mut self, b: &[u8]) {
+        self.0.insert_bytes(b);
+    }
+    fn contains(&self, b: &[u8]) -> bool {
+        self.0.contains_bytes(b)
+    }
+    fn shape(&self, members: u64) -> Shape {
+        Shape::of(&self.0, members)
+    }
+    fn stages(&self) -> u64 {
+        self.0.stages() as u64
+    }
+}
+
+/// Probability that some counter of a counting filter overflowed at `members` keys.
+fn counter_overflow_p<F: Filter>(filter: &F, members: u64) -> Option<f64> {
+    let counter_bits = match filter.layout() {
+        Layout::Counting4 | Layout::Textbook => 4,
+        Layout::Counting8 => 8,
+        _ => return None,
+    };
+    Some(theory::counter_saturation_any(
+        filter.geometry().bits(),
+        filter.hashes(),
+        members,
+        counter_bits,
+    ))
+}
+
+/// Runs `workload` (churn or grow) on the filter named `name` (registered, or a peer), built
+/// for `n` keys at rate `p`. Static settings are an error (the sweep runs static rows itself).
+pub fn run_named(
+    name: &str,
+    n: u64,
+    p: f64,
+    overfill: f64,
+    keys: &KeySet,
+    sampling: &Sampling,
+    workload: &WorkloadSettings,
+) -> Result<Vec<SweepRow>, HarnessError> {
+    check_capable(name, workload)?;
+    let build_err = |e: BloomError| registry_error(name, n, p, e);
+    match *workload {
+        WorkloadSettings::Static => Err(HarnessError::invalid(
+            "workload",
+            "static",
+            "run_named runs churn or grow; the sweep runs static rows",
+        )),
+        WorkloadSettings::Churn(churn) => {
+            struct Visit<'a>(&'a str, u64, f64, f64, &'a KeySet, &'a Sampling, Churn);
+            impl RemovableVisitor for Visit<'_> {
+                type Output = Result<Vec<SweepRow>, HarnessError>;
+                fn visit<F: Variant + Removable>(self) -> Self::Output {
+                    let Visit(name, n, p, overfill, keys, sampling, churn) = self;
+                    let f = Spec::Target { n, p }
+                        .build::<F>()
+                        .map_err(|e| registry_error(name, n, p, e))?;
+                    let promise = promises_no_fn(f.layout());
+                    let run = ChurnRun {
+                        name,
+                        n,
+                        p,
+                        overfill,
+                        keys,
+                        sampling,
+                        churn: &churn,
+                        promises_no_fn: promise,
+                    };
+                    run_churn(Counted(f), &run)
+                }
+            }
+            registry::visit_removable(name, Visit(name, n, p, overfill, keys, sampling, churn))
+                .map_err(build_err)?
+        }
+        WorkloadSettings::Grow(grow) => {
+            if name == peer::GROWABLE_BLOOM_FILTER {
+                let f = peer::GrowablePeer::new(n, p)?;
+                let run = GrowRun {
+                    name,
+                    n0: n,
+                    p,
+                    keys,
+                    sampling,
+                    grow: &grow,
+                    promises_no_fn: true,
+                };
+                return run_grow(f, &run);
+            }
+            struct Grows<'a>(&'a str, u64, f64, &'a KeySet, &'a Sampling, Grow);
+            impl GrowableVisitor for Grows<'_> {
+                type Output = Result<Vec<SweepRow>, HarnessError>;
+                fn visit<F: Variant + Growable>(self) -> Self::Output {
+                    let Grows(name, n, p, keys, sampling, grow) = self;
+                    let f = Spec::Target { n, p }
+                        .build::<F>()
+                        .map_err(|e| registry_error(name, n, p, e))?;
+                    let run = GrowRun {
+                        name,
+                        n0: n,
+                        p,
+                        keys,
+                        sampling,
+                        grow: &grow,
+                        promises_no_fn: promises_no_fn(f.layout()),
+                    };
+                    run_grow(Staged(f), &run)
+                }
+            }
+            struct Fixed<'a>(&'a str, u64, f64, &'a KeySet, &'a Sampling, Grow);
+            impl VariantVisitor for Fixed<'_> {
+                type Output = Result<Vec<SweepRow>, HarnessError>;
+                fn visit<F: Variant>(self) -> Self::Output {
+                    let Fixed(name, n, p, keys, sampling, grow) = self;
+                    let f = Spec::Target { n, p }
+                        .build::<F>()
+                        .map_err(|e| registry_error(name, n, p, e))?;
+                    let run = GrowRun {
+                        name,
+                        n0: n,
+                        p,
+                        keys,
+                        sampling,
+                        grow: &grow,
+                        promises_no_fn: promises_no_fn(f.layout()),
+                    };
+                    run_grow(Plain(f), &run)
+                }
+            }
+            if registry::capabilities(name).map_err(build_err)?.grow {
+                registry::visit_growable(name, Grows(name, n, p, keys, sampling, grow))
+                    .map_err(build_err)?
+            } else {
+                registry::visit(name, Fixed(name, n, p, keys, sampling, grow)).map_err(build_err)?
+            }
+        }
+    }
+}
