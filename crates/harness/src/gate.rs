@@ -351,6 +351,18 @@ pub fn power_check(
     alpha: f64,
     policy: &GatePolicy,
 ) -> Check {
+    if fpr_theory * (1.0 + policy.detect_rel) >= 1.0 {
+        // No rate can rise that much: there is no change to detect.
+        return Check {
+            name: "power",
+            p_value: None,
+            passed: true,
+            detail: format!(
+                "theory {fpr_theory:.4} cannot rise by {:+.0}%",
+                policy.detect_rel * 100.0
+            ),
+        };
+    }
     let power = drift_power(point.queries, fpr_theory, policy.detect_rel, alpha);
     Check {
         name: "power",

@@ -142,6 +142,7 @@ impl Subject for GrowablePeer {
             estimated_count: self.filter.len() as f64,
             fpr_theory: 1.0 - pass,
             fpr_textbook: 1.0 - textbook_pass,
+            counter_overflow_p: None,
         }
     }
     fn stages(&self) -> u64 {

@@ -187,11 +187,12 @@ pub struct SweepRow {
     /// Stages of a growable filter (1 for a filter that cannot grow; 0 in static and churn rows).
     #[serde(default)]
     pub stages: u64,
-    /// Counters stuck at their maximum (counting layouts; 0 otherwise).
+    /// Counters stuck at their maximum (churn rows of filters that can remove; 0 otherwise).
     #[serde(default)]
     pub saturated_counters: u64,
-    /// Probability that at least one counter of a counting layout overflows at `n_inserted`
-    /// members (empty for layouts without counters).
+    /// Probability that at least one counter of a counting layout reaches its maximum at
+    /// `n_inserted` members (`bloomlab_filters::theory::counter_saturation_any`: exact binomial
+    /// tail); empty for layouts without counters.
     #[serde(default)]
     pub counter_overflow_p: Option<f64>,
     /// Grow: bits per member of a static classic filter sized for the members held at rate `p`

@@ -199,7 +199,7 @@ impl SweepConfig {
     /// The default grid of `--workload churn`: the counting layouts (4- and 8-bit counters) and the
     /// textbook counting port on `random-u64` and `article`, n = 1e5 (1e4 when `quick`),
     /// p = 0.01, as sized; and the chapter's overloaded filter (sized for n = 1e4 at p = 0.1 and
-    /// holding 8n `article` keys), whose counters saturate.
+    /// holding 12n `article` keys), whose counters saturate.
     pub fn churn_grids(quick: bool) -> Vec<Grid> {
         let filters = owned(&[
             "counting4/xxh3/km",
@@ -219,7 +219,7 @@ impl SweepConfig {
                 key_sets: vec![KeySetKind::Article],
                 n: vec![if quick { 1_000 } else { 10_000 }],
                 p: vec![0.1],
-                overfill: vec![8.0],
+                overfill: vec![12.0],
             },
         ]
     }

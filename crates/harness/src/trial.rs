@@ -5,7 +5,7 @@
 //! builds, fills and samples the filter, and returns the row with the filled filter as a
 //! [`TimeRow`], ready for the row's timing phase without a second visit or a downcast.
 
-use bloomlab_filters::{BloomError, Filter, Spec, Variant, VariantVisitor, registry};
+use bloomlab_filters::{BloomError, Filter, Layout, Spec, Variant, VariantVisitor, registry};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
@@ -253,7 +253,7 @@ pub(crate) fn fpr_theory<F: Filter + ?Sized>(filter: &F, members: u64) -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shape {
     /// Layout family.
-    pub layout: bloomlab_filters::Layout,
+    pub layout: Layout,
     /// Bits after the layout's rounding.
     pub bits: u64,
     /// Probes per key.
@@ -268,6 +268,20 @@ pub struct Shape {
     pub fpr_theory: f64,
     /// Textbook approximation at the members held.
     pub fpr_textbook: f64,
+    /// Probability that some counter overflowed at the members held (counting layouts only).
+    pub counter_overflow_p: Option<f64>,
+}
+
+/// Probability that any counter of a counting filter with `counter_bits`-bit counters reached its
+/// maximum at `members` keys ([`bloomlab_filters::theory::counter_saturation_any`]: exact binomial
+/// tail per counter, independence across counters).
+pub(crate) fn overflow_p<F: Filter + ?Sized>(filter: &F, members: u64, counter_bits: u32) -> f64 {
+    bloomlab_filters::theory::counter_saturation_any(
+        filter.bits(),
+        filter.hashes(),
+        members,
+        counter_bits,
+    )
 }
 
 impl Shape {
@@ -282,6 +296,11 @@ impl Shape {
             estimated_count: filter.estimated_len(),
             fpr_theory: fpr_theory(filter, members),
             fpr_textbook: filter.geometry().textbook_fpr(members),
+            counter_overflow_p: match filter.layout() {
+                Layout::Counting4 => Some(overflow_p(filter, members, 4)),
+                Layout::Counting8 => Some(overflow_p(filter, members, 8)),
+                _ => None,
+            },
         }
     }
 }
@@ -322,6 +341,7 @@ pub(crate) fn row_from(
     let (wilson_low, wilson_high) = wilson(false_positives, queries, sampling.confidence);
     let fpr = false_positives as f64 / queries as f64;
     let fpr_theory = shape.fpr_theory;
+    let counter_overflow_p = shape.counter_overflow_p;
     let bits = shape.bits;
     let bits_per_key = bits as f64 / spec.n as f64;
     SweepRow {
@@ -378,7 +398,7 @@ pub(crate) fn row_from(
         fn_failure: false,
         stages: 0,
         saturated_counters: 0,
-        counter_overflow_p: None,
+        counter_overflow_p,
         static_bits_per_key: 0.0,
         bits_per_member: 0.0,
     }

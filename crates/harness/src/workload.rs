@@ -14,7 +14,7 @@
 
 use bloomlab_filters::registry::{self, GrowableVisitor, RemovableVisitor};
 use bloomlab_filters::{
-    BloomError, Filter, Growable, Layout, Params, Removable, Spec, Variant, VariantVisitor, theory,
+    BloomError, Filter, Growable, Layout, Params, Removable, Spec, Variant, VariantVisitor,
 };
 use rand::{RngExt as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -26,7 +26,7 @@ use crate::row::{SweepRow, Workload};
 use crate::stats::clopper_pearson;
 use crate::sweep::WorkloadSettings;
 use crate::trial::{
-    GEN_BATCH, Sampling, Shape, TrialSpec, registry_error, row_from, sample_adaptively,
+    GEN_BATCH, Sampling, Shape, TrialSpec, overflow_p, registry_error, row_from, sample_adaptively,
 };
 
 /// First index of the never-inserted keys hostile removals draw from (integer and generated string
@@ -177,10 +177,9 @@ pub trait Subject {
         0
     }
     /// The probability that some counter overflowed with `members` keys held; `None` without
-    /// counters.
+    /// counters. By default the shape's ([`Shape::counter_overflow_p`]).
     fn overflow_p(&self, members: u64) -> Option<f64> {
-        let _ = members;
-        None
+        self.shape(members).counter_overflow_p
     }
 }
 
@@ -360,7 +359,8 @@ pub struct GrowRun<'a> {
 
 /// Runs the churn workload on `s`, built for `n` keys at rate `p`: fills it with
 /// `held = round(n x overfill)` members, then runs `churn.rounds` rounds that each replace
-/// `round(held x churn.fraction)` of them. Returns one row per round, round 0 (filled, nothing
+/// `round(held x churn.fraction)` of them: the fresh keys are inserted first, then the leaving
+/// members and the hostile keys are removed, then every member is checked. Returns one row per round, round 0 (filled, nothing
 /// removed) first. (An overfilled filter loads its counters beyond the sized-for count: the way to
 /// saturate counters and see what each design does with them.)
 ///
@@ -420,12 +420,22 @@ pub fn run_churn<S: RemovableSubject>(
     let mut rows = Vec::with_capacity(churn.rounds as usize + 1);
     for round in 0..=churn.rounds {
         if round > 0 {
-            // The members removed this round: a seeded partial Fisher-Yates shuffle.
+            // The members that leave this round: a seeded partial Fisher-Yates shuffle.
             for j in 0..per_round as usize {
                 let r = rng.random_range(j..members.len());
                 members.swap(j, r);
             }
+            let leaving: Vec<u64> = members[..per_round as usize].to_vec();
+            // New keys arrive before the old ones leave, as in a sliding window: the filter holds
+            // held + per_round keys at its peak, and a counter that saturated then is decremented
+            // by the leaving keys (a correct design keeps it stuck).
+            for slot in &mut members[..per_round as usize] {
+                *slot = next_fresh;
+                next_fresh += 1;
+            }
             keys.fill_at(members[..per_round as usize].iter().copied(), &mut batch);
+            batch.for_each_bytes(|b| s.insert(b));
+            keys.fill_at(leaving, &mut batch);
             batch.for_each_bytes(|b| {
                 s.remove(b);
             });
@@ -451,13 +461,6 @@ pub fn run_churn<S: RemovableSubject>(
                 keys.fill_at(positives, &mut hb);
                 hb.for_each_bytes(|b| hostile_removed += u64::from(s.remove(b)));
             }
-            // As many fresh members as members removed, at never-used indices.
-            for slot in &mut members[..per_round as usize] {
-                *slot = next_fresh;
-                next_fresh += 1;
-            }
-            keys.fill_at(members[..per_round as usize].iter().copied(), &mut batch);
-            batch.for_each_bytes(|b| s.insert(b));
         }
         let false_negatives = count_misses(&s, keys, &members);
         let sample = sample_fpr(&s, keys, sampling, ever)?;
@@ -624,7 +627,11 @@ impl<F: Filter + Removable> Subject for Counted<F> {
         self.0.saturated_counters()
     }
     fn overflow_p(&self, members: u64) -> Option<f64> {
-        counter_overflow_p(&self.0, members)
+        match self.0.layout() {
+            // The textbook counting port: 4-bit counters, two per byte.
+            Layout::Textbook => Some(overflow_p(&self.0, members, 4)),
+            _ => Shape::of(&self.0, members).counter_overflow_p,
+        }
     }
 }
 
@@ -650,21 +657,6 @@ impl<F: Filter + Growable> Subject for Staged<F> {
     fn stages(&self) -> u64 {
         self.0.stages() as u64
     }
-}
-
-/// Probability that some counter of a counting filter overflowed at `members` keys.
-fn counter_overflow_p<F: Filter>(filter: &F, members: u64) -> Option<f64> {
-    let counter_bits = match filter.layout() {
-        Layout::Counting4 | Layout::Textbook => 4,
-        Layout::Counting8 => 8,
-        _ => return None,
-    };
-    Some(theory::counter_saturation_any(
-        filter.geometry().bits(),
-        filter.hashes(),
-        members,
-        counter_bits,
-    ))
 }
 
 /// Runs `workload` (churn or grow) on the filter named `name` (registered, or a peer), built
