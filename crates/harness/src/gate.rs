@@ -441,15 +441,19 @@ impl GatePolicy {
     /// `detect_rel` in (0, 10]; `power` in (0, 1). Errors name the flag, the value and the range.
     pub fn validate(&self, points: usize) -> Result<(), HarnessError> {
         let tests = TESTS_PER_POINT * points.max(1);
-        let min_alpha = MIN_TEST_ALPHA * tests as f64;
+        // Shown rounded up to 4 significant digits, so the figure shown is itself accepted.
+        let min_alpha = {
+            let x = MIN_TEST_ALPHA * tests as f64;
+            let unit = 10f64.powi(x.log10().floor() as i32 - 3);
+            format!("{:.3e}", (x / unit).ceil() * unit)
+        };
         if !(self.family_alpha > 0.0 && self.family_alpha < 1.0) {
             return Err(HarnessError::invalid(
                 "--alpha",
                 Compact(self.family_alpha),
                 &format!(
-                    "it must be in [{}, 1) (the open interval (0, 1), and at least 2^-52 per \
-                     test for the {tests} tests of {points} points)",
-                    Compact(min_alpha)
+                    "it must be in [{min_alpha}, 1) (the open interval (0, 1), and at least \
+                     2^-52 per test for the {tests} tests of {points} points)"
                 ),
             ));
         }
@@ -458,12 +462,10 @@ impl GatePolicy {
                 "--alpha",
                 Compact(self.family_alpha),
                 &format!(
-                    "with {points} points each of the {tests} tests would run at level {}, below \
-                     2^-52 = {} (the smallest level whose confidence 1 - level/2 is a double below \
-                     1); --alpha must be in [{}, 1)",
-                    Compact(self.per_test_alpha(points)),
-                    Compact(MIN_TEST_ALPHA),
-                    Compact(min_alpha)
+                    "with {points} points each of the {tests} tests would run at level {:.3e}, \
+                     below 2^-52 = {MIN_TEST_ALPHA:.3e} (the smallest level whose confidence \
+                     1 - level/2 is a double below 1); --alpha must be in [{min_alpha}, 1)",
+                    self.per_test_alpha(points)
                 ),
             ));
         }
@@ -497,19 +499,28 @@ impl GatePolicy {
                     "--detect",
                     Compact(self.detect_rel),
                     &format!(
-                        "detecting a {}x change of {} at level {} with power {} needs about {} \
-                         queries, more than 2^53; ask for a larger change or less power",
+                        "detecting a relative FPR change of {} at {} (level {alpha:.3e}, power {}) \
+                         needs about {} queries, more than 2^53; ask for a larger change or less \
+                         power",
                         Compact(self.detect_rel),
                         point.label(),
-                        Compact(alpha),
                         Compact(self.power),
-                        Compact(q)
+                        if q.is_finite() {
+                            format!("{q:.3e}")
+                        } else {
+                            "infinitely many".into()
+                        }
                     ),
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// How many points [`check_all`] re-runs at once (rayon's global pool), for the memory check.
+pub fn parallel_points() -> usize {
+    rayon::current_num_threads()
 }
 
 /// The 1-based character column where field `index` of a CSV `line` starts (quotes honoured).

@@ -289,8 +289,8 @@ impl Plan {
                 best = MemoryNeed {
                     bytes: total,
                     detail: format!(
-                        "key set {kind} with {members} members: {} filters holding {}{}, key \
-                         batches of {workers} threads {}",
+                        "key set {kind} with {members} members: {} filter(s) holding {}{}, key \
+                         batches of {workers} thread(s) {}",
                         rows.len(),
                         human_bytes(filters),
                         if config.timing {
@@ -323,11 +323,35 @@ pub fn concurrent_need(mut filter_bytes: Vec<(String, u64)>, concurrent: usize) 
     MemoryNeed {
         bytes,
         detail: format!(
-            "{} filters at once: {}",
+            "the {} largest filters that run at once: {}",
             filter_bytes.len(),
             names.join(", ")
         ),
     }
+}
+
+/// The memory of re-running baseline `points`, `concurrent` at a time: the sum of the largest
+/// `concurrent` filters, sized without allocating (each trial's key batches add a few MB).
+///
+/// Errors: a point whose filter cannot be built at its (n, p).
+pub fn points_need(
+    points: &[crate::gate::BaselinePoint],
+    concurrent: usize,
+) -> Result<MemoryNeed, HarnessError> {
+    let sizes = points
+        .iter()
+        .map(|pt| {
+            registry::sized_bytes(&pt.filter, pt.n, pt.p)
+                .map(|b| (pt.label(), b))
+                .map_err(|source| HarnessError::Build {
+                    filter: pt.filter.clone(),
+                    n: pt.n,
+                    p: pt.p,
+                    source,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(concurrent_need(sizes, concurrent))
 }
 
 #[cfg(test)]
@@ -379,7 +403,7 @@ mod tests {
         assert!(one > 17_900_000_000 && two >= one, "{one} {two}");
         // Plus one key batch per thread (2 x 2^16 u64 keys).
         assert_eq!(need.bytes, one + two + 2 * (1 << 16) * 8, "{need:?}");
-        assert!(need.detail.contains("2 filters"), "{need:?}");
+        assert!(need.detail.contains("2 filter(s)"), "{need:?}");
 
         let budget = MemoryBudget::Available(24 << 30);
         let err = check_memory(&need, &budget, "--memory-limit")
@@ -413,7 +437,7 @@ mod tests {
         let sizes = vec![("a".into(), 10), ("b".into(), 30), ("c".into(), 20)];
         let need = concurrent_need(sizes, 2);
         assert_eq!(need.bytes, 50);
-        assert!(need.detail.starts_with("2 filters") && need.detail.contains("b 30 B"));
+        assert!(need.detail.contains("2 largest filters") && need.detail.contains("b 30 B"));
     }
 
     #[test]

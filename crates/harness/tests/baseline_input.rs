@@ -134,12 +134,13 @@ fn alpha_has_a_derived_lower_bound_per_test() {
     // 12 points: 36 tests, so --alpha must be at least 36 x 2^-52 = 7.99e-15.
     let err = policy(1e-20).validate(12).unwrap_err().to_string();
     assert!(
-        err.contains("--alpha = 1e-20")
-            && err.contains("2^-52")
-            && err.contains("7.993605777301127e-15"),
+        err.contains("--alpha = 1e-20") && err.contains("2^-52") && err.contains("[7.994e-15, 1)"),
         "{err}"
     );
+    // The bound is exact, and the figure shown (rounded up) is accepted.
     assert!(policy(36.0 * f64::EPSILON).validate(12).is_ok());
+    assert!(policy(35.9 * f64::EPSILON).validate(12).is_err());
+    assert!(policy(7.994e-15).validate(12).is_ok());
     assert!(policy(1e-4).validate(12).is_ok());
     for bad in [0.0, 1.0, f64::NAN, -1.0] {
         assert!(policy(bad).validate(12).is_err(), "{bad}");
