@@ -494,7 +494,7 @@ impl GatePolicy {
         let alpha = self.per_test_alpha(points.len());
         for point in points {
             let q = drift_queries_estimate(point.p, self.detect_rel, alpha, self.power);
-            if !(q <= MAX_COUNT as f64) {
+            if q.is_nan() || q > MAX_COUNT as f64 {
                 return Err(HarnessError::invalid(
                     "--detect",
                     Compact(self.detect_rel),

@@ -311,7 +311,7 @@ impl Plan {
 /// `concurrent` largest filters among `filter_bytes`, each from [`registry::sized_bytes`] (the
 /// gate re-runs its points this way).
 pub fn concurrent_need(mut filter_bytes: Vec<(String, u64)>, concurrent: usize) -> MemoryNeed {
-    filter_bytes.sort_by(|a, b| b.1.cmp(&a.1));
+    filter_bytes.sort_by_key(|b| std::cmp::Reverse(b.1));
     filter_bytes.truncate(concurrent.max(1));
     let bytes = filter_bytes
         .iter()
