@@ -7,6 +7,7 @@ pub mod gate;
 pub mod hypothesis;
 pub mod keys;
 pub mod memory;
+pub mod preflight;
 pub mod row;
 pub mod stats;
 pub mod sweep;

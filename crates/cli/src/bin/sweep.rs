@@ -6,9 +6,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use bloomlab_cli::{CountingAlloc, git_revision, parse_count, parse_f64, parse_list};
+use bloomlab_cli::{
+    CountingAlloc, git_revision, parse_count, parse_count_named, parse_f64, parse_list,
+};
+use bloomlab_harness::preflight::{self, MemoryBudget};
 use bloomlab_harness::stats::median;
-use bloomlab_harness::{Grid, KeySetKind, SweepConfig, SweepRow, sweep};
+use bloomlab_harness::{Grid, KeySetKind, Plan, SweepConfig, SweepRow, sweep};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -35,6 +38,12 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// Use --filters all for all registered variants. Timings are indicative medians (the criterion
 /// benches are the authority on speed); they are taken one row at a time after each group's
 /// statistics, which run in parallel.
+///
+/// Before anything is measured, the settings are checked (counts up to 2^53, --overfill up to 64,
+/// --threads up to 4 per core), every row's filter is sized, --out is probed for writing, and the
+/// memory the plan holds at once is compared with what the machine has available (see
+/// --memory-limit). Exit status: 0 on success, 1 when a measurement fails (a false negative),
+/// 2 on bad input (nothing measured).
 #[derive(Debug, Parser)]
 #[command(name = "sweep", version)]
 struct Args {
@@ -73,9 +82,17 @@ struct Args {
     /// marked capped.
     #[arg(long, default_value = "2e7", value_name = "COUNT")]
     max_queries: String,
-    /// Worker threads for the statistics (0 = one per core). Results do not depend on it.
+    /// Worker threads for the statistics (0 = one per core), at most 4 per core: the trials are
+    /// CPU-bound, so more threads only take turns. Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Memory the run may hold at once, in bytes (scientific notation allowed, e.g. 8e9). The
+    /// plan's peak (the largest group's filters, sized without allocating, plus its key batches
+    /// and HashSet baseline) is compared with it before anything is allocated. Default: the
+    /// MemAvailable figure of /proc/meminfo (on systems without it the check is skipped unless
+    /// this is given). Raise it to run a plan the check refuses.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
+    memory_limit: Option<String>,
     /// A small grid that finishes in well under a minute (grid flags given still override it).
     #[arg(long)]
     quick: bool,
@@ -87,14 +104,21 @@ struct Args {
     out: PathBuf,
 }
 
+/// Why the sweep stopped: bad input is found before anything runs (exit 2); a measurement can
+/// fail after (exit 1).
+enum Stop {
+    BadInput(anyhow::Error),
+    Failed(anyhow::Error),
+}
+
 fn main() -> ExitCode {
-    match run(Args::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sweep: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    let (code, e) = match run(Args::parse()) {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Stop::BadInput(e)) => (2, e),
+        Err(Stop::Failed(e)) => (1, e),
+    };
+    eprintln!("sweep: error: {e:#}");
+    ExitCode::from(code)
 }
 
 fn e<T>(r: Result<T, String>) -> Result<T> {
@@ -145,8 +169,7 @@ fn config(args: &Args) -> Result<SweepConfig> {
     c.sampling.seed = args.seed;
     c.sampling.confidence = args.confidence;
     c.sampling.precision = args.precision;
-    c.sampling.max_queries = parse_count(&args.max_queries)
-        .map_err(|e| anyhow::anyhow!("--max-queries: {}", e.replacen("n =", "value", 1)))?;
+    c.sampling.max_queries = e(parse_count_named("--max-queries", 1, &args.max_queries))?;
     c.sampling.revision = git_revision();
     c.threads = args.threads;
     c.timing = !args.no_timing;
@@ -154,15 +177,42 @@ fn config(args: &Args) -> Result<SweepConfig> {
     Ok(c)
 }
 
-fn run(args: Args) -> Result<()> {
+/// Everything that can be refused before a row runs: the settings, the rows (key files read,
+/// every filter sized), the output directory and the plan's memory.
+fn prepare(args: &Args) -> Result<(SweepConfig, Plan)> {
+    let config = config(args)?;
+    let limit = match &args.memory_limit {
+        Some(s) => Some(e(parse_count_named("--memory-limit", 1, s))?),
+        None => None,
+    };
+    let plan = config.plan()?;
+    let budget = MemoryBudget::detect(limit);
+    if let Some(note) = budget.skipped_note() {
+        eprintln!("sweep: {note}");
+    }
+    let need = plan.memory_need(&config)?;
+    preflight::check_memory(&need, &budget, "--memory-limit")?;
+    preflight::check_output_dir("output directory (--out)", &args.out)?;
+    let mut outputs = vec![bloomlab_report::CSV_NAME, bloomlab_report::SUMMARY_NAME];
+    outputs.extend(bloomlab_report::PNG_NAMES);
+    for name in outputs {
+        preflight::check_output_file("output file", &args.out.join(name))?;
+    }
+    Ok((config, plan))
+}
+
+fn run(args: Args) -> Result<(), Stop> {
     if args.list {
         for name in bloomlab_filters::registry::names() {
             println!("{name}");
         }
         return Ok(());
     }
-    let config = config(&args)?;
-    let plan = config.plan()?;
+    let (config, plan) = prepare(&args).map_err(Stop::BadInput)?;
+    measure(&args, &config, &plan).map_err(Stop::Failed)
+}
+
+fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {
     let bar = ProgressBar::new(plan.rows.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}")
@@ -170,7 +220,7 @@ fn run(args: Args) -> Result<()> {
             .progress_chars("=> "),
     );
     let started = Instant::now();
-    let rows = sweep::run(&config, &plan, &|p| {
+    let rows = sweep::run(config, plan, &|p| {
         bar.set_position(p.done as u64);
         bar.set_message(p.current.clone());
     });
