@@ -296,19 +296,25 @@ impl<F: Variant> Scalable<F> {
 
 /// A stage for `n` keys at rate `p`: `F::sized_for(n, p)`, then, if `meet_theory`, rebuilt with
 /// more bits (`F::with_bits_for`) until `fpr_theory(n) <= p`. Each step aims at p assuming the log
-/// of the rate falls linearly in the bits (true of every layout here to first order), and adds at
-/// least 0.5%; a few steps suffice. Errors if 64 steps do not (none has been seen to need 3).
+/// of the rate falls linearly in the bits (true of every layout at a useful load), adding at least
+/// 0.5%, and from the fourth step on at least the factor rate / p (at most 2), for the layouts whose
+/// rate falls only as 1/bits at tiny loads. Errors if 64 steps do not suffice.
 fn sized_stage<F: Variant>(n: u64, p: f64, meet_theory: bool) -> Result<F> {
     let mut stage = F::sized_for(n, p)?;
     if !meet_theory {
         return Ok(stage);
     }
-    for _ in 0..64 {
+    for step in 0..64 {
         let rate = stage.fpr_theory(n);
         if rate <= p {
             return Ok(stage);
         }
-        let scale = (p.ln() / rate.ln()).max(1.005);
+        let mut scale = (p.ln() / rate.ln()).max(1.005);
+        if step >= 3 {
+            // Not linear after all: a blocked filter holding a handful of keys has a rate falling
+            // as 1/bits (the chance of querying an occupied block), so scale by the ratio.
+            scale = scale.max((rate / p).min(2.0));
+        }
         let bits = (stage.bits() as f64 * scale).ceil();
         drop(stage);
         if bits >= 18_446_744_073_709_549_568.0 {
