@@ -295,37 +295,43 @@ impl<F: Variant> Scalable<F> {
 }
 
 /// A stage for `n` keys at rate `p`: `F::sized_for(n, p)`, then, if `meet_theory`, rebuilt with
-/// more bits (`F::with_bits_for`) until `fpr_theory(n) <= p`. Each step aims at p assuming the log
-/// of the rate falls linearly in the bits (true of every layout at a useful load), adding at least
-/// 0.5%, and from the fourth step on at least the factor rate / p (at most 2), for the layouts whose
-/// rate falls only as 1/bits at tiny loads. Errors if 64 steps do not suffice.
+/// more bits (`F::with_bits_for`) until `fpr_theory(n) <= p`.
+///
+/// The bits are found by the secant method on the log of the rate against the bits (aiming 0.5%
+/// below p, and adding at least 0.5% per step), from the origin for the first step: the log of
+/// the rate falls about linearly in the bits for every layout at a useful load, so two or three
+/// builds suffice. Where the rate does not fall (a layout whose k from `with_bits_for` overshoots)
+/// the step is 25%. Errors if 64 steps do not suffice.
 fn sized_stage<F: Variant>(n: u64, p: f64, meet_theory: bool) -> Result<F> {
     let mut stage = F::sized_for(n, p)?;
     if !meet_theory {
         return Ok(stage);
     }
-    for step in 0..64 {
+    let aim = (p * 0.995).ln();
+    let mut previous: Option<(f64, f64)> = None;
+    for _ in 0..64 {
         let rate = stage.fpr_theory(n);
         if rate <= p {
             return Ok(stage);
         }
-        let mut scale = (p.ln() / rate.ln()).max(1.005);
-        if step >= 3 {
-            // Not linear after all: a blocked filter holding a handful of keys has a rate falling
-            // as 1/bits (the chance of querying an occupied block), so scale by the ratio.
-            scale = scale.max((rate / p).min(2.0));
-        }
-        let bits = (stage.bits() as f64 * scale).ceil();
+        let (bits, ln_rate) = (stage.bits() as f64, rate.ln());
+        let next = match previous {
+            None => bits * aim / ln_rate,
+            Some((b0, l0)) if ln_rate < l0 => bits + (aim - ln_rate) * (bits - b0) / (ln_rate - l0),
+            Some(_) => bits * 1.25,
+        };
+        let next = next.max(bits * 1.005).ceil();
+        previous = Some((bits, ln_rate));
         drop(stage);
-        if bits >= 18_446_744_073_709_549_568.0 {
+        if next >= 18_446_744_073_709_549_568.0 {
             return Err(BloomError::TooLarge {
                 what: format!("a scalable stage of n = {n} at p = {p}"),
-                needed: bits,
+                needed: next,
                 max: crate::sizing::MAX_BITS,
                 variant: F::variant_name(),
             });
         }
-        stage = F::with_bits_for(bits as u64, n)?;
+        stage = F::with_bits_for(next as u64, n)?;
     }
     Err(BloomError::OutOfRange {
         what: "scalable stage rate",
