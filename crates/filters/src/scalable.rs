@@ -103,7 +103,8 @@ impl<F: Variant> Scalable<F> {
     ///
     /// Errors: n0 = 0 ([`BloomError::InvalidCount`]), p outside (0, 1) ([`BloomError::InvalidRate`]),
     /// s or r out of range or NaN, or a second stage whose capacity `n0 s` would not fit in `u64`
-    /// ([`BloomError::OutOfRange`], naming the value), and the first stage's own sizing errors.
+    /// ([`BloomError::OutOfRange`], naming the value), a second stage whose bit count would not
+    /// ([`BloomError::TooLarge`]), and the first stage's own sizing errors.
     pub fn new(n0: u64, p: f64, growth: f64, tightening: f64) -> Result<Self> {
         check_n(n0)?;
         check_p(p)?;
@@ -124,8 +125,7 @@ impl<F: Variant> Scalable<F> {
         meet_theory: bool,
     ) -> Result<Self> {
         check_schedule(growth, tightening)?;
-        // A chain that could never grow is refused now rather than on the (n0 + 1)th insert.
-        stage_capacity(n0, growth, 1)?;
+        check_second_stage(n0, first_rate, growth, tightening)?;
         Ok(Self {
             stages: vec![first],
             capacities: vec![n0],
@@ -338,6 +338,13 @@ fn sized_stage<F: Variant>(n: u64, p: f64, meet_theory: bool) -> Result<F> {
         value: format!("{p} for n = {n} keys in {}", F::variant_name()),
         allowed: "64 enlargements did not bring the layout's theory down to it".into(),
     })
+}
+
+/// Refuses, before anything is allocated, a chain that could never grow: its second stage's key
+/// count `n0 s` must fit in `u64`, and its bit count at `p_1` (by [`Params::optimal_bits`]) too.
+fn check_second_stage(n0: u64, first_rate: f64, growth: f64, tightening: f64) -> Result<()> {
+    let capacity = stage_capacity(n0, growth, 1)?;
+    Params::optimal_bits(capacity, first_rate * tightening).map(|_| ())
 }
 
 /// `ceil(n0 s^i)` as a `u64`, or an error naming the stage and the values when it does not fit.
