@@ -31,9 +31,18 @@ pub const DEFAULT_TIGHTENING: f64 = 0.5;
 ///
 /// Guarantee: no false negatives (every insert lands in a stage that is never modified otherwise).
 /// The compound false-positive rate, `1 - prod(1 - f_i)` over the stages' own rates at their fill,
-/// stays below `sum p_i = p` at every fill ([`crate::theory::scalable_limit`]) when each stage meets
-/// its layout's theory at `p_i`. Stages share the digest but hold disjoint keys, so their false
-/// positives are independent events for a query.
+/// is at most `sum f_i <= sum p_i < p` at every fill ([`crate::theory::scalable_limit`]), as far as
+/// each stage follows its layout's theory. Stages share the digest (one hash per lookup) but hold
+/// disjoint, independently hashed key sets, which is what makes their false positives independent
+/// events for a query.
+///
+/// Growth cost: a new stage is built once, then rebuilt larger while its theory misses `p_i` (two or
+/// three builds in practice, each a zeroed allocation); the blocked layout's exact theory at a
+/// large k costs up to some 0.3 s an evaluation, so the first insert into a new blocked stage can be
+/// that slow. No allocation happens on any other insert or lookup.
+///
+/// Removal is not offered ([`crate::Removable`] is not implemented): which stage holds a key is not
+/// known when it is removed.
 ///
 /// Every insert counts toward the current stage's capacity, including a repeated key (the filter
 /// cannot tell a repeat from a false positive).
@@ -425,7 +434,9 @@ impl<F: Variant> Variant for Scalable<F> {
     fn variant_name() -> String {
         format!("{}/{}", Self::LAYOUT, F::variant_name())
     }
-    /// The first stage is `F::with_params(params)`; see `from_explicit_first` for n0 and its rate.
+    /// The first stage is `F::with_params(params)`, holding n0 = `max(1, round(m ln 2 / k))` keys
+    /// (the count at which its k is optimal) at its layout's theoretical rate there (capped at
+    /// 1/2); later stages follow the default schedule from that rate.
     fn with_params(params: Params) -> Result<Self> {
         Self::from_explicit_first(F::with_params(params)?, None)
     }
@@ -433,7 +444,8 @@ impl<F: Variant> Variant for Scalable<F> {
     fn sized_for(n: u64, p: f64) -> Result<Self> {
         Self::new(n, p, DEFAULT_GROWTH, DEFAULT_TIGHTENING)
     }
-    /// The first stage is `F::with_bits_for(bits, n)`, with n0 = n at that stage's theoretical rate.
+    /// The first stage is `F::with_bits_for(bits, n)`, holding n0 = n keys at its layout's
+    /// theoretical rate there (capped at 1/2); later stages follow the default schedule.
     fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
         Self::from_explicit_first(F::with_bits_for(bits, n)?, Some(n))
     }

@@ -1,6 +1,10 @@
 //! Theoretical false-positive rates, per layout: what a filter of a given [`Geometry`] should show
 //! after `n` distinct keys, if its hash and index scheme behave like independent uniform choices.
 //! The harness compares measurements with these; a filter that departs from them has a flaw.
+//!
+//! Also: the compound rate of a scalable filter's stages ([`compound`], [`scalable_limit`]) and
+//! the chance that a counting filter's counters saturate ([`counter_saturation_any`] and its
+//! relatives).
 
 use crate::filter::Geometry;
 
