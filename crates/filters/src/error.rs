@@ -44,6 +44,13 @@ pub enum BloomError {
     /// No registered variant has this name.
     #[error("unknown filter name {name:?}; known names: {known}")]
     UnknownName { name: String, known: String },
+    /// A registered variant lacks a capability (removal, growth) the caller asked for.
+    #[error("filter {name:?} cannot {capability}; variants that can: {which}")]
+    Unsupported {
+        name: String,
+        capability: &'static str,
+        which: String,
+    },
     /// A value outside the range a foreign format or API can represent (e.g. a Java `long`).
     #[error("{what} = {value} is invalid: {allowed}")]
     OutOfRange {

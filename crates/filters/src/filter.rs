@@ -16,7 +16,7 @@ use crate::sizing::Params;
 /// `layout` column of the sweep's CSV.
 ///
 /// `Display`, `FromStr` and serde all use the same lower-case names (`classic`, `blocked512`,
-/// `sbbf`, `textbook`), so a row written by one crate reads back as the same value in another. The
+/// `sbbf`, `textbook`, `counting4`, `counting8`, `scalable`), so a row written by one crate reads back as the same value in another. The
 /// order of the variants is the order reports list the families in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -28,17 +28,27 @@ pub enum Layout {
     /// Parquet's split-block filter: one bit in each of 8 words of one block ([`crate::SplitBlock`]).
     #[serde(rename = "sbbf")]
     SplitBlock,
-    /// The flat textbook Java port, flaws included ([`crate::TextbookFnv1aI32`]).
+    /// The textbook ports, flaws included ([`crate::TextbookFnv1aI32`],
+    /// [`crate::TextbookCountingFnv1aI32`], [`crate::TextbookScalable`]).
     Textbook,
+    /// A flat array of 4-bit counters, 16 per word ([`crate::Counting4`]).
+    Counting4,
+    /// A flat array of 8-bit counters, 8 per word ([`crate::Counting8`]).
+    Counting8,
+    /// A chain of growing stages of another layout ([`crate::Scalable`]).
+    Scalable,
 }
 
 impl Layout {
     /// Every layout, in report order.
-    pub const ALL: [Layout; 4] = [
+    pub const ALL: [Layout; 7] = [
         Layout::Classic,
         Layout::Blocked512,
         Layout::SplitBlock,
         Layout::Textbook,
+        Layout::Counting4,
+        Layout::Counting8,
+        Layout::Scalable,
     ];
 
     /// The layout's name, as in registry names and CSV files.
@@ -48,6 +58,9 @@ impl Layout {
             Layout::Blocked512 => "blocked512",
             Layout::SplitBlock => "sbbf",
             Layout::Textbook => "textbook",
+            Layout::Counting4 => "counting4",
+            Layout::Counting8 => "counting8",
+            Layout::Scalable => "scalable",
         }
     }
 }
@@ -135,6 +148,17 @@ pub trait Filter: Send + Sync {
     fn geometry(&self) -> Geometry;
     /// The layout family (for a registered variant, its [`Variant::LAYOUT`]).
     fn layout(&self) -> Layout;
+
+    /// The theoretical false-positive rate after `members` distinct keys were inserted, under the
+    /// layout's independence model: by default `self.geometry().fpr(members)`.
+    ///
+    /// A filter whose shape is not one [`Geometry`] overrides it: the scalable filter
+    /// ([`crate::Scalable`]) returns the compound rate of its stages, where `members` is the total
+    /// number inserted and each stage's count follows from the fill order (see
+    /// [`crate::Scalable::fpr_theory`]). Reports should call this, not `geometry().fpr`.
+    fn fpr_theory(&self, members: u64) -> f64 {
+        self.geometry().fpr(members)
+    }
 
     /// Inserts the key whose canonical bytes are `bytes`.
     #[inline]
@@ -361,7 +385,15 @@ mod tests {
 
     #[test]
     fn layout_names_round_trip_through_display_from_str_and_serde() {
-        let expected = ["classic", "blocked512", "sbbf", "textbook"];
+        let expected = [
+            "classic",
+            "blocked512",
+            "sbbf",
+            "textbook",
+            "counting4",
+            "counting8",
+            "scalable",
+        ];
         for (layout, name) in Layout::ALL.into_iter().zip(expected) {
             assert_eq!(layout.to_string(), name);
             assert_eq!(name.parse::<Layout>(), Ok(layout));
@@ -374,7 +406,10 @@ mod tests {
     fn an_unknown_layout_is_an_error_listing_the_known_ones() {
         let err = "flat".parse::<Layout>().unwrap_err().to_string();
         assert!(
-            err.contains("\"flat\"") && err.contains("classic, blocked512, sbbf, textbook"),
+            err.contains("\"flat\"")
+                && err.contains(
+                    "classic, blocked512, sbbf, textbook, counting4, counting8, scalable"
+                ),
             "{err}"
         );
         let de: StrDeserializer<'_, ValueError> = "split-block".into_deserializer();

@@ -1,29 +1,44 @@
 //! The registry: every named variant, constructible by name. Names come from the types' `ID`s
 //! ([`Variant::variant_name`]), so a name and the code behind it cannot drift apart.
 //!
-//! Name grammar: `classic/<hash>/<index>/<store>`, `blocked512/<hash>`, `sbbf/<hash>`, and the
-//! fixed port `textbook-fnv1a-i32`; hashes `fnv1a murmur3 xxh3 xxh3-128 xxh64`, index schemes
-//! `km edh mitz64 mitz32`, stores `flat atomic`. `classic/murmur3/mitz64/flat` is Guava's layout.
+//! Name grammar: `classic/<hash>/<index>/<store>`, `blocked512/<hash>`, `sbbf/<hash>`,
+//! `counting4/<hash>/<index>` and `counting8/<hash>/<index>` (index `km` or `edh`),
+//! `scalable/<inner name>`, and the fixed ports `textbook-fnv1a-i32`,
+//! `textbook-counting-fnv1a-i32` and `textbook-scalable`; hashes `fnv1a murmur3 xxh3 xxh3-128
+//! xxh64`, index schemes `km edh mitz64 mitz32`, stores `flat atomic`.
+//! `classic/murmur3/mitz64/flat` is Guava's layout.
+//!
+//! Types are registered in three lists: plain filters, [`Removable`] ones and [`Growable`] ones.
+//! [`capabilities`] reads a name's capabilities from the list it is in, and [`visit_removable`] /
+//! [`visit_growable`] reach only the types of their list, with the capability as a bound.
+//!
+//! The scalable filter is registered over one representative per layout family
+//! (`scalable/classic/xxh3/km/flat`, `scalable/blocked512/xxh3`, `scalable/sbbf/xxh3`,
+//! `scalable/counting4/xxh3/km`); [`crate::Scalable`] works over any [`Variant`].
 
 use crate::blocked::Blocked512;
+use crate::capability::{Growable, Removable};
 use crate::classic::Bloom;
+use crate::counting::{Counting4, Counting8};
 use crate::error::{BloomError, Result};
 use crate::filter::{Filter, Variant};
 use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
 use crate::sbbf::SplitBlock;
+use crate::scalable::{Scalable, TextbookScalable};
 use crate::sizing::Params;
 use crate::store::{AtomicBits, FlatBits};
 use crate::textbook::TextbookFnv1aI32;
+use crate::textbook_counting::TextbookCountingFnv1aI32;
 
-/// Calls `$cb!(Type)` for every registered variant type: the one list of what exists.
-macro_rules! for_each_variant {
+/// Calls `$cb!(Type)` for every registered type with neither removal nor growth.
+macro_rules! for_each_plain {
     ($cb:ident) => {
-        for_each_variant!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        for_each_plain!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
         $cb!(TextbookFnv1aI32);
     };
     (@hashes $cb:ident; $($h:ty),*) => {$(
-        for_each_variant!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
+        for_each_plain!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
         $cb!(Blocked512<$h>);
         $cb!(SplitBlock<$h>);
     )*};
@@ -33,6 +48,41 @@ macro_rules! for_each_variant {
     )*};
 }
 
+/// Calls `$cb!(Type)` for every registered [`Removable`] type.
+macro_rules! for_each_removable {
+    ($cb:ident) => {
+        for_each_removable!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        $cb!(TextbookCountingFnv1aI32);
+    };
+    (@hashes $cb:ident; $($h:ty),*) => {$(
+        for_each_removable!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash);
+    )*};
+    (@index $cb:ident; $h:ty; $($i:ty),*) => {$(
+        $cb!(Counting4<$h, $i>);
+        $cb!(Counting8<$h, $i>);
+    )*};
+}
+
+/// Calls `$cb!(Type)` for every registered [`Growable`] type.
+macro_rules! for_each_growable {
+    ($cb:ident) => {
+        $cb!(Scalable<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>);
+        $cb!(Scalable<Blocked512<Xxh3>>);
+        $cb!(Scalable<SplitBlock<Xxh3>>);
+        $cb!(Scalable<Counting4<Xxh3, KirschMitzenmacher>>);
+        $cb!(TextbookScalable);
+    };
+}
+
+/// Calls `$cb!(Type)` for every registered variant type: the one list of what exists.
+macro_rules! for_each_variant {
+    ($cb:ident) => {
+        for_each_plain!($cb);
+        for_each_removable!($cb);
+        for_each_growable!($cb);
+    };
+}
+
 /// Generic code to run on a variant chosen by name at run time (monomorphised per variant, so the
 /// hot loop inside `visit` has no dynamic dispatch).
 pub trait VariantVisitor {
@@ -40,6 +90,31 @@ pub trait VariantVisitor {
     type Output;
     /// Runs with the variant's concrete type.
     fn visit<F: Variant>(self) -> Self::Output;
+}
+
+/// [`VariantVisitor`] for the variants keys can be removed from ([`visit_removable`]).
+pub trait RemovableVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Runs with the variant's concrete type.
+    fn visit<F: Variant + Removable>(self) -> Self::Output;
+}
+
+/// [`VariantVisitor`] for the variants that grow ([`visit_growable`]).
+pub trait GrowableVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Runs with the variant's concrete type.
+    fn visit<F: Variant + Growable>(self) -> Self::Output;
+}
+
+/// What a registered variant can do beyond [`Filter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Implements [`Removable`].
+    pub remove: bool,
+    /// Implements [`Growable`].
+    pub grow: bool,
 }
 
 /// Every registered name, sorted.
@@ -55,6 +130,63 @@ pub fn names() -> Vec<String> {
     out
 }
 
+/// The names of the [`Removable`] variants, sorted.
+pub fn removable_names() -> Vec<String> {
+    let mut out = Vec::new();
+    macro_rules! push {
+        ($t:ty) => {
+            out.push(<$t as Variant>::variant_name());
+        };
+    }
+    for_each_removable!(push);
+    out.sort();
+    out
+}
+
+/// The names of the [`Growable`] variants, sorted.
+pub fn growable_names() -> Vec<String> {
+    let mut out = Vec::new();
+    macro_rules! push {
+        ($t:ty) => {
+            out.push(<$t as Variant>::variant_name());
+        };
+    }
+    for_each_growable!(push);
+    out.sort();
+    out
+}
+
+fn unknown(name: &str) -> BloomError {
+    BloomError::UnknownName {
+        name: name.to_owned(),
+        known: names().join(", "),
+    }
+}
+
+/// What the variant named `name` can do; [`BloomError::UnknownName`] for an unregistered name.
+pub fn capabilities(name: &str) -> Result<Capabilities> {
+    if !names().iter().any(|n| n == name) {
+        return Err(unknown(name));
+    }
+    Ok(Capabilities {
+        remove: removable_names().iter().any(|n| n == name),
+        grow: growable_names().iter().any(|n| n == name),
+    })
+}
+
+/// The error for a registered `name` that lacks `capability`, or an unknown name's error.
+fn unsupported(name: &str, capability: &'static str, which: Vec<String>) -> BloomError {
+    if names().iter().any(|n| n == name) {
+        BloomError::Unsupported {
+            name: name.to_owned(),
+            capability,
+            which: which.join(", "),
+        }
+    } else {
+        unknown(name)
+    }
+}
+
 /// Runs `visitor` with the variant named `name`.
 pub fn visit<V: VariantVisitor>(name: &str, visitor: V) -> Result<V::Output> {
     macro_rules! try_one {
@@ -65,10 +197,37 @@ pub fn visit<V: VariantVisitor>(name: &str, visitor: V) -> Result<V::Output> {
         };
     }
     for_each_variant!(try_one);
-    Err(BloomError::UnknownName {
-        name: name.to_owned(),
-        known: names().join(", "),
-    })
+    Err(unknown(name))
+}
+
+/// Runs `visitor` with the [`Removable`] variant named `name`. A registered name without counters
+/// is [`BloomError::Unsupported`] (listing the names that have them); an unknown one is
+/// [`BloomError::UnknownName`].
+pub fn visit_removable<V: RemovableVisitor>(name: &str, visitor: V) -> Result<V::Output> {
+    macro_rules! try_one {
+        ($t:ty) => {
+            if name == <$t as Variant>::variant_name() {
+                return Ok(visitor.visit::<$t>());
+            }
+        };
+    }
+    for_each_removable!(try_one);
+    Err(unsupported(name, "remove keys", removable_names()))
+}
+
+/// Runs `visitor` with the [`Growable`] variant named `name`. A registered name that does not grow
+/// is [`BloomError::Unsupported`] (listing the names that do); an unknown one is
+/// [`BloomError::UnknownName`].
+pub fn visit_growable<V: GrowableVisitor>(name: &str, visitor: V) -> Result<V::Output> {
+    macro_rules! try_one {
+        ($t:ty) => {
+            if name == <$t as Variant>::variant_name() {
+                return Ok(visitor.visit::<$t>());
+            }
+        };
+    }
+    for_each_growable!(try_one);
+    Err(unsupported(name, "grow", growable_names()))
 }
 
 /// How to size a filter built by name.
@@ -119,6 +278,30 @@ pub fn sized_bytes(name: &str, n: u64, p: f64) -> Result<u64> {
     visit(name, Size(n, p))?
 }
 
+/// Builds the [`Removable`] variant named `name` to `spec`, boxed; errors as [`visit_removable`].
+pub fn build_removable(name: &str, spec: Spec) -> Result<Box<dyn Removable>> {
+    struct Build(Spec);
+    impl RemovableVisitor for Build {
+        type Output = Result<Box<dyn Removable>>;
+        fn visit<F: Variant + Removable>(self) -> Self::Output {
+            Ok(Box::new(self.0.build::<F>()?))
+        }
+    }
+    visit_removable(name, Build(spec))?
+}
+
+/// Builds the [`Growable`] variant named `name` to `spec`, boxed; errors as [`visit_growable`].
+pub fn build_growable(name: &str, spec: Spec) -> Result<Box<dyn Growable>> {
+    struct Build(Spec);
+    impl GrowableVisitor for Build {
+        type Output = Result<Box<dyn Growable>>;
+        fn visit<F: Variant + Growable>(self) -> Self::Output {
+            Ok(Box::new(self.0.build::<F>()?))
+        }
+    }
+    visit_growable(name, Build(spec))?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,8 +322,25 @@ mod tests {
             (1 << 53, 1e-300),
         ];
         for name in names() {
+            let grows = capabilities(&name).unwrap().grow;
             for (n, p) in specs {
                 let sized = sized_bytes(&name, n, p);
+                if grows {
+                    // A lower bound (see `Scalable::sized_bytes`): a size it refuses is refused by
+                    // the build too, and a small filter that builds holds at least the bytes it
+                    // gives (an enlarged stage can still be refused: k beyond 255 at p = 1e-80).
+                    match sized {
+                        Err(_) => assert!(build(&name, Spec::Target { n, p }).is_err(), "{name}"),
+                        Ok(bytes) if bytes < 1 << 26 => {
+                            if let Ok(f) = build(&name, Spec::Target { n, p }) {
+                                let held = f.memory_bytes() as u64;
+                                assert!(bytes <= held, "{name} n={n} p={p}: {bytes} B > {held} B");
+                            }
+                        }
+                        Ok(_) => {}
+                    }
+                    continue;
+                }
                 match sized {
                     Err(e) => {
                         let built = build(&name, Spec::Target { n, p }).map(|f| f.bits());
@@ -174,10 +374,23 @@ mod tests {
             "classic/murmur3/km/atomic",
             "classic/murmur3/mitz64/flat",
             "textbook-fnv1a-i32",
+            "counting4/xxh3/km",
+            "counting8/murmur3/edh",
+            "textbook-counting-fnv1a-i32",
+            "scalable/classic/xxh3/km/flat",
+            "scalable/blocked512/xxh3",
+            "scalable/sbbf/xxh3",
+            "scalable/counting4/xxh3/km",
+            "textbook-scalable",
         ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
         }
-        assert_eq!(names.len(), 5 * (4 * 2 + 2) + 1);
+        let plain = 5 * (4 * 2 + 2) + 1;
+        let removable = 5 * 2 * 2 + 1;
+        let growable = 4 + 1;
+        assert_eq!(names.len(), plain + removable + growable);
+        assert_eq!(removable_names().len(), removable);
+        assert_eq!(growable_names().len(), growable);
     }
 
     #[test]
@@ -201,6 +414,93 @@ mod tests {
         seen.sort();
         seen.dedup();
         assert_eq!(seen, Layout::ALL, "every layout has a registered variant");
+    }
+
+    #[test]
+    fn capabilities_follow_the_registration_lists() {
+        let none = Capabilities {
+            remove: false,
+            grow: false,
+        };
+        for (name, caps) in [
+            ("classic/xxh3/km/flat", none),
+            ("textbook-fnv1a-i32", none),
+            (
+                "counting4/xxh3/km",
+                Capabilities {
+                    remove: true,
+                    grow: false,
+                },
+            ),
+            (
+                "textbook-counting-fnv1a-i32",
+                Capabilities {
+                    remove: true,
+                    grow: false,
+                },
+            ),
+            (
+                "scalable/sbbf/xxh3",
+                Capabilities {
+                    remove: false,
+                    grow: true,
+                },
+            ),
+            (
+                "textbook-scalable",
+                Capabilities {
+                    remove: false,
+                    grow: true,
+                },
+            ),
+        ] {
+            assert_eq!(capabilities(name), Ok(caps), "{name}");
+        }
+        assert!(matches!(
+            capabilities("counting16/xxh3/km"),
+            Err(BloomError::UnknownName { .. })
+        ));
+        for name in names() {
+            let caps = capabilities(&name).unwrap();
+            assert_eq!(
+                caps.remove,
+                build_removable(&name, Spec::Target { n: 10, p: 0.1 }).is_ok()
+            );
+            assert_eq!(
+                caps.grow,
+                build_growable(&name, Spec::Target { n: 10, p: 0.1 }).is_ok()
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_capability_is_an_error_naming_the_ones_that_have_it() {
+        let spec = Spec::Target { n: 10, p: 0.01 };
+        let e = build_removable("classic/xxh3/km/flat", spec).unwrap_err();
+        assert!(
+            matches!(&e, BloomError::Unsupported { name, capability: "remove keys", .. } if name == "classic/xxh3/km/flat"),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("classic/xxh3/km/flat") && msg.contains("counting4/xxh3/km"),
+            "{msg}"
+        );
+        let msg = build_growable("counting4/xxh3/km", spec)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("cannot grow") && msg.contains("textbook-scalable"),
+            "{msg}"
+        );
+        assert!(matches!(
+            build_removable("nope", spec),
+            Err(BloomError::UnknownName { .. })
+        ));
+        assert!(matches!(
+            build_growable("nope", spec),
+            Err(BloomError::UnknownName { .. })
+        ));
     }
 
     #[test]

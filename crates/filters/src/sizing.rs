@@ -22,7 +22,7 @@ pub struct Params {
     pub hashes: u32,
 }
 
-fn check_n(n: u64) -> Result<()> {
+pub(crate) fn check_n(n: u64) -> Result<()> {
     if n == 0 {
         Err(BloomError::InvalidCount { n })
     } else {
@@ -30,7 +30,7 @@ fn check_n(n: u64) -> Result<()> {
     }
 }
 
-fn check_p(p: f64) -> Result<()> {
+pub(crate) fn check_p(p: f64) -> Result<()> {
     if p.is_finite() && p > 0.0 && p < 1.0 {
         Ok(())
     } else {

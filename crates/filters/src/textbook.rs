@@ -23,13 +23,13 @@ pub struct TextbookFnv1aI32 {
 
 /// The port's digest: the FNV-1a hash in `h1`; `h2` is never read, so it is not computed.
 #[inline(always)]
-fn digest(bytes: &[u8]) -> Digest {
+pub(crate) fn digest(bytes: &[u8]) -> Digest {
     Digest::from_halves(Fnv1a::hash64(bytes), 0)
 }
 
 /// The Java loop: `for (int i = 0; i < k; i++) set(((h1 + i * h2) & Integer.MAX_VALUE) % numBits)`.
 #[inline(always)]
-fn probe(h: u64, k: i32, num_bits: i32, mut visit: impl FnMut(usize) -> bool) -> bool {
+pub(crate) fn probe(h: u64, k: i32, num_bits: i32, mut visit: impl FnMut(usize) -> bool) -> bool {
     let h1 = h as i32;
     let h2 = (h >> 32) as i32;
     for i in 0..k {
