@@ -10,6 +10,48 @@
 //! `target/criterion/bloom_vs_hashset-memory.json`; then `cargo run --release --bin bench-table`
 //! turns both into `reports/bloom_vs_hashset.md`.
 //! `BLOOMLAB_BENCH_QUICK=1` measures 1M keys only, briefly (see [`timing::Config::from_env`]).
+//!
+//! # Running it
+//!
+//! A full run takes about half an hour on 2 cores and needs a few GB of memory for the 10M-key
+//! HashSets. Environment variables (see [`timing::Config::from_env`]):
+//! - `BLOOMLAB_BENCH_QUICK=1`: 1M keys only, with short times (a few minutes), for development;
+//! - `BLOOMLAB_BENCH_ONLY='sbbf/xxh3 p=1%|std HashSet<String>'`: build and measure only the
+//!   structures whose label contains one of the `|`-separated parts (a restricted run keeps the
+//!   previous full run's records of the other structures);
+//! - `BLOOMLAB_BENCH_ALL=1`: every variant at 0.1% and on u64 keys too (by default those two series
+//!   use a representative set of variants covering every hash, index scheme, store and layout);
+//! - `BLOOMLAB_BENCH_SIZES`, `BLOOMLAB_BENCH_MEASURE_SECS`, `BLOOMLAB_BENCH_WARMUP_SECS`: sizes and
+//!   criterion's times; `BLOOMLAB_BENCH_PAIRED_ROUNDS`: rounds per paired comparison (0 turns them
+//!   off).
+//!
+//! `cargo test --benches` runs each benchmark once on small inputs (a smoke test that writes no
+//! memory file).
+//!
+//! # How the numbers are made
+//!
+//! - Keys come from `bloomlab_harness::keys` (the strings `"article-content-hash-" + i`, and the
+//!   `random-u64` key set's distinct u64s). Each lookup series walks a pre-generated batch of keys
+//!   drawn at random from the inserted keys (present) or from never-inserted ones (absent), through
+//!   `black_box`, so the structure is probed at random and never on one hot key. One criterion
+//!   iteration is one lookup: the median is ns per lookup.
+//! - Compiled with `lto = "fat"`, `codegen-units = 1` and `-C target-cpu=native` (the table names
+//!   the CPU features that build used), the same for every structure, ours and theirs.
+//! - Every structure is called as its concrete type (bloomlab variants through the registry's
+//!   `VariantVisitor`), so all get the same inlining; no `dyn` call in any timed loop.
+//! - Memory is measured, not estimated: a counting global allocator records the live heap bytes each
+//!   structure holds after its build (a HashSet's table plus every `String`).
+//! - *insert ns* re-inserts present keys into the built filter (its state does not change); *build
+//!   ns/key* is one wall-clock build from empty, for every structure.
+//! - Batched lookups (`contains_batch`, groups `lookup-batch-*`) are measured for the
+//!   representative variants, on the same batches in calls of 1024 keys; the bench first checks
+//!   they find exactly as many keys as one-by-one lookups. A HashSet has no batched lookup, so the
+//!   table compares them with its one-by-one lookups and says so.
+//! - Paired rounds: right after criterion measures a lookup series, the bench times the structure
+//!   and std `HashSet` on the same batch alternately, in rounds of two short parts, each part after
+//!   an equally long untimed pass over its own data. Criterion's two medians are taken minutes
+//!   apart; a paired round's two parts within milliseconds, so both see the same state of the
+//!   machine, and the spread of the rounds shows how steady a structure's time was.
 
 mod keys;
 mod memory;

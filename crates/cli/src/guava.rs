@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use bloomlab_filters::error::Compact;
 use bloomlab_filters::guava::{
     BytesFunnel, Funnel, GuavaBloom, GuavaSizing, GuavaStrategy, IntFunnel, LongFunnel, Utf8Funnel,
 };
@@ -138,8 +139,9 @@ pub enum KRule {
 pub struct BuildArgs {
     #[command(flatten)]
     funnel: FunnelArg,
-    /// Expected insertions (Guava's expectedInsertions; 0 is treated as 1, as Guava does).
-    #[arg(long)]
+    /// Expected insertions (Guava's expectedInsertions; 0 is treated as 1, as Guava does), a
+    /// whole number up to 2^53; scientific notation allowed (e.g. 1e6).
+    #[arg(long, value_parser = |s: &str| crate::parse_count_named("--n", 0, s))]
     n: u64,
     /// Target false-positive probability, in the open interval (0, 1).
     #[arg(long)]
@@ -435,7 +437,7 @@ fn audit<F: LineKey>(args: &AuditArgs) -> Outcome {
     println!(
         "non-members:  {positives} false positives of {trials}: FPR {observed:.6e}, \
          {}% Clopper-Pearson interval [{low:.6e}, {high:.6e}]",
-        args.confidence * 100.0
+        Compact(args.confidence * 100.0)
     );
     println!("expected FPP: {expected:.6e} (Guava's expectedFpp)");
     if missing_count > 0 {
@@ -453,7 +455,7 @@ fn audit<F: LineKey>(args: &AuditArgs) -> Outcome {
         return Err(Failure::CheckFailed(format!(
             "FPR {observed:.6e} is significantly above the expected FPP {expected:.6e}: the \
              interval [{low:.6e}, {high:.6e}] at confidence {} excludes it",
-            args.confidence
+            Compact(args.confidence)
         )));
     }
     if expected > high {

@@ -6,18 +6,39 @@ pub mod guava;
 
 pub use bloomlab_harness::memory::CountingAlloc;
 
-/// Parses a count that may be written in scientific notation (`1e6`, `2.5e5`, `100000`).
+pub use bloomlab_harness::preflight::MAX_COUNT;
+
+/// Parses a count that may be written in scientific notation (`1e6`, `2.5e5`, `100000`): the one
+/// count parser of every binary. Counts run from 1 to 2^53 ([`MAX_COUNT`]: every integer up to it
+/// is an exact `f64`, so `1e6` and `1000000` are the same count).
 ///
 /// Errors name the value and say it must be a whole number from 1 to 2^53.
 pub fn parse_count(s: &str) -> Result<u64, String> {
-    let bad =
-        || format!("n = {s:?} is invalid: it must be a whole number from 1 to 2^53 (e.g. 1e6)");
-    if let Ok(v) = s.trim().parse::<u64>() {
-        return if v >= 1 { Ok(v) } else { Err(bad()) };
-    }
-    let v: f64 = s.trim().parse().map_err(|_| bad())?;
-    if v.is_finite() && v >= 1.0 && v <= 2f64.powi(53) && v.fract() == 0.0 {
-        Ok(v as u64)
+    parse_count_named("n", 1, s)
+}
+
+/// [`parse_count`] with the smallest allowed count `min` (0 or 1) and the name `what` shown in
+/// errors (e.g. `--max-queries`).
+pub fn parse_count_named(what: &str, min: u64, s: &str) -> Result<u64, String> {
+    let bad = || {
+        format!(
+            "{what} = {s:?} is invalid: it must be a whole number from {min} to 2^53 \
+             (scientific notation allowed, e.g. 1e6)"
+        )
+    };
+    let t = s.trim();
+    let v = match t.parse::<u64>() {
+        Ok(v) => v,
+        Err(_) => {
+            let f: f64 = t.parse().map_err(|_| bad())?;
+            if !(f.is_finite() && f >= 0.0 && f <= MAX_COUNT as f64 && f.fract() == 0.0) {
+                return Err(bad());
+            }
+            f as u64
+        }
+    };
+    if (min..=MAX_COUNT).contains(&v) {
+        Ok(v)
     } else {
         Err(bad())
     }
@@ -70,10 +91,27 @@ mod tests {
         assert_eq!(parse_count("1e4"), Ok(10_000));
         assert_eq!(parse_count("2.5e5"), Ok(250_000));
         assert_eq!(parse_count("123"), Ok(123));
-        for bad in ["0", "1.5", "-3", "abc", "1e300"] {
+        for bad in [
+            "0",
+            "1.5",
+            "-3",
+            "abc",
+            "1e300",
+            "NaN",
+            "inf",
+            "",
+            "9007199254740993",
+        ] {
             let err = parse_count(bad).unwrap_err();
-            assert!(err.contains(bad), "{bad}: {err}");
+            assert!(
+                err.contains(&format!("{bad:?}")) && err.contains("2^53"),
+                "{bad}: {err}"
+            );
         }
+        assert_eq!(parse_count("9007199254740992"), Ok(MAX_COUNT));
+        assert_eq!(parse_count_named("--n", 0, "0"), Ok(0));
+        let err = parse_count_named("--max-queries", 1, "0").unwrap_err();
+        assert!(err.starts_with("--max-queries = \"0\""), "{err}");
     }
 
     #[test]

@@ -177,6 +177,11 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Variant for Bloom<H, I, S> {
     fn sized_for(n: u64, p: f64) -> Result<Self> {
         Bloom::new(n, p)
     }
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        let params = I::sizing(n, p)?;
+        let params = Params::explicit(params.bits, params.hashes)?;
+        Ok(crate::filter::array_bytes(params.bits, 64))
+    }
 }
 
 #[cfg(test)]

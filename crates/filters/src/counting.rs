@@ -249,6 +249,13 @@ impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Variant for Counting<H, I
     fn sized_for(n: u64, p: f64) -> Result<Self> {
         Counting::new(n, p)
     }
+    /// `BITS` bits per counter, the counter count rounded up to 64 as [`Counting::with_params`]
+    /// does.
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        let params = I::sizing(n, p)?;
+        let params = Params::explicit(params.bits, params.hashes)?;
+        Ok(round_up(params.bits, 64) / 8 * u64::from(BITS))
+    }
 }
 
 #[cfg(test)]

@@ -277,6 +277,23 @@ pub trait Variant: Filter + Sized + 'static {
     fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
         Self::with_params(Params::for_bits_and_count(bits, n)?)
     }
+    /// Heap bytes of the bit array [`sized_for(n, p)`](Self::sized_for) allocates, computed
+    /// without allocating, and the same error for a size `sized_for` refuses (an allocation
+    /// failure aside): what a memory pre-check needs before it builds anything.
+    ///
+    /// The default follows the default `sized_for` (the textbook (m, k) of [`Params::optimal`]) and
+    /// rounds m up to whole 512-bit blocks, the coarsest unit of any layout, so it is exact for
+    /// the blocked layout and at most 56 bytes high for a 64-bit-word one. Variants with their
+    /// own sizing override it.
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        Ok(array_bytes(Params::optimal(n, p)?.bits, 512))
+    }
+}
+
+/// Bytes of an array of `bits` bits rounded up to whole `unit`-bit words or blocks (`unit` a
+/// multiple of 8), without overflow for any `bits`.
+pub(crate) fn array_bytes(bits: u64, unit: u64) -> u64 {
+    bits.div_ceil(unit) * (unit / 8)
 }
 
 impl std::fmt::Debug for dyn Filter {

@@ -223,7 +223,7 @@ pub fn guava_params(n: u64, p: f64, sizing: GuavaSizing) -> Result<Params> {
     let mut params = Params::guava(n, p).map_err(|e| match e {
         BloomError::InvalidBits { bits: 0, .. } => BloomError::OutOfRange {
             what: "bit count m",
-            value: format!("0 (from n = {n}, p = {p})"),
+            value: format!("0 (from n = {n}, p = {})", crate::error::Compact(p)),
             allowed: "Guava refuses a 0-bit filter (\"data length is zero\"): \
                       m = (long)(-n ln p / (ln 2)^2) must be at least 1, so lower p or raise n"
                 .into(),
@@ -243,7 +243,7 @@ pub fn guava_params(n: u64, p: f64, sizing: GuavaSizing) -> Result<Params> {
     }
     if params.bits.div_ceil(64) > MAX_WORDS {
         return Err(BloomError::TooLarge {
-            what: format!("n = {n} at p = {p}"),
+            what: format!("n = {n} at p = {}", crate::error::Compact(p)),
             needed: params.bits as f64,
             max: MAX_WORDS * 64,
             variant: "a Guava BloomFilter (its word count is a Java int)".into(),

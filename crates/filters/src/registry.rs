@@ -265,6 +265,19 @@ pub fn build(name: &str, spec: Spec) -> Result<Box<dyn Filter>> {
     visit(name, Build(spec))?
 }
 
+/// Heap bytes of the bit array that building `name` for (n, p) would allocate, computed without
+/// allocating ([`Variant::sized_bytes`]); errors as the build would (unknown name, refused size).
+pub fn sized_bytes(name: &str, n: u64, p: f64) -> Result<u64> {
+    struct Size(u64, f64);
+    impl VariantVisitor for Size {
+        type Output = Result<u64>;
+        fn visit<F: Variant>(self) -> Self::Output {
+            F::sized_bytes(self.0, self.1)
+        }
+    }
+    visit(name, Size(n, p))?
+}
+
 /// Builds the [`Removable`] variant named `name` to `spec`, boxed; errors as [`visit_removable`].
 pub fn build_removable(name: &str, spec: Spec) -> Result<Box<dyn Removable>> {
     struct Build(Spec);
@@ -293,6 +306,60 @@ pub fn build_growable(name: &str, spec: Spec) -> Result<Box<dyn Growable>> {
 mod tests {
     use super::*;
     use crate::filter::Layout;
+
+    #[test]
+    fn sized_bytes_is_what_the_build_allocates_or_its_error() {
+        // Small specs are built and compared; large ones only where the size is refused, which
+        // must then be the build's own error (a refused build allocates nothing).
+        let specs = [
+            (1, 0.5),
+            (1000, 0.01),
+            (12_345, 1e-4),
+            (100_000, 1e-7),
+            (1000, 1e-80),
+            (1000, 1e-300),
+            (1_000_000_000, 1e-3),
+            (1 << 53, 1e-300),
+        ];
+        for name in names() {
+            let grows = capabilities(&name).unwrap().grow;
+            for (n, p) in specs {
+                let sized = sized_bytes(&name, n, p);
+                if grows {
+                    // A lower bound (see `Scalable::sized_bytes`): a size it refuses is refused by
+                    // the build too, and a small filter that builds holds at least the bytes it
+                    // gives (an enlarged stage can still be refused: k beyond 255 at p = 1e-80).
+                    match sized {
+                        Err(_) => assert!(build(&name, Spec::Target { n, p }).is_err(), "{name}"),
+                        Ok(bytes) if bytes < 1 << 26 => {
+                            if let Ok(f) = build(&name, Spec::Target { n, p }) {
+                                let held = f.memory_bytes() as u64;
+                                assert!(bytes <= held, "{name} n={n} p={p}: {bytes} B > {held} B");
+                            }
+                        }
+                        Ok(_) => {}
+                    }
+                    continue;
+                }
+                match sized {
+                    Err(e) => {
+                        let built = build(&name, Spec::Target { n, p }).map(|f| f.bits());
+                        assert_eq!(built, Err(e), "{name} n={n} p={p}");
+                    }
+                    Ok(bytes) if bytes < 1 << 26 => {
+                        let f = build(&name, Spec::Target { n, p }).unwrap();
+                        let held = f.memory_bytes() as u64;
+                        assert!(
+                            bytes * 8 >= f.bits() && bytes <= held && held - bytes < 64,
+                            "{name} n={n} p={p}: sized {bytes} B, built {} bits in {held} B",
+                            f.bits()
+                        );
+                    }
+                    Ok(_) => {}
+                }
+            }
+        }
+    }
 
     #[test]
     fn names_are_unique_and_include_the_documented_ones() {

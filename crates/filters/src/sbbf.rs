@@ -206,6 +206,14 @@ impl<H: HashStrategy> Variant for SplitBlock<H> {
     fn sized_for(n: u64, p: f64) -> Result<Self> {
         Self::new(n, p)
     }
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        let bits = Params::explicit(Params::optimal_bits(n, p)?, 8)?.bits;
+        let blocks = bits.div_ceil(BLOCK_BITS);
+        if blocks > MAX_BLOCKS {
+            return Err(too_many_blocks(blocks));
+        }
+        Ok(blocks * (BLOCK_BITS / 8))
+    }
     fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
         if n == 0 {
             return Err(BloomError::InvalidCount { n });

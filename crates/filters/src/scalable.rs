@@ -20,17 +20,29 @@ pub const DEFAULT_TIGHTENING: f64 = 0.5;
 /// A scalable Bloom filter over stages of layout `F`.
 ///
 /// Built for an initial capacity n0 and a target rate p, with growth s > 1 and tightening
-/// 0 < r < 1: stage i is `F::sized_for(n_i, p_i)` with `n_i = ceil(n0 s^i)` and
-/// `p_i = p (1 - r) r^i`. A stage is full after `n_i` inserts; the next insert allocates stage
+/// 0 < r < 1: stage i holds `n_i = ceil(n0 s^i)` keys at `p_i = p (1 - r) r^i`. Stage i is
+/// `F::sized_for(n_i, p_i)`, enlarged (through `F::with_bits_for`) until its own layout theory at
+/// `n_i` keys is at most `p_i`: a layout's nominal sizing can miss its rate (k is rounded; blocked
+/// and split-block layouts run 17% and 53% above p at 1%), and the chain's bound is only as good as
+/// its stages'. A stage is full after `n_i` inserts; the next insert allocates stage
 /// i + 1. Lookups check every stage (newest first), all with the one digest the key hashed to, so a
 /// lookup hashes once and probes each stage: its cost grows with the number of stages, about
 /// `log_s(n / n0)`.
 ///
 /// Guarantee: no false negatives (every insert lands in a stage that is never modified otherwise).
 /// The compound false-positive rate, `1 - prod(1 - f_i)` over the stages' own rates at their fill,
-/// stays below `sum p_i = p` at every fill ([`crate::theory::scalable_limit`]) when each stage meets
-/// its layout's theory at `p_i`. Stages share the digest but hold disjoint keys, so their false
-/// positives are independent events for a query.
+/// is at most `sum f_i <= sum p_i < p` at every fill ([`crate::theory::scalable_limit`]), as far as
+/// each stage follows its layout's theory. Stages share the digest (one hash per lookup) but hold
+/// disjoint, independently hashed key sets, which is what makes their false positives independent
+/// events for a query.
+///
+/// Growth cost: a new stage is built once, then rebuilt larger while its theory misses `p_i` (two or
+/// three builds in practice, each a zeroed allocation); the blocked layout's exact theory at a
+/// large k costs up to some 0.3 s an evaluation, so the first insert into a new blocked stage can be
+/// that slow. No allocation happens on any other insert or lookup.
+///
+/// Removal is not offered ([`crate::Removable`] is not implemented): which stage holds a key is not
+/// known when it is removed.
 ///
 /// Every insert counts toward the current stage's capacity, including a repeated key (the filter
 /// cannot tell a repeat from a false positive).
@@ -56,6 +68,9 @@ pub struct Scalable<F> {
     first_rate: f64,
     growth: f64,
     tightening: f64,
+    /// Whether stages are enlarged until their theory meets their rate (false: the textbook's
+    /// nominal sizing).
+    meet_theory: bool,
     growth_error: Option<BloomError>,
 }
 
@@ -97,27 +112,29 @@ impl<F: Variant> Scalable<F> {
     ///
     /// Errors: n0 = 0 ([`BloomError::InvalidCount`]), p outside (0, 1) ([`BloomError::InvalidRate`]),
     /// s or r out of range or NaN, or a second stage whose capacity `n0 s` would not fit in `u64`
-    /// ([`BloomError::OutOfRange`], naming the value), and the first stage's own sizing errors.
+    /// ([`BloomError::OutOfRange`], naming the value), a second stage whose bit count would not
+    /// ([`BloomError::TooLarge`]), and the first stage's own sizing errors.
     pub fn new(n0: u64, p: f64, growth: f64, tightening: f64) -> Result<Self> {
         check_n(n0)?;
         check_p(p)?;
         check_schedule(growth, tightening)?;
         let first_rate = p * (1.0 - tightening);
-        let first = F::sized_for(n0, first_rate)?;
-        Self::from_first(first, n0, first_rate, growth, tightening)
+        let first = sized_stage(n0, first_rate, true)?;
+        Self::from_first(first, n0, first_rate, growth, tightening, true)
     }
 
-    /// The chain whose first stage is `first`, holding `n0` keys at rate `first_rate`.
+    /// The chain whose first stage is `first`, holding `n0` keys at rate `first_rate`; later stages
+    /// meet their rate by their layout theory when `meet_theory` holds, else are sized nominally.
     fn from_first(
         first: F,
         n0: u64,
         first_rate: f64,
         growth: f64,
         tightening: f64,
+        meet_theory: bool,
     ) -> Result<Self> {
         check_schedule(growth, tightening)?;
-        // A chain that could never grow is refused now rather than on the (n0 + 1)th insert.
-        stage_capacity(n0, growth, 1)?;
+        check_second_stage(n0, first_rate, growth, tightening)?;
         Ok(Self {
             stages: vec![first],
             capacities: vec![n0],
@@ -127,6 +144,7 @@ impl<F: Variant> Scalable<F> {
             first_rate,
             growth,
             tightening,
+            meet_theory,
             growth_error: None,
         })
     }
@@ -141,7 +159,7 @@ impl<F: Variant> Scalable<F> {
                 .max(1)
         });
         let rate = first.fpr_theory(n0).clamp(f64::MIN_POSITIVE, 0.5);
-        Self::from_first(first, n0, rate, DEFAULT_GROWTH, DEFAULT_TIGHTENING)
+        Self::from_first(first, n0, rate, DEFAULT_GROWTH, DEFAULT_TIGHTENING, true)
     }
 
     /// Allocates the next stage.
@@ -150,7 +168,7 @@ impl<F: Variant> Scalable<F> {
         let i = self.stages.len();
         let capacity = stage_capacity(self.n0, self.growth, i)?;
         let rate = self.first_rate * self.tightening.powi(i as i32);
-        let stage = F::sized_for(capacity, rate)?;
+        let stage = sized_stage(capacity, rate, self.meet_theory)?;
         self.stages
             .try_reserve(1)
             .map_err(|_| BloomError::AllocationFailed {
@@ -285,6 +303,59 @@ impl<F: Variant> Scalable<F> {
     }
 }
 
+/// A stage for `n` keys at rate `p`: `F::sized_for(n, p)`, then, if `meet_theory`, rebuilt with
+/// more bits (`F::with_bits_for`) until `fpr_theory(n) <= p`.
+///
+/// The bits are found by the secant method on the log of the rate against the bits (aiming 0.5%
+/// below p, and adding at least 0.5% per step), from the origin for the first step: the log of
+/// the rate falls about linearly in the bits for every layout at a useful load, so two or three
+/// builds suffice. Where the rate does not fall (a layout whose k from `with_bits_for` overshoots)
+/// the step is 25%. Errors if 64 steps do not suffice.
+fn sized_stage<F: Variant>(n: u64, p: f64, meet_theory: bool) -> Result<F> {
+    let mut stage = F::sized_for(n, p)?;
+    if !meet_theory {
+        return Ok(stage);
+    }
+    let aim = (p * 0.995).ln();
+    let mut previous: Option<(f64, f64)> = None;
+    for _ in 0..64 {
+        let rate = stage.fpr_theory(n);
+        if rate <= p {
+            return Ok(stage);
+        }
+        let (bits, ln_rate) = (stage.bits() as f64, rate.ln());
+        let next = match previous {
+            None => bits * aim / ln_rate,
+            Some((b0, l0)) if ln_rate < l0 => bits + (aim - ln_rate) * (bits - b0) / (ln_rate - l0),
+            Some(_) => bits * 1.25,
+        };
+        let next = next.max(bits * 1.005).ceil();
+        previous = Some((bits, ln_rate));
+        drop(stage);
+        if next >= 18_446_744_073_709_549_568.0 {
+            return Err(BloomError::TooLarge {
+                what: format!("a scalable stage of n = {n} at p = {p}"),
+                needed: next,
+                max: crate::sizing::MAX_BITS,
+                variant: F::variant_name(),
+            });
+        }
+        stage = F::with_bits_for(next as u64, n)?;
+    }
+    Err(BloomError::OutOfRange {
+        what: "scalable stage rate",
+        value: format!("{p} for n = {n} keys in {}", F::variant_name()),
+        allowed: "64 enlargements did not bring the layout's theory down to it".into(),
+    })
+}
+
+/// Refuses, before anything is allocated, a chain that could never grow: its second stage's key
+/// count `n0 s` must fit in `u64`, and its bit count at `p_1` (by [`Params::optimal_bits`]) too.
+fn check_second_stage(n0: u64, first_rate: f64, growth: f64, tightening: f64) -> Result<()> {
+    let capacity = stage_capacity(n0, growth, 1)?;
+    Params::optimal_bits(capacity, first_rate * tightening).map(|_| ())
+}
+
 /// `ceil(n0 s^i)` as a `u64`, or an error naming the stage and the values when it does not fit.
 fn stage_capacity(n0: u64, growth: f64, i: usize) -> Result<u64> {
     let raw = (n0 as f64 * growth.powi(i.min(i32::MAX as usize) as i32)).ceil();
@@ -363,7 +434,9 @@ impl<F: Variant> Variant for Scalable<F> {
     fn variant_name() -> String {
         format!("{}/{}", Self::LAYOUT, F::variant_name())
     }
-    /// The first stage is `F::with_params(params)`; see `from_explicit_first` for n0 and its rate.
+    /// The first stage is `F::with_params(params)`, holding n0 = `max(1, round(m ln 2 / k))` keys
+    /// (the count at which its k is optimal) at its layout's theoretical rate there (capped at
+    /// 1/2); later stages follow the default schedule from that rate.
     fn with_params(params: Params) -> Result<Self> {
         Self::from_explicit_first(F::with_params(params)?, None)
     }
@@ -371,7 +444,16 @@ impl<F: Variant> Variant for Scalable<F> {
     fn sized_for(n: u64, p: f64) -> Result<Self> {
         Self::new(n, p, DEFAULT_GROWTH, DEFAULT_TIGHTENING)
     }
-    /// The first stage is `F::with_bits_for(bits, n)`, with n0 = n at that stage's theoretical rate.
+    /// A lower bound: the first stage at its layout's plain sizing for `p (1 - r)`. The built first
+    /// stage may be larger (it is enlarged until its own theory meets its rate), and every later
+    /// stage adds memory as keys arrive, which no size at build time can know.
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        check_n(n)?;
+        check_p(p)?;
+        F::sized_bytes(n, p * (1.0 - DEFAULT_TIGHTENING))
+    }
+    /// The first stage is `F::with_bits_for(bits, n)`, holding n0 = n keys at its layout's
+    /// theoretical rate there (capped at 1/2); later stages follow the default schedule.
     fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
         Self::from_explicit_first(F::with_bits_for(bits, n)?, Some(n))
     }
@@ -383,7 +465,7 @@ pub type TextbookStage = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
 
 /// The scalable filter as textbooks and tutorials write it, flaw included: the first stage runs
 /// at the full target p, each later stage at half the rate of the one before, with twice the
-/// capacity. Its compound rate is `1 - prod(1 - p 2^-i)`, which tends to almost 2p as it grows
+/// capacity, each sized by the nominal formula (no check against the layout's theory). Its compound rate is `1 - prod(1 - p 2^-i)`, which tends to almost 2p as it grows
 /// ([`crate::theory::scalable_limit`]`(p, 0.5)`), not p.
 ///
 /// Stages are the classic xxh3 filter ([`TextbookStage`]), so that the schedule is the only flaw
@@ -404,6 +486,7 @@ impl TextbookScalable {
             p,
             DEFAULT_GROWTH,
             DEFAULT_TIGHTENING,
+            false,
         )?))
     }
 
@@ -488,6 +571,10 @@ impl Variant for TextbookScalable {
     fn sized_for(n: u64, p: f64) -> Result<Self> {
         Self::new(n, p)
     }
+    /// The first stage, sized plainly for the full `p`; later stages add memory as keys arrive.
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        TextbookStage::sized_bytes(n, p)
+    }
     fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
         Ok(Self(Scalable::with_bits_for(bits, n)?))
     }
@@ -524,5 +611,32 @@ mod tests {
         assert!((0..700u64).all(|i| f.contains(&i)));
         assert!(f.fpr_theory(700) < 0.01);
         assert_eq!(f.rate_limit(), 0.01);
+    }
+
+    #[test]
+    fn every_stage_meets_its_rate_by_its_layout_theory() {
+        fn check<F: Variant>() {
+            let mut f = Scalable::<F>::new(1000, 0.01, 2.0, 0.5).unwrap();
+            for i in 0..63_000u64 {
+                f.insert(&i);
+            }
+            assert_eq!(f.stage_filters().len(), 6, "{}", F::variant_name());
+            let rates = f.stage_rates();
+            for (i, s) in f.stage_filters().iter().enumerate() {
+                let n = f.capacities()[i];
+                let theory = s.fpr_theory(n);
+                assert!(
+                    theory <= rates[i] && theory > 0.9 * rates[i],
+                    "{} stage {i}: theory {theory} at n = {n}, rate {}",
+                    F::variant_name(),
+                    rates[i]
+                );
+            }
+            assert!(f.fpr_theory(63_000) <= 0.01);
+        }
+        check::<TextbookStage>();
+        check::<crate::Blocked512<Xxh3>>();
+        check::<crate::SplitBlock<Xxh3>>();
+        check::<crate::Counting4<Xxh3, KirschMitzenmacher>>();
     }
 }

@@ -80,7 +80,9 @@ impl Params {
         check_p(p)?;
         let ln2 = std::f64::consts::LN_2;
         let raw = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil();
-        bits_from_f64(raw, || format!("n = {n} at p = {p}"))
+        bits_from_f64(raw, || {
+            format!("n = {n} at p = {}", crate::error::Compact(p))
+        })
     }
 
     /// Guava 31.1's sizing: `m = (long)(-n ln p / (ln 2)^2)` (truncated, not rounded up) and
@@ -90,7 +92,9 @@ impl Params {
         check_p(p)?;
         let ln2 = std::f64::consts::LN_2;
         let raw = (-(n as f64) * p.ln() / (ln2 * ln2)).trunc();
-        let bits = bits_from_f64(raw, || format!("n = {n} at p = {p}"))?;
+        let bits = bits_from_f64(raw, || {
+            format!("n = {n} at p = {}", crate::error::Compact(p))
+        })?;
         if bits == 0 {
             return Err(BloomError::InvalidBits {
                 bits,

@@ -47,12 +47,7 @@ impl TextbookFnv1aI32 {
     /// Errors when m exceeds `i32::MAX`, the Java original's limit, or k exceeds the crate limit.
     pub fn with_params(params: Params) -> Result<Self> {
         let params = Params::explicit(params.bits, params.hashes)?;
-        let num_bits = i32::try_from(params.bits).map_err(|_| BloomError::TooLarge {
-            what: format!("m = {}", params.bits),
-            needed: params.bits as f64,
-            max: i32::MAX as u64,
-            variant: "textbook-fnv1a-i32 (its bit count is a Java int)".into(),
-        })?;
+        let num_bits = java_int_bits(params.bits)?;
         let words = try_vec(round_up(params.bits, 64) / 64, || 0)?;
         Ok(Self {
             words,
@@ -116,6 +111,16 @@ impl Filter for TextbookFnv1aI32 {
     }
 }
 
+/// The bit count as the Java `int` the textbook filter keeps it in.
+fn java_int_bits(bits: u64) -> Result<i32> {
+    i32::try_from(bits).map_err(|_| BloomError::TooLarge {
+        what: format!("m = {bits}"),
+        needed: bits as f64,
+        max: i32::MAX as u64,
+        variant: "textbook-fnv1a-i32 (its bit count is a Java int)".into(),
+    })
+}
+
 impl Variant for TextbookFnv1aI32 {
     const LAYOUT: Layout = Layout::Textbook;
     fn variant_name() -> String {
@@ -123,6 +128,11 @@ impl Variant for TextbookFnv1aI32 {
     }
     fn with_params(params: Params) -> Result<Self> {
         TextbookFnv1aI32::with_params(params)
+    }
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        let bits = Params::optimal(n, p)?.bits;
+        java_int_bits(bits)?;
+        Ok(crate::filter::array_bytes(bits, 64))
     }
 }
 

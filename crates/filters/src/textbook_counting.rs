@@ -53,12 +53,7 @@ impl TextbookCountingFnv1aI32 {
     /// Errors when m exceeds `i32::MAX`, the Java original's limit, or k exceeds the crate limit.
     pub fn with_params(params: Params) -> Result<Self> {
         let params = Params::explicit(params.bits, params.hashes)?;
-        let num_counters = i32::try_from(params.bits).map_err(|_| BloomError::TooLarge {
-            what: format!("m = {}", params.bits),
-            needed: params.bits as f64,
-            max: i32::MAX as u64,
-            variant: "textbook-counting-fnv1a-i32 (its counter count is a Java int)".into(),
-        })?;
+        let num_counters = java_int_counters(params.bits)?;
         Ok(Self {
             counters: try_vec(params.bits.div_ceil(2), || 0)?,
             num_counters,
@@ -170,6 +165,16 @@ impl Removable for TextbookCountingFnv1aI32 {
     }
 }
 
+/// The counter count as the Java `int` the port keeps it in, or the error naming the limit.
+fn java_int_counters(bits: u64) -> Result<i32> {
+    i32::try_from(bits).map_err(|_| BloomError::TooLarge {
+        what: format!("m = {bits}"),
+        needed: bits as f64,
+        max: i32::MAX as u64,
+        variant: "textbook-counting-fnv1a-i32 (its counter count is a Java int)".into(),
+    })
+}
+
 impl Variant for TextbookCountingFnv1aI32 {
     const LAYOUT: Layout = Layout::Textbook;
     fn variant_name() -> String {
@@ -177,6 +182,13 @@ impl Variant for TextbookCountingFnv1aI32 {
     }
     fn with_params(params: Params) -> Result<Self> {
         TextbookCountingFnv1aI32::with_params(params)
+    }
+    /// Two 4-bit counters per byte.
+    fn sized_bytes(n: u64, p: f64) -> Result<u64> {
+        let params = Params::optimal(n, p)?;
+        let params = Params::explicit(params.bits, params.hashes)?;
+        java_int_counters(params.bits)?;
+        Ok(params.bits.div_ceil(2))
     }
 }
 

@@ -1,6 +1,10 @@
 //! Theoretical false-positive rates, per layout: what a filter of a given [`Geometry`] should show
 //! after `n` distinct keys, if its hash and index scheme behave like independent uniform choices.
 //! The harness compares measurements with these; a filter that departs from them has a flaw.
+//!
+//! Also: the compound rate of a scalable filter's stages ([`compound`], [`scalable_limit`]) and
+//! the chance that a counting filter's counters saturate ([`counter_saturation_any`] and its
+//! relatives).
 
 use crate::filter::Geometry;
 
@@ -181,9 +185,13 @@ pub fn counter_saturation_one(counters: u64, hashes: u32, n: u64, counter_bits: 
 /// The exact probability, under the independence model, that *any* of `counters` counters of
 /// `counter_bits` bits reaches its saturation value after `n` keys of `hashes` probes:
 /// `1 - (1 - q)^m` with q from [`counter_saturation_one`], computed as `-expm1(m ln_1p(-q))`, which
-/// keeps its precision when q is far below 1/m. (The m counters' loads are negatively correlated
-/// (they sum to n k), which makes this independence product a slight overestimate; the tests
-/// bound the difference by simulation.)
+/// keeps its precision when q is far below 1/m.
+///
+/// The m loads are not independent (they sum to n k); they are negatively associated (Dubhashi &
+/// Ranjan 1998), which makes this independence product a *lower* bound on the exact multinomial
+/// probability. It is a close one: `tests/counter_theory.rs` computes the exact value and finds
+/// them equal to 7 digits at 10 counters per key (m = 1000, k = 7, n = 100: 1.643e-12) and within
+/// 1% at 6 keys per counter (m = 64); Fan et al.'s bound is 21 times too high at the former.
 pub fn counter_saturation_any(counters: u64, hashes: u32, n: u64, counter_bits: u32) -> f64 {
     let q = counter_saturation_one(counters, hashes, n, counter_bits);
     -(counters as f64 * (-q).ln_1p()).exp_m1()

@@ -256,3 +256,146 @@ fn unknown_names_are_unknown_name() {
         );
     }
 }
+
+type Stage = bloomlab_filters::Bloom<
+    bloomlab_filters::Xxh3,
+    bloomlab_filters::KirschMitzenmacher,
+    bloomlab_filters::FlatBits,
+>;
+type Chain = bloomlab_filters::Scalable<Stage>;
+
+fn scalable_err(n0: u64, p: f64, growth: f64, tightening: f64) -> BloomError {
+    match Chain::new(n0, p, growth, tightening) {
+        Ok(_) => panic!("n0 = {n0}, p = {p}, s = {growth}, r = {tightening} built a chain"),
+        Err(e) => e,
+    }
+}
+
+fn assert_names(e: &BloomError, needles: &[&str]) {
+    let msg = e.to_string();
+    for n in needles {
+        assert!(msg.contains(n), "message {msg:?} lacks {n:?}");
+    }
+}
+
+#[test]
+fn scalable_schedule_out_of_range_is_named() {
+    assert_eq!(
+        scalable_err(0, 0.01, 2.0, 0.5),
+        BloomError::InvalidCount { n: 0 }
+    );
+    for p in [0.0, 1.0, 1.5, -0.1, f64::INFINITY] {
+        assert_eq!(
+            scalable_err(100, p, 2.0, 0.5),
+            BloomError::InvalidRate { p }
+        );
+    }
+    assert!(matches!(
+        scalable_err(100, f64::NAN, 2.0, 0.5),
+        BloomError::InvalidRate { p } if p.is_nan()
+    ));
+    for s in [1.0, 0.5, 0.0, -2.0, f64::NAN, f64::INFINITY] {
+        let e = scalable_err(100, 0.01, s, 0.5);
+        assert!(
+            matches!(
+                e,
+                BloomError::OutOfRange {
+                    what: "scalable growth s",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_names(&e, &[&format!("growth s = {s}"), "greater than 1"]);
+    }
+    for r in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::NEG_INFINITY] {
+        let e = scalable_err(100, 0.01, 2.0, r);
+        assert!(
+            matches!(
+                e,
+                BloomError::OutOfRange {
+                    what: "scalable tightening r",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_names(&e, &[&format!("tightening r = {r}"), "(0, 1)"]);
+    }
+}
+
+#[test]
+fn scalable_growth_beyond_u64_is_refused_before_anything_is_allocated() {
+    // The second stage's key count n0 s = 1e23 does not fit in u64.
+    let e = scalable_err(1000, 0.01, 1e20, 0.5);
+    assert!(matches!(e, BloomError::OutOfRange { .. }), "{e:?}");
+    assert_names(
+        &e,
+        &["growth s = 100000000000000000000", "n0 = 1000", "u64"],
+    );
+    // 1e19 keys fit in u64, but their bits at p_1 = 0.0025 (1.2e20) do not.
+    let e = scalable_err(1, 0.01, 1e19, 0.5);
+    assert!(matches!(e, BloomError::TooLarge { .. }), "{e:?}");
+    assert_names(&e, &["n = 10000000000000000000", "p = 0.0025"]);
+}
+
+#[test]
+fn scalable_growth_that_fails_later_keeps_every_key_and_says_why() {
+    // r = 1e-60: stage 1 runs at 1e-62 (k = 206), stage 2 at 1e-122, which needs k = 405 > 255.
+    let mut f = Chain::new(10, 0.01, 2.0, 1e-60).unwrap();
+    let mut first_error = None;
+    for i in 0..100u64 {
+        let d = bloomlab_filters::Filter::digest(&f, &i.to_le_bytes());
+        if let Err(e) = f.try_insert_digest(d) {
+            first_error.get_or_insert((i, e));
+        }
+    }
+    let (at, e) = first_error.expect("the third stage cannot be sized");
+    assert_eq!(at, 30, "10 + 20 keys fill two stages");
+    assert!(
+        matches!(e, BloomError::InvalidHashes { max: 255, .. }),
+        "{e:?}"
+    );
+    assert_eq!(f.growth_error(), Some(&e));
+    assert_eq!(bloomlab_filters::Growable::stages(&f), 2);
+    assert!((0..100u64).all(|i| f.contains(&i)), "no key is lost");
+}
+
+#[test]
+fn removing_from_a_layout_without_counters_is_an_error_naming_it() {
+    for name in registry::names() {
+        let caps = registry::capabilities(&name).unwrap();
+        let spec = Spec::Target { n: 100, p: 0.01 };
+        match registry::build_removable(&name, spec) {
+            Ok(_) => assert!(caps.remove, "{name}"),
+            Err(e) => {
+                assert!(!caps.remove, "{name}: {e}");
+                assert!(
+                    matches!(&e, BloomError::Unsupported { name: got, .. } if *got == name),
+                    "{name}: {e:?}"
+                );
+                assert_msg(
+                    &name,
+                    spec,
+                    &e,
+                    &[&name, "cannot remove keys", "counting4/xxh3/km"],
+                );
+            }
+        }
+        match registry::build_growable(&name, spec) {
+            Ok(_) => assert!(caps.grow, "{name}"),
+            Err(e) => {
+                assert!(!caps.grow, "{name}: {e}");
+                assert_msg(
+                    &name,
+                    spec,
+                    &e,
+                    &[&name, "cannot grow", "textbook-scalable"],
+                );
+            }
+        }
+    }
+    let e = registry::build_removable("counting16/xxh3/km", Spec::Target { n: 10, p: 0.1 })
+        .unwrap_err();
+    assert!(matches!(e, BloomError::UnknownName { .. }), "{e:?}");
+}

@@ -107,7 +107,13 @@ fn inherent_batched_lookups_answer_as_one_by_one_lookups() {
     let mut classic = Bloom::<Xxh3, KirschMitzenmacher, FlatBits>::new(100_000, 0.01).unwrap();
     let mut atomic = Bloom::<Murmur3, GuavaMitz64, AtomicBits>::new(100_000, 0.01).unwrap();
     let mut textbook = bloomlab_filters::TextbookFnv1aI32::new(100_000, 0.01).unwrap();
+    let mut counting =
+        bloomlab_filters::Counting4::<Xxh3, KirschMitzenmacher>::new(100_000, 0.01).unwrap();
+    let mut textbook_counting =
+        bloomlab_filters::TextbookCountingFnv1aI32::new(100_000, 0.01).unwrap();
     for k in keys {
+        counting.insert(&k);
+        textbook_counting.insert(&k);
         sbbf.insert(&k);
         blocked.insert(&k);
         classic.insert(&k);
@@ -119,4 +125,8 @@ fn inherent_batched_lookups_answer_as_one_by_one_lookups() {
     check("classic", &classic, |f, k, out| f.contains_batch(k, out));
     check("atomic", &atomic, |f, k, out| f.contains_batch(k, out));
     check("textbook", &textbook, |f, k, out| f.contains_batch(k, out));
+    check("counting4", &counting, |f, k, out| f.contains_batch(k, out));
+    check("textbook-counting", &textbook_counting, |f, k, out| {
+        f.contains_batch(k, out)
+    });
 }

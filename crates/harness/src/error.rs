@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use bloomlab_filters::BloomError;
+use bloomlab_filters::error::Compact;
 use thiserror::Error;
 
 /// Why a sweep could not be planned or run.
@@ -60,8 +61,9 @@ pub enum HarnessError {
         /// Distinct lines needed.
         needed: u64,
     },
-    /// A filter could not be built.
-    #[error("building {filter} for n = {n}, p = {p}: {source}")]
+    /// A filter could not be built. The reason is the error's `source` (not repeated in this
+    /// message, so that a chain printer such as anyhow's `{:#}` shows it once).
+    #[error("building {filter} for n = {n}, p = {}", Compact(*.p))]
     Build {
         /// Registry name.
         filter: String,
@@ -74,8 +76,10 @@ pub enum HarnessError {
     },
     /// An inserted key was reported absent: the filter is broken.
     #[error(
-        "false negative: {filter} on key set {key_set} (n = {n}, p = {p}, overfill = {overfill}, \
-         seed = {seed}) does not find inserted member key #{index}"
+        "false negative: {filter} on key set {key_set} (n = {n}, p = {}, overfill = {}, \
+         seed = {seed}) does not find inserted member key #{index}",
+        Compact(*.p),
+        Compact(*.overfill)
     )]
     FalseNegative {
         /// Registry name.
@@ -93,6 +97,67 @@ pub enum HarnessError {
         /// Index of the missed member in the key set.
         index: u64,
     },
+    /// A field of a data file (a gate baseline) is missing, malformed or out of range.
+    #[error("{path}, line {line}, column {column} ({field}): {value} is invalid: {allowed}", path = .path.display())]
+    BadField {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// 1-based column (character) where the field starts.
+        column: u64,
+        /// The column's header name.
+        field: String,
+        /// The text found, quoted.
+        value: String,
+        /// What is allowed there, in words.
+        allowed: String,
+    },
+    /// An output file or directory cannot be written; found before anything is measured.
+    #[error("cannot write {what} {path}: {reason}", path = .path.display())]
+    Unwritable {
+        /// `report`, `output directory`, `baseline file`, ...
+        what: String,
+        /// The path given.
+        path: PathBuf,
+        /// Why (the operating system's reason, or "it is a directory").
+        reason: String,
+    },
+    /// The plan needs more memory at once than is available.
+    #[error(
+        "the plan needs {} at once ({needed} bytes: {detail}), but only {} ({available} bytes) \
+         {source_of_available}; use fewer or smaller rows, or {override_hint}",
+        human_bytes(*.needed),
+        human_bytes(*.available)
+    )]
+    OutOfMemory {
+        /// Bytes the plan holds at its peak.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+        /// Where the peak is (which group, what it holds).
+        detail: String,
+        /// Where `available` came from, e.g. "are available (MemAvailable in /proc/meminfo)".
+        source_of_available: String,
+        /// The flag that overrides the check.
+        override_hint: String,
+    },
+}
+
+/// `bytes` in binary units with three significant digits, e.g. `17.2 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut x = bytes as f64;
+    let mut unit = 0;
+    while x >= 1024.0 && unit + 1 < UNITS.len() {
+        x /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{x:.3} {}", UNITS[unit])
+    }
 }
 
 impl HarnessError {

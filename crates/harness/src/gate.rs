@@ -38,15 +38,18 @@
 use std::path::Path;
 use std::str::FromStr;
 
+use bloomlab_filters::error::Compact;
 use bloomlab_filters::{BloomError, Filter, Geometry, Spec, Variant, VariantVisitor, registry};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
 use crate::hypothesis::{
-    binomial_sf_inclusive, binomial_test, drift_power, queries_for_drift, rate_ratio_test,
+    binomial_sf_inclusive, binomial_test, drift_power, drift_queries_estimate, queries_for_drift,
+    rate_ratio_test,
 };
 use crate::keys::{KeySet, KeySetKind};
+use crate::preflight::MAX_COUNT;
 use crate::row::{SweepRow, Workload};
 use crate::sweep::WorkloadSettings;
 use crate::trial::{self, Sampling, TrialSpec};
@@ -717,19 +720,273 @@ pub fn default_points() -> Vec<BaselinePoint> {
     ]
 }
 
-/// Reads a baseline CSV.
+/// The columns of a baseline CSV, in the order [`write_baseline`] writes them.
+pub const BASELINE_COLUMNS: [&str; 7] = [
+    "filter",
+    "key_set",
+    "n",
+    "p",
+    "seed",
+    "queries",
+    "false_positives",
+];
+
+/// The smallest level an individual test may have: 2^-52 (`f64::EPSILON`). A point's trial computes
+/// its interval at confidence `1 - level`, and the query plan takes the normal quantile at
+/// `1 - level / 2`; below 2^-52 the latter, and far below it the former, round to exactly 1 in
+/// double precision, where the quantile is infinite and the interval undefined.
+pub const MIN_TEST_ALPHA: f64 = f64::EPSILON;
+
+impl GatePolicy {
+    /// Checks the policy for a gate of `points` points: `family_alpha` in (0, 1) and large enough
+    /// that each of the `3 x points` tests keeps a level of at least [`MIN_TEST_ALPHA`];
+    /// `detect_rel` in (0, 10]; `power` in (0, 1). Errors name the flag, the value and the range.
+    pub fn validate(&self, points: usize) -> Result<(), HarnessError> {
+        let tests = TESTS_PER_POINT * points.max(1);
+        // Shown rounded up to 4 significant digits, so the figure shown is itself accepted.
+        let min_alpha = {
+            let x = MIN_TEST_ALPHA * tests as f64;
+            let unit = 10f64.powi(x.log10().floor() as i32 - 3);
+            format!("{:.3e}", (x / unit).ceil() * unit)
+        };
+        if !(self.family_alpha > 0.0 && self.family_alpha < 1.0) {
+            return Err(HarnessError::invalid(
+                "--alpha",
+                Compact(self.family_alpha),
+                &format!(
+                    "it must be in [{min_alpha}, 1) (the open interval (0, 1), and at least \
+                     2^-52 per test for the {tests} tests of {points} points)"
+                ),
+            ));
+        }
+        if self.per_test_alpha(points) < MIN_TEST_ALPHA {
+            return Err(HarnessError::invalid(
+                "--alpha",
+                Compact(self.family_alpha),
+                &format!(
+                    "with {points} points each of the {tests} tests would run at level {:.3e}, \
+                     below 2^-52 = {MIN_TEST_ALPHA:.3e} (the smallest level whose confidence \
+                     1 - level/2 is a double below 1); --alpha must be in [{min_alpha}, 1)",
+                    self.per_test_alpha(points)
+                ),
+            ));
+        }
+        if !(self.detect_rel > 0.0 && self.detect_rel <= 10.0) {
+            return Err(HarnessError::invalid(
+                "--detect",
+                Compact(self.detect_rel),
+                "it must be in (0, 10]",
+            ));
+        }
+        if !(self.power > 0.0 && self.power < 1.0) {
+            return Err(HarnessError::invalid(
+                "--power",
+                Compact(self.power),
+                "it must be in the open interval (0, 1)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks, before anything is measured, that re-planning `points` (`--update`) asks no point
+    /// for more than 2^53 queries, by the normal approximation the plan starts from at the point's
+    /// target rate ([`crate::hypothesis::drift_queries_estimate`]); a tiny `--detect` would
+    /// otherwise search for an astronomical count.
+    pub fn check_plannable(&self, points: &[BaselinePoint]) -> Result<(), HarnessError> {
+        let alpha = self.per_test_alpha(points.len());
+        for point in points {
+            let q = drift_queries_estimate(point.p, self.detect_rel, alpha, self.power);
+            if q.is_nan() || q > MAX_COUNT as f64 {
+                return Err(HarnessError::invalid(
+                    "--detect",
+                    Compact(self.detect_rel),
+                    &format!(
+                        "detecting a relative FPR change of {} at {} (level {alpha:.3e}, power {}) \
+                         needs about {} queries, more than 2^53; ask for a larger change or less \
+                         power",
+                        Compact(self.detect_rel),
+                        point.label(),
+                        Compact(self.power),
+                        if q.is_finite() {
+                            format!("{q:.3e}")
+                        } else {
+                            "infinitely many".into()
+                        }
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How many points [`check_all`] re-runs at once (rayon's global pool), for the memory check.
+pub fn parallel_points() -> usize {
+    rayon::current_num_threads()
+}
+
+/// The 1-based character column where field `index` of a CSV `line` starts (quotes honoured).
+fn column_of(line: &str, index: usize) -> u64 {
+    if index == 0 {
+        return 1;
+    }
+    let (mut field, mut quoted) = (0, false);
+    for (col, c) in line.chars().enumerate() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                field += 1;
+                if field == index {
+                    return col as u64 + 2;
+                }
+            }
+            _ => {}
+        }
+    }
+    line.chars().count() as u64 + 1
+}
+
+/// What a baseline column holds, for error messages.
+fn column_allows(name: &str) -> &'static str {
+    match name {
+        "filter" => "a registered filter name (`sweep --list` prints them)",
+        "key_set" => "a key set: random-u64, article, url, hex, file:PATH",
+        "n" => "a whole number, at least 1 and at most 2^53",
+        "p" => "a number in the open interval (0, 1)",
+        "seed" => "a whole number from 0 to 2^64 - 1",
+        "queries" => "a whole number, at least 1 and at most 2^53",
+        "false_positives" => "a whole number from 0 to the point's queries",
+        _ => "a value of the baseline schema",
+    }
+}
+
+/// Reads a baseline CSV and checks every point before anything runs.
+///
+/// Everything wrong with the file is bad input, reported with the file, line and column: a
+/// directory or unreadable path, bytes that are not UTF-8, a missing column, a malformed field,
+/// an unknown filter or key set, n or queries outside 1..=2^53, p outside (0, 1), more false
+/// positives than queries, a filter that cannot be built at its (n, p), a key file with too few
+/// lines for the point's members and queries, or no points at all.
 pub fn read_baseline(path: &Path) -> Result<Vec<BaselinePoint>, HarnessError> {
     let err = |reason: String| HarnessError::invalid("baseline file", path.display(), &reason);
-    let mut reader =
-        csv::Reader::from_path(path).map_err(|e| err(format!("cannot read it: {e}")))?;
-    let points: Vec<BaselinePoint> = reader
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .map_err(|e| err(format!("not a gate baseline: {e}")))?;
+    if path.is_dir() {
+        return Err(err("it is a directory; give the baseline CSV file".into()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read it: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        err(crate::keys::not_utf8(e.as_bytes(), e.utf8_error()).replace("keys are", "it is"))
+    })?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| err(format!("line 1 is not a CSV header: {e}")))?
+        .clone();
+    for c in BASELINE_COLUMNS {
+        if !headers.iter().any(|h| h == c) {
+            return Err(err(format!(
+                "line 1 has no column {c:?}; a baseline has the columns {}",
+                BASELINE_COLUMNS.join(",")
+            )));
+        }
+    }
+    let mut points = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            err(format!("line {line}: {e}"))
+        })?;
+        let line = record.position().map_or(0, |p| p.line());
+        let raw = lines
+            .get(line.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or("");
+        let bad = |name: &str, allowed: String| {
+            let index = headers.iter().position(|h| h == name).unwrap_or(0);
+            HarnessError::BadField {
+                path: path.to_owned(),
+                line,
+                column: column_of(raw, index),
+                field: name.to_owned(),
+                value: format!("{:?}", record.get(index).unwrap_or("")),
+                allowed,
+            }
+        };
+        let point: BaselinePoint = record.deserialize(Some(&headers)).map_err(|e| {
+            let (field, why) = match e.kind() {
+                csv::ErrorKind::Deserialize { err, .. } => (err.field(), err.kind().to_string()),
+                _ => (None, e.to_string()),
+            };
+            let name = field
+                .and_then(|i| headers.get(i as usize))
+                .unwrap_or("row")
+                .to_owned();
+            bad(&name, format!("{why}; it must be {}", column_allows(&name)))
+        })?;
+        check_point(&point, &bad)?;
+        points.push(point);
+    }
     if points.is_empty() {
-        return Err(err("it has no points".into()));
+        return Err(err("it has no points (a header and no rows)".into()));
     }
     Ok(points)
+}
+
+/// Checks one baseline point's values; `bad(column, message)` makes the error.
+fn check_point(
+    point: &BaselinePoint,
+    bad: &dyn Fn(&str, String) -> HarnessError,
+) -> Result<(), HarnessError> {
+    let out_of_range = |name: &str, why: &str| {
+        Err(bad(
+            name,
+            format!("{why}; it must be {}", column_allows(name)),
+        ))
+    };
+    if !registry::names().contains(&point.filter) {
+        return out_of_range("filter", "no registered filter has this name");
+    }
+    let Ok(kind) = KeySetKind::from_str(&point.key_set) else {
+        return out_of_range("key_set", "no key set has this name");
+    };
+    if !(1..=MAX_COUNT).contains(&point.n) {
+        return out_of_range("n", "out of range");
+    }
+    if !(point.p.is_finite() && point.p > 0.0 && point.p < 1.0) {
+        return out_of_range("p", "out of range");
+    }
+    if !(1..=MAX_COUNT).contains(&point.queries) {
+        return out_of_range("queries", "out of range");
+    }
+    if point.false_positives > point.queries {
+        return out_of_range(
+            "false_positives",
+            &format!("more than the point's {} queries", point.queries),
+        );
+    }
+    registry::sized_bytes(&point.filter, point.n, point.p).map_err(|e| {
+        bad(
+            "p",
+            format!(
+                "{} cannot be built for n = {} at this p: {e}",
+                point.filter, point.n
+            ),
+        )
+    })?;
+    if let KeySetKind::File(_) = kind {
+        let keys = KeySet::new(kind, point.seed).map_err(|e| bad("key_set", e.to_string()))?;
+        let distinct = keys.available().unwrap_or(u64::MAX);
+        let needed = point.n.saturating_add(point.queries);
+        if distinct < needed {
+            return Err(bad(
+                "queries",
+                format!(
+                    "the key file has {distinct} distinct lines, fewer than n + queries = {needed}"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Writes a baseline CSV.

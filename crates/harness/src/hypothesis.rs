@@ -55,12 +55,18 @@ pub fn binomial_test(x: u64, n: u64, p: f64) -> f64 {
 }
 
 /// Conditional two-sided test of equal rates for counts x1 of n1 trials and x2 of n2 trials.
+///
+/// Panics if `x1 + x2` exceeds `u64::MAX` (no count of a real trial comes near: the gate refuses
+/// counts above 2^53 when it reads a baseline). `n1 + n2` is summed in floating point, so any
+/// trial counts are accepted.
 pub fn rate_ratio_test(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
-    let t = x1 + x2;
+    let t = x1
+        .checked_add(x2)
+        .unwrap_or_else(|| panic!("rate_ratio_test: {x1} + {x2} false positives overflow u64"));
     if t == 0 {
         return 1.0;
     }
-    binomial_test(x2, t, n2 as f64 / (n1 + n2) as f64)
+    binomial_test(x2, t, n2 as f64 / (n1 as f64 + n2 as f64))
 }
 
 fn z(q: f64) -> f64 {
@@ -77,15 +83,23 @@ fn z(q: f64) -> f64 {
 /// `q = t / (p (2 + rel))`. That start is then raised in 1% steps until the exact power
 /// ([`drift_power`]) reaches `power`, so the returned q meets the target exactly, not approximately.
 pub fn queries_for_drift(p: f64, rel: f64, alpha: f64, power: f64) -> u64 {
-    let (pi0, pi1): (f64, f64) = (0.5, (1.0 + rel) / (2.0 + rel));
-    let num =
-        z(1.0 - alpha / 2.0) * (pi0 * (1.0 - pi0)).sqrt() + z(power) * (pi1 * (1.0 - pi1)).sqrt();
-    let t = (num / (pi1 - pi0)).powi(2);
-    let mut q = (t / (p * (2.0 + rel))).ceil() as u64;
+    let mut q = drift_queries_estimate(p, rel, alpha, power).ceil() as u64;
     while drift_power(q, p, rel, alpha) < power {
         q += q / 100 + 1;
     }
     q
+}
+
+/// The normal approximation [`queries_for_drift`] starts from, before its exact search: cheap, so a
+/// caller can refuse a plan that would need more queries than it can make before searching.
+/// Infinite (or NaN) when `alpha / 2` or `power` is too close to 0 or 1 for `f64`, or `rel` so
+/// small that the change cannot be told apart.
+pub fn drift_queries_estimate(p: f64, rel: f64, alpha: f64, power: f64) -> f64 {
+    let (pi0, pi1): (f64, f64) = (0.5, (1.0 + rel) / (2.0 + rel));
+    let num =
+        z(1.0 - alpha / 2.0) * (pi0 * (1.0 - pi0)).sqrt() + z(power) * (pi1 * (1.0 - pi1)).sqrt();
+    let t = (num / (pi1 - pi0)).powi(2);
+    t / (p * (2.0 + rel))
 }
 
 /// Exact power of the drift test: the probability that [`rate_ratio_test`] on x1 ~ Bin(q, p) and
@@ -188,6 +202,22 @@ mod tests {
         assert!((binomial_test(7, 100, 0.02) - 2.0 * tail).abs() < 1e-15);
         // The lower tail is the smaller one for x = 0 at a large rate.
         assert!((binomial_test(0, 10, 0.5) - 2.0 * 0.5f64.powi(10)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn rate_ratio_test_takes_counts_whose_trial_sum_overflows() {
+        // n1 + n2 = 2^65 - 2 does not fit a u64; the rate is equal, so the test cannot reject.
+        let p = rate_ratio_test(5, u64::MAX, 5, u64::MAX);
+        assert!((p - 1.0).abs() < 1e-12, "{p}");
+    }
+
+    #[test]
+    fn drift_estimate_is_infinite_where_no_query_count_can_do() {
+        assert!(drift_queries_estimate(0.01, 0.1, 1e-6, 0.99).is_finite());
+        // 1 - alpha/2 rounds to 1: the quantile is infinite.
+        assert!(!drift_queries_estimate(0.01, 0.1, 1e-20, 0.99).is_finite());
+        // A change of 1e-300 cannot be resolved.
+        assert!(drift_queries_estimate(0.01, 1e-300, 1e-6, 0.99) > 1e300);
     }
 
     #[test]

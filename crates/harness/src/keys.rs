@@ -91,9 +91,13 @@ impl FileKeys {
     /// Reads `path`: one key per line (`\n` or `\r\n`), blank lines skipped, repeats removed and
     /// counted. Errors name the path.
     pub fn read(path: &Path) -> Result<Self, HarnessError> {
-        let text = std::fs::read_to_string(path).map_err(|e| HarnessError::KeyFile {
+        let bytes = std::fs::read(path).map_err(|e| HarnessError::KeyFile {
             path: path.to_owned(),
             reason: e.to_string(),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| HarnessError::KeyFile {
+            path: path.to_owned(),
+            reason: not_utf8(e.as_bytes(), e.utf8_error()),
         })?;
         let mut seen = std::collections::HashSet::new();
         let mut lines = Vec::new();
@@ -128,6 +132,27 @@ impl FileKeys {
             needed: members + 1,
         })
     }
+}
+
+/// Where the first invalid UTF-8 byte of `bytes` is, as `line L, column C (byte 0xXX)`.
+pub(crate) fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> String {
+    let at = e.valid_up_to();
+    let before = &bytes[..at];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    // Columns count characters; everything before `at` on this line is valid UTF-8.
+    let column = String::from_utf8_lossy(&bytes[line_start..at])
+        .chars()
+        .count()
+        + 1;
+    format!(
+        "line {line}, column {column}: byte 0x{:02x} is not valid UTF-8 (keys are read as UTF-8 \
+         text, one per line)",
+        bytes[at]
+    )
 }
 
 /// A batch of consecutive keys, in one of two representations so that hot loops stay typed.
@@ -461,6 +486,20 @@ mod tests {
                 "article-2",
                 "article-content-hash-18446744073709551615"
             ]
+        );
+    }
+
+    #[test]
+    fn a_non_utf8_key_file_is_refused_at_its_line_and_column() {
+        let path = std::env::temp_dir().join(format!("bloomlab-keys-{}.txt", std::process::id()));
+        std::fs::write(&path, b"alpha\nbeta\nga\xffmma\n").unwrap();
+        let err = FileKeys::read(&path).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            err.contains("line 3, column 3")
+                && err.contains("0xff")
+                && err.contains("bloomlab-keys"),
+            "{err}"
         );
     }
 }

@@ -8,6 +8,7 @@ pub mod hypothesis;
 pub mod keys;
 pub mod memory;
 pub mod peer;
+pub mod preflight;
 pub mod row;
 pub mod stats;
 pub mod sweep;

@@ -9,7 +9,8 @@ pub fn check_confidence(confidence: f64) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "confidence level {confidence} is invalid: it must be in the open interval (0, 1)"
+            "confidence level {} is invalid: it must be in the open interval (0, 1)",
+            bloomlab_filters::error::Compact(confidence)
         ))
     }
 }

@@ -18,11 +18,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bloomlab_filters::error::Compact;
 use bloomlab_filters::registry;
 use rayon::prelude::*;
 
 use crate::error::HarnessError;
 use crate::keys::{KeySet, KeySetKind};
+use crate::preflight::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 use crate::row::SweepRow;
 use crate::stats::check_confidence;
 use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches};
@@ -251,20 +253,40 @@ impl SweepConfig {
         check_confidence(s.confidence).map_err(|_| {
             HarnessError::invalid(
                 "confidence",
-                s.confidence,
+                Compact(s.confidence),
                 "must be in the open interval (0, 1)",
             )
         })?;
         if !(s.precision.is_finite() && s.precision > 0.0) {
             return Err(HarnessError::invalid(
                 "precision",
-                s.precision,
+                Compact(s.precision),
                 "must be a finite number > 0 (relative half-width, e.g. 0.1 for +-10%)",
             ));
         }
-        if s.max_queries == 0 {
+        if !(1..=MAX_COUNT).contains(&s.max_queries) {
             return Err(HarnessError::invalid(
                 "max-queries",
+                s.max_queries,
+                "must be a whole number, at least 1 and at most 2^53",
+            ));
+        }
+        let max_threads = max_threads();
+        if self.threads > max_threads {
+            return Err(HarnessError::invalid(
+                "threads",
+                self.threads,
+                &format!(
+                    "must be from 0 (one per core) to {max_threads} ({THREADS_PER_CORE} per core \
+                     on this machine's {} cores; the trials are CPU-bound, so more threads only \
+                     take turns)",
+                    max_threads / THREADS_PER_CORE
+                ),
+            ));
+        }
+        if self.timing_passes == 0 {
+            return Err(HarnessError::invalid(
+                "timing passes",
                 0,
                 "must be at least 1",
             ));
@@ -326,33 +348,43 @@ impl SweepConfig {
                 }
             }
             for &n in &g.n {
-                if n == 0 {
-                    return Err(HarnessError::invalid("n", n, "must be at least 1"));
+                if !(1..=MAX_COUNT).contains(&n) {
+                    return Err(HarnessError::invalid(
+                        "n",
+                        n,
+                        "must be a whole number, at least 1 and at most 2^53",
+                    ));
                 }
             }
             for &p in &g.p {
                 if !(p.is_finite() && p > 0.0 && p < 1.0) {
                     return Err(HarnessError::invalid(
                         "p",
-                        p,
+                        Compact(p),
                         "must be in the open interval (0, 1)",
                     ));
                 }
             }
             for &o in &g.overfill {
-                if !(o.is_finite() && o > 0.0) {
+                if !(o.is_finite() && o > 0.0 && o <= MAX_OVERFILL) {
                     return Err(HarnessError::invalid(
                         "overfill",
-                        o,
-                        "must be a finite number > 0",
+                        Compact(o),
+                        "must be > 0 and at most 64 (at 64x its n, a filter at its optimal k \
+                         has a theoretical FPR of exactly 1.0 in double precision)",
                     ));
                 }
                 for &n in &g.n {
-                    if (n as f64 * o).round() < 1.0 {
+                    let members = (n as f64 * o).round();
+                    if !(1.0..=MAX_COUNT as f64).contains(&members) {
                         return Err(HarnessError::invalid(
                             "overfill",
-                            o,
-                            &format!("must make round(n * overfill) at least 1 (n = {n})"),
+                            Compact(o),
+                            &format!(
+                                "must make round(n * overfill) a whole number from 1 to 2^53 \
+                                 (n = {n} gives {})",
+                                Compact(members)
+                            ),
                         ));
                     }
                 }
@@ -391,6 +423,16 @@ impl SweepConfig {
                                 if let Some(file) = key_sets[ks].file() {
                                     file.check_members(spec.n_inserted())?;
                                 }
+                                // Refused sizes (k > 255, a Java-int bit count, ...) fail here,
+                                // before any row runs; nothing is allocated.
+                                registry::sized_bytes(&spec.filter, spec.n, spec.p).map_err(
+                                    |source| HarnessError::Build {
+                                        filter: spec.filter.clone(),
+                                        n: spec.n,
+                                        p: spec.p,
+                                        source,
+                                    },
+                                )?;
                                 let row = PlannedRow {
                                     spec,
                                     key_set: ks.clone(),
@@ -433,6 +475,13 @@ pub struct Plan {
     /// Rows in output order.
     pub rows: Vec<PlannedRow>,
     key_sets: HashMap<KeySetKind, KeySet>,
+}
+
+impl Plan {
+    /// The key set of `kind`, if the plan uses it.
+    pub fn key_set(&self, kind: &KeySetKind) -> Option<&KeySet> {
+        self.key_sets.get(kind)
+    }
 }
 
 /// Progress of a running sweep.

@@ -12,7 +12,7 @@ use crate::ReportError;
 pub fn write_csv(rows: &[SweepRow], path: &Path) -> Result<(), ReportError> {
     let csv_err = |source| ReportError::Csv {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     };
     let mut writer = csv::Writer::from_path(path).map_err(csv_err)?;
     for row in rows {
@@ -21,7 +21,7 @@ pub fn write_csv(rows: &[SweepRow], path: &Path) -> Result<(), ReportError> {
     writer.flush().map_err(|source| ReportError::Io {
         action: "writing",
         path: path.to_path_buf(),
-        source,
+        cause: source,
     })
 }
 
@@ -31,7 +31,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<SweepRow>, ReportError> {
     let file = std::fs::File::open(path).map_err(|source| ReportError::Io {
         action: "opening",
         path: path.to_path_buf(),
-        source,
+        cause: source,
     })?;
     let mut reader = csv::Reader::from_reader(std::io::BufReader::new(file));
     reader
@@ -39,7 +39,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<SweepRow>, ReportError> {
         .collect::<Result<Vec<SweepRow>, _>>()
         .map_err(|source| ReportError::Csv {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })
 }
 

@@ -54,20 +54,18 @@ pub struct ReportFiles {
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     /// A file or directory could not be created, opened, read or written.
-    #[error("{action} {path}: {source}")]
+    ///
+    /// The cause is part of the message and deliberately not a `source()`, so that an error chain
+    /// printed with `{:#}` names it once.
+    #[error("{action} {path}: {cause}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The CSV could not be written or parsed (bad header, bad field, wrong column count).
-    #[error("CSV {path}: {source}")]
-    Csv {
-        path: PathBuf,
-        #[source]
-        source: csv::Error,
-    },
+    #[error("CSV {path}: {cause}")]
+    Csv { path: PathBuf, cause: csv::Error },
     /// There were no rows to report on.
     #[error("{path}: no sweep rows to report on")]
     NoRows { path: PathBuf },
@@ -93,7 +91,7 @@ pub fn write_reports(rows: &[SweepRow], out_dir: &Path) -> Result<ReportFiles, R
     std::fs::create_dir_all(out_dir).map_err(|source| ReportError::Io {
         action: "creating directory",
         path: out_dir.to_path_buf(),
-        source,
+        cause: source,
     })?;
     let csv = out_dir.join(CSV_NAME);
     write_csv(rows, &csv)?;

@@ -28,7 +28,7 @@ pub fn write_summary(
     std::fs::write(path, text).map_err(|source| ReportError::Io {
         action: "writing",
         path: path.to_path_buf(),
-        source,
+        cause: source,
     })
 }
 

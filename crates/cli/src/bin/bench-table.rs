@@ -10,6 +10,8 @@ use bloomlab_report::bench_table::{Machine, write_report};
 use clap::Parser;
 
 /// Writes the Bloom-vs-HashSet Markdown table from a finished `cargo bench` run.
+///
+/// Exit codes: 0 = written, 2 = bad input (no or unreadable bench results, an unwritable output).
 #[derive(Debug, Parser)]
 #[command(name = "bench-table", version)]
 struct Args {
@@ -31,8 +33,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("bench-table: {:#}", anyhow::Error::from(e));
-            ExitCode::FAILURE
+            eprintln!("bench-table: error: {:#}", anyhow::Error::from(e));
+            ExitCode::from(2)
         }
     }
 }

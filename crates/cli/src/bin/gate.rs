@@ -4,9 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+use bloomlab_cli::parse_count_named;
 use bloomlab_harness::Workload;
 use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
+use bloomlab_harness::preflight::{self, MemoryBudget};
 use bloomlab_report::markdown;
 use clap::Parser;
 
@@ -18,7 +20,10 @@ use clap::Parser;
 /// theory and the baseline, and a grow point's count against its target p. Static points and
 /// workload points are two families, each sharing a family-wise false-alarm rate (--alpha,
 /// Bonferroni); every point's query count detects a --detect change of its FPR with probability
-/// --power. --update appends built-in points the baseline lacks. Exit status: 0 when every point passes, 1 when any fails, 2 on bad input.
+/// --power. --update appends built-in points the baseline lacks. Exit status: 0 when every point
+/// passes, 1 when any fails, 2 on bad input (found before any point runs: the baseline's values,
+/// with file, line and column; the flags; the report and baseline paths; the memory the points
+/// need at once, see --memory-limit).
 #[derive(Parser, Debug)]
 #[command(name = "gate", version, about, long_about)]
 struct Args {
@@ -33,7 +38,8 @@ struct Args {
     /// re-planned for the current --alpha, --detect and --power.
     #[arg(long)]
     update: bool,
-    /// Family-wise false-alarm rate of the whole gate, in (0, 1).
+    /// Family-wise false-alarm rate of the whole gate, in (0, 1) and at least 3 x points x 2^-52
+    /// (each test's level must stay at least 2^-52, where 1 - level/2 is still a double below 1).
     #[arg(long, default_value_t = 1e-4)]
     alpha: f64,
     /// Relative FPR change every point must detect, in (0, 10].
@@ -42,29 +48,48 @@ struct Args {
     /// Probability of detecting that change at each point, in (0, 1).
     #[arg(long, default_value_t = 0.99)]
     power: f64,
+    /// Memory the points may hold at once, in bytes (scientific notation allowed). Default: the
+    /// MemAvailable figure of /proc/meminfo (the check is skipped where there is none). The points
+    /// run in parallel, so the largest filters that run together are compared with it before
+    /// any is built.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
+    memory_limit: Option<String>,
 }
 
-fn policy(args: &Args) -> Result<GatePolicy> {
-    if !(args.alpha > 0.0 && args.alpha < 1.0) {
-        bail!(
-            "--alpha {} is invalid: it must be in the open interval (0, 1)",
-            args.alpha
-        );
-    }
-    if !(args.detect > 0.0 && args.detect <= 10.0) {
-        bail!("--detect {} is invalid: it must be in (0, 10]", args.detect);
-    }
-    if !(args.power > 0.0 && args.power < 1.0) {
-        bail!(
-            "--power {} is invalid: it must be in the open interval (0, 1)",
-            args.power
-        );
-    }
-    Ok(GatePolicy {
+fn policy(args: &Args) -> GatePolicy {
+    GatePolicy {
         family_alpha: args.alpha,
         detect_rel: args.detect,
         power: args.power,
-    })
+    }
+}
+
+/// Everything refused before a point runs, for `points`, `concurrent` of which run at once.
+fn preflight(
+    args: &Args,
+    policy: &GatePolicy,
+    points: &[BaselinePoint],
+    concurrent: usize,
+) -> Result<()> {
+    policy.validate(points.len())?;
+    if args.update {
+        policy.check_plannable(points)?;
+        preflight::check_output_file("baseline file (--baseline)", &args.baseline)?;
+    }
+    if let Some(path) = &args.report {
+        preflight::check_output_file("report (--report)", path)?;
+    }
+    let limit = match &args.memory_limit {
+        Some(s) => Some(parse_count_named("--memory-limit", 1, s).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let budget = MemoryBudget::detect(limit);
+    if let Some(note) = budget.skipped_note() {
+        eprintln!("gate: {note}");
+    }
+    let need = preflight::points_need(points, concurrent)?;
+    preflight::check_memory(&need, &budget, "--memory-limit")?;
+    Ok(())
 }
 
 fn fmt_p(p: Option<f64>) -> String {
@@ -126,7 +151,7 @@ fn table(outcomes: &[PointOutcome]) -> String {
 }
 
 fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
-    let points = if args.baseline.exists() {
+    let points = if args.baseline.exists() || args.baseline.is_symlink() {
         // Built-in points the baseline lacks (new workload points) are measured and appended.
         let mut points = gate::read_baseline(&args.baseline)?;
         for new in gate::default_points() {
@@ -143,6 +168,8 @@ fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
         );
         gate::default_points()
     };
+    // Points are re-measured one at a time.
+    preflight(args, policy, &points, 1)?;
     eprintln!(
         "UPDATING THE BASELINE {}: {} points are re-measured and the file is rewritten.",
         args.baseline.display(),
@@ -171,12 +198,19 @@ fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
-    let policy = policy(args)?;
+    let policy = policy(args);
     if args.update {
         return update(args, &policy);
     }
-    let points: Vec<BaselinePoint> = gate::read_baseline(&args.baseline)
-        .with_context(|| "run `cargo run --release --bin gate -- --update` to create a baseline")?;
+    let points: Vec<BaselinePoint> = gate::read_baseline(&args.baseline).map_err(|e| {
+        let hint = if args.baseline.exists() {
+            "fix the file, or re-create it with `cargo run --release --bin gate -- --update`"
+        } else {
+            "run `cargo run --release --bin gate -- --update` to create a baseline"
+        };
+        anyhow::anyhow!("{e}\n({hint})")
+    })?;
+    preflight(args, &policy, &points, gate::parallel_points())?;
     let statics: Vec<BaselinePoint> = points
         .iter()
         .filter(|p| p.workload == Workload::Static)

@@ -6,12 +6,15 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use bloomlab_cli::{CountingAlloc, git_revision, parse_count, parse_f64, parse_list};
+use bloomlab_cli::{
+    CountingAlloc, git_revision, parse_count, parse_count_named, parse_f64, parse_list,
+};
 use bloomlab_filters::registry;
+use bloomlab_harness::preflight::{self, MemoryBudget};
 use bloomlab_harness::stats::median;
 use bloomlab_harness::sweep::WorkloadSettings;
 use bloomlab_harness::workload::{Churn, Grow};
-use bloomlab_harness::{Grid, KeySetKind, SweepConfig, SweepRow, Workload, sweep};
+use bloomlab_harness::{Grid, KeySetKind, Plan, SweepConfig, SweepRow, Workload, sweep};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -38,6 +41,12 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// Use --filters all for all registered variants. Timings are indicative medians (the criterion
 /// benches are the authority on speed); they are taken one row at a time after each group's
 /// statistics, which run in parallel.
+///
+/// Before anything is measured, the settings are checked (counts up to 2^53, --overfill up to 64,
+/// --threads up to 4 per core), every row's filter is sized, --out is probed for writing, and the
+/// memory the plan holds at once is compared with what the machine has available (see
+/// --memory-limit). Exit status: 0 on success, 1 when a measurement fails (a false negative),
+/// 2 on bad input (nothing measured).
 #[derive(Debug, Parser)]
 #[command(name = "sweep", version)]
 struct Args {
@@ -103,9 +112,17 @@ struct Args {
     /// marked capped.
     #[arg(long, default_value = "2e7", value_name = "COUNT")]
     max_queries: String,
-    /// Worker threads for the statistics (0 = one per core). Results do not depend on it.
+    /// Worker threads for the statistics (0 = one per core), at most 4 per core: the trials are
+    /// CPU-bound, so more threads only take turns. Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Memory the run may hold at once, in bytes (scientific notation allowed, e.g. 8e9). The
+    /// plan's peak (the largest group's filters, sized without allocating, plus its key batches
+    /// and HashSet baseline) is compared with it before anything is allocated. Default: the
+    /// MemAvailable figure of /proc/meminfo (on systems without it the check is skipped unless
+    /// this is given). Raise it to run a plan the check refuses.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
+    memory_limit: Option<String>,
     /// A small grid that finishes in well under a minute (grid flags given still override it).
     #[arg(long)]
     quick: bool,
@@ -117,30 +134,21 @@ struct Args {
     out: PathBuf,
 }
 
-/// Bad input (a flag's value, a filter without the workload's capability): exit status 2.
-#[derive(Debug)]
-struct BadInput(anyhow::Error);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:#}", self.0)
-    }
+/// Why the sweep stopped: bad input is found before anything runs (exit 2); a measurement can
+/// fail after (exit 1).
+enum Stop {
+    BadInput(anyhow::Error),
+    Failed(anyhow::Error),
 }
 
-impl std::error::Error for BadInput {}
-
 fn main() -> ExitCode {
-    match run(Args::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sweep: error: {e:#}");
-            if e.is::<BadInput>() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-    }
+    let (code, e) = match run(Args::parse()) {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Stop::BadInput(e)) => (2, e),
+        Err(Stop::Failed(e)) => (1, e),
+    };
+    eprintln!("sweep: error: {e:#}");
+    ExitCode::from(code)
 }
 
 fn workload(args: &Args) -> Result<WorkloadSettings> {
@@ -216,8 +224,7 @@ fn config(args: &Args) -> Result<SweepConfig> {
     c.sampling.seed = args.seed;
     c.sampling.confidence = args.confidence;
     c.sampling.precision = args.precision;
-    c.sampling.max_queries = parse_count(&args.max_queries)
-        .map_err(|e| anyhow::anyhow!("--max-queries: {}", e.replacen("n =", "value", 1)))?;
+    c.sampling.max_queries = e(parse_count_named("--max-queries", 1, &args.max_queries))?;
     c.sampling.revision = git_revision();
     c.threads = args.threads;
     c.timing = !args.no_timing;
@@ -226,12 +233,37 @@ fn config(args: &Args) -> Result<SweepConfig> {
     Ok(c)
 }
 
-fn run(args: Args) -> Result<()> {
+/// Everything that can be refused before a row runs: the settings, the rows (key files read,
+/// every filter sized), the output directory and the plan's memory.
+fn prepare(args: &Args) -> Result<(SweepConfig, Plan)> {
+    let config = config(args)?;
+    let limit = match &args.memory_limit {
+        Some(s) => Some(e(parse_count_named("--memory-limit", 1, s))?),
+        None => None,
+    };
+    let plan = config.plan()?;
+    let budget = MemoryBudget::detect(limit);
+    if let Some(note) = budget.skipped_note() {
+        eprintln!("sweep: {note}");
+    }
+    let need = plan.memory_need(&config)?;
+    preflight::check_memory(&need, &budget, "--memory-limit")?;
+    preflight::check_output_dir("output directory (--out)", &args.out)?;
+    let mut outputs = vec![bloomlab_report::CSV_NAME, bloomlab_report::SUMMARY_NAME];
+    outputs.extend(bloomlab_report::PNG_NAMES);
+    outputs.extend([bloomlab_report::CHURN_PNG, bloomlab_report::GROW_PNG]);
+    for name in outputs {
+        preflight::check_output_file("output file", &args.out.join(name))?;
+    }
+    Ok((config, plan))
+}
+
+fn run(args: Args) -> Result<(), Stop> {
     if args.list {
         let names = registry::names();
         let width = names.iter().map(String::len).max().unwrap_or(0);
         for name in names {
-            let caps = registry::capabilities(&name)?;
+            let caps = registry::capabilities(&name).map_err(|e| Stop::Failed(e.into()))?;
             let mut what = Vec::new();
             if caps.remove {
                 what.push("remove");
@@ -247,10 +279,11 @@ fn run(args: Args) -> Result<()> {
         }
         return Ok(());
     }
-    let config = config(&args).map_err(|e| anyhow::Error::new(BadInput(e)))?;
-    let plan = config
-        .plan()
-        .map_err(|e| anyhow::Error::new(BadInput(e.into())))?;
+    let (config, plan) = prepare(&args).map_err(Stop::BadInput)?;
+    measure(&args, &config, &plan).map_err(Stop::Failed)
+}
+
+fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {
     let bar = ProgressBar::new(plan.rows.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}")
@@ -258,7 +291,7 @@ fn run(args: Args) -> Result<()> {
             .progress_chars("=> "),
     );
     let started = Instant::now();
-    let rows = sweep::run(&config, &plan, &|p| {
+    let rows = sweep::run(config, plan, &|p| {
         bar.set_position(p.done as u64);
         bar.set_message(p.current.clone());
     });

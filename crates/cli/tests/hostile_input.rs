@@ -1,0 +1,411 @@
+//! Hostile input to the binaries: every case must exit with status 2 and a message naming the
+//! value, before anything is measured (no rows printed, no point re-run, in well under a second of
+//! work).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
+const GATE: &str = env!("CARGO_BIN_EXE_gate");
+const BLOOMLAB: &str = env!("CARGO_BIN_EXE_bloomlab");
+
+/// Far above what a refused run costs (a process start and some file checks); far below what any
+/// measurement here would take.
+const PREFLIGHT_TIME: Duration = Duration::from_secs(5);
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+fn run(bin: &str, args: &[&str]) -> Run {
+    let start = Instant::now();
+    let out = Command::new(bin).args(args).output().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        took: start.elapsed(),
+    }
+}
+
+/// Runs `bin` with `args` and asserts: exit 2, every `wanted` text in stderr, nothing on stdout
+/// (no table, no rows), quick. Returns stderr.
+fn refused(bin: &str, args: &[&str], wanted: &[&str]) -> String {
+    let r = run(bin, args);
+    let what = format!(
+        "{bin} {args:?}: exit {:?}\nstderr: {}\nstdout: {}",
+        r.code, r.stderr, r.stdout
+    );
+    assert_eq!(r.code, Some(2), "{what}");
+    for w in wanted {
+        assert!(r.stderr.contains(w), "{what}\nlacks {w:?}");
+    }
+    assert!(r.stdout.is_empty(), "{what}");
+    assert!(r.took < PREFLIGHT_TIME, "{what}\ntook {:?}", r.took);
+    r.stderr
+}
+
+/// A scratch directory for one test, removed first if a previous run left it.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bloomlab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+// ---------------------------------------------------------------- sweep
+
+#[test]
+fn sweep_refuses_an_overfill_beyond_64() {
+    refused(
+        SWEEP,
+        &["--overfill", "1e300"],
+        &["overfill = 1e300", "at most 64"],
+    );
+    refused(SWEEP, &["--overfill", "NaN"], &["overfill = NaN"]);
+    refused(
+        SWEEP,
+        &["--overfill", "1e-300"],
+        &["overfill = 1e-300", "n = 10000 gives 0"],
+    );
+}
+
+#[test]
+fn sweep_refuses_threads_beyond_4_per_core() {
+    refused(
+        SWEEP,
+        &["--threads", "20000"],
+        &["threads = 20000", "4 per core"],
+    );
+}
+
+#[test]
+fn sweep_refuses_bad_counts_and_rates_with_one_parser() {
+    refused(SWEEP, &["--n", "-5"], &["n = \"-5\"", "1 to 2^53"]);
+    refused(SWEEP, &["--n", "1e300"], &["n = \"1e300\"", "1 to 2^53"]);
+    refused(SWEEP, &["--n", "9007199254740993"], &["2^53"]);
+    refused(SWEEP, &["--max-queries", "0"], &["--max-queries = \"0\""]);
+    refused(SWEEP, &["--p", "NaN"], &["p = NaN", "(0, 1)"]);
+    refused(SWEEP, &["--p", "inf"], &["p = inf", "(0, 1)"]);
+    refused(SWEEP, &["--confidence", "1"], &["confidence = 1"]);
+    refused(SWEEP, &["--filters", ""], &["--filters", "at least one"]);
+    refused(
+        SWEEP,
+        &["--memory-limit", "-1"],
+        &["--memory-limit = \"-1\""],
+    );
+}
+
+#[test]
+fn sweep_shows_a_tiny_rate_compactly_and_the_cause_once() {
+    let err = refused(
+        SWEEP,
+        &[
+            "--filters",
+            "classic/xxh3/km/flat",
+            "--n",
+            "1000",
+            "--p",
+            "1e-300",
+        ],
+        &["p = 1e-300", "k = 997", "1..=255"],
+    );
+    assert_eq!(err.matches("k = 997").count(), 1, "{err}");
+    assert!(!err.contains("0.000000"), "{err}");
+}
+
+#[test]
+fn sweep_refuses_an_output_directory_that_is_a_file_before_measuring() {
+    let dir = scratch("sweep-out");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "keep").unwrap();
+    refused(
+        SWEEP,
+        &["--quick", "--out", s(&file)],
+        &[s(&file), "not a directory"],
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+    // An output file that is a directory, and a directory below a regular file.
+    let out = dir.join("out");
+    std::fs::create_dir_all(out.join("sweep.csv")).unwrap();
+    refused(
+        SWEEP,
+        &["--quick", "--out", s(&out)],
+        &["sweep.csv", "is a directory"],
+    );
+    let below = file.join("sub");
+    refused(SWEEP, &["--quick", "--out", s(&below)], &[s(&below)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sweep_refuses_a_plan_larger_than_the_memory_limit() {
+    // Two filters for n = 1e10 at p = 1e-3 (18 GB each) would be held at once.
+    let err = refused(
+        SWEEP,
+        &[
+            "--filters",
+            "classic/xxh3/km/flat,sbbf/xxh3",
+            "--keys",
+            "random-u64",
+            "--n",
+            "1e10",
+            "--p",
+            "1e-3",
+            "--no-timing",
+            "--memory-limit",
+            "24e9",
+        ],
+        &["24000000000 bytes", "--memory-limit", "2 filter(s)"],
+    );
+    // The needed figure is the two filters' bytes plus two threads' key batches at most.
+    let needed: u64 = err
+        .split(" bytes: ")
+        .next()
+        .and_then(|head| head.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no byte count in {err}"));
+    assert!((35_900_000_000..36_000_000_000).contains(&needed), "{err}");
+}
+
+#[test]
+fn sweep_names_the_line_of_a_non_utf8_key_file() {
+    let dir = scratch("sweep-keys");
+    let keys = dir.join("keys.txt");
+    std::fs::write(&keys, b"one\ntwo\nth\xe9ree\n").unwrap();
+    let arg = format!("file:{}", s(&keys));
+    refused(
+        SWEEP,
+        &["--keys", &arg],
+        &["keys.txt", "line 3, column 3", "0xe9"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------- gate
+
+const HEADER: &str = "filter,key_set,n,p,seed,queries,false_positives\n";
+const GOOD: &str = "classic/xxh3/km/flat,random-u64,100000,0.01,20261125,1028113,10452\n";
+
+/// Writes a baseline whose third line is `row` and returns its path.
+fn baseline(dir: &Path, name: &str, row: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{HEADER}{GOOD}{row}\n")).unwrap();
+    path
+}
+
+#[test]
+fn gate_refuses_bad_baseline_rows_with_file_line_and_column() {
+    let dir = scratch("gate-rows");
+    let cases = [
+        (
+            "queries0.csv",
+            "classic/xxh3/km/flat,random-u64,100000,0.01,1,0,0",
+            "column 47 (queries)",
+        ),
+        (
+            "fpmax.csv",
+            "classic/xxh3/km/flat,random-u64,100000,0.01,1,1000,18446744073709551615",
+            "column 52 (false_positives)",
+        ),
+        (
+            "fpover.csv",
+            "classic/xxh3/km/flat,random-u64,100000,0.01,1,1000,1001",
+            "column 52 (false_positives)",
+        ),
+        (
+            "pnan.csv",
+            "classic/xxh3/km/flat,random-u64,100000,NaN,1,1000,1",
+            "column 40 (p)",
+        ),
+        (
+            "n0.csv",
+            "classic/xxh3/km/flat,random-u64,0,0.01,1,1000,1",
+            "column 33 (n)",
+        ),
+        (
+            "filter.csv",
+            "classic/md5/km/flat,random-u64,100000,0.01,1,1000,1",
+            "column 1 (filter)",
+        ),
+        (
+            "keys.csv",
+            "classic/xxh3/km/flat,words,100000,0.01,1,1000,1",
+            "column 22 (key_set)",
+        ),
+    ];
+    for (name, row, column) in cases {
+        let path = baseline(&dir, name, row);
+        let err = refused(GATE, &["--baseline", s(&path)], &[name, "line 3", column]);
+        assert!(!err.contains(" pass ") && !err.contains("FAIL"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The committed baseline (12 points).
+fn committed() -> String {
+    format!(
+        "{}/../../reports/baseline/gate.csv",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn gate_refuses_an_alpha_below_its_derived_floor() {
+    let committed = committed();
+    let with = |flags: &[&'static str]| -> Vec<&str> {
+        let mut v = vec!["--baseline", committed.as_str()];
+        v.extend_from_slice(flags);
+        v
+    };
+    refused(
+        GATE,
+        &with(&["--alpha", "1e-20"]),
+        &["--alpha = 1e-20", "2^-52", "[7.994e-15, 1)"],
+    );
+    refused(GATE, &with(&["--alpha", "NaN"]), &["--alpha = NaN"]);
+    refused(GATE, &with(&["--power", "1"]), &["--power = 1"]);
+    refused(
+        GATE,
+        &with(&["--detect", "0"]),
+        &["--detect = 0", "(0, 10]"],
+    );
+}
+
+#[test]
+fn gate_says_a_baseline_directory_is_a_directory() {
+    let dir = scratch("gate-dir");
+    refused(GATE, &["--baseline", s(&dir)], &[s(&dir), "is a directory"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gate_refuses_an_unwritable_report_before_measuring() {
+    let dir = scratch("gate-report");
+    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--report", s(&dir)],
+        &["--report", "is a directory"],
+    );
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let below = file.join("report.md");
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--report", s(&below)],
+        &["--report", "cannot create its directory"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gate_update_refuses_an_unplannable_change_and_an_unwritable_baseline() {
+    let dir = scratch("gate-update");
+    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--update", "--detect", "1e-300"],
+        &["--detect = 1e-300", "2^53"],
+    );
+    // A missing baseline below a regular file cannot be created: refused before re-measuring.
+    let below = good.join("gate.csv");
+    refused(
+        GATE,
+        &["--baseline", s(&below), "--update"],
+        &["--baseline", "cannot create its directory"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gate_refuses_points_larger_than_the_memory_limit() {
+    let dir = scratch("gate-memory");
+    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--memory-limit", "1e3"],
+        &["1000 bytes", "--memory-limit"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------- bloomlab guava
+
+#[test]
+fn guava_build_takes_counts_as_sweep_does() {
+    let dir = scratch("guava");
+    let keys = dir.join("keys.txt");
+    std::fs::write(&keys, "1\n2\n3\n").unwrap();
+    let out = dir.join("f.bin");
+    let r = run(
+        BLOOMLAB,
+        &[
+            "guava",
+            "build",
+            "--funnel",
+            "long",
+            "--n",
+            "1e3",
+            "--p",
+            "0.01",
+            "--keys",
+            s(&keys),
+            "--out",
+            s(&out),
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // Guava sizes 1e3 at 1% to 9585 bits, 150 words.
+    assert!(
+        r.stdout.contains("9600 bits") && out.exists(),
+        "{}",
+        r.stdout
+    );
+    refused(
+        BLOOMLAB,
+        &[
+            "guava",
+            "build",
+            "--funnel",
+            "long",
+            "--n",
+            "1e300",
+            "--p",
+            "0.01",
+            "--keys",
+            s(&keys),
+            "--out",
+            s(&out),
+        ],
+        &["--n = \"1e300\"", "2^53"],
+    );
+    let err = refused(
+        BLOOMLAB,
+        &[
+            "guava",
+            "build",
+            "--funnel",
+            "long",
+            "--n",
+            "100",
+            "--p",
+            "1e-300",
+            "--keys",
+            s(&keys),
+            "--out",
+            s(&out),
+        ],
+        &["k = 997"],
+    );
+    assert!(!err.contains("0.000000"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
