@@ -269,7 +269,7 @@ fn gate_refuses_an_alpha_below_its_derived_floor() {
     refused(
         GATE,
         &with(&["--alpha", "1e-20"]),
-        &["--alpha = 1e-20", "2^-52", "[7.994e-15, 1)"],
+        &["--alpha = 1e-20", "2^-52", "[9.993e-15, 1)"],
     );
     refused(GATE, &with(&["--alpha", "NaN"]), &["--alpha = NaN"]);
     refused(GATE, &with(&["--power", "1"]), &["--power = 1"]);
