@@ -129,9 +129,25 @@ struct Args {
     /// Skip the timing columns (they are written as 0).
     #[arg(long)]
     no_timing: bool,
-    /// Output directory for sweep.csv, the PNGs and summary.md.
-    #[arg(long, default_value = "reports/sweep", value_name = "DIR")]
-    out: PathBuf,
+    /// Output directory for sweep.csv, the PNGs and summary.md (default: reports/sweep for the
+    /// static workload, reports/churn and reports/grow for the others, so that one workload's run
+    /// never overwrites another's report).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+impl Args {
+    /// `--out`, or the workload's own directory under `reports/`.
+    fn out_dir(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| {
+            let dir = match self.workload.trim() {
+                "churn" => "churn",
+                "grow" => "grow",
+                _ => "sweep",
+            };
+            PathBuf::from("reports").join(dir)
+        })
+    }
 }
 
 /// Why the sweep stopped: bad input is found before anything runs (exit 2); a measurement can
@@ -248,12 +264,13 @@ fn prepare(args: &Args) -> Result<(SweepConfig, Plan)> {
     }
     let need = plan.memory_need(&config)?;
     preflight::check_memory(&need, &budget, "--memory-limit")?;
-    preflight::check_output_dir("output directory (--out)", &args.out)?;
+    let out = args.out_dir();
+    preflight::check_output_dir("output directory (--out)", &out)?;
     let mut outputs = vec![bloomlab_report::CSV_NAME, bloomlab_report::SUMMARY_NAME];
     outputs.extend(bloomlab_report::PNG_NAMES);
     outputs.extend([bloomlab_report::CHURN_PNG, bloomlab_report::GROW_PNG]);
     for name in outputs {
-        preflight::check_output_file("output file", &args.out.join(name))?;
+        preflight::check_output_file("output file", &out.join(name))?;
     }
     Ok((config, plan))
 }
@@ -298,8 +315,9 @@ fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {
     bar.finish_and_clear();
     let rows = rows?;
     let elapsed = started.elapsed();
-    let files = bloomlab_report::write_reports(&rows, &args.out)
-        .with_context(|| format!("writing reports to {}", args.out.display()))?;
+    let out = args.out_dir();
+    let files = bloomlab_report::write_reports(&rows, &out)
+        .with_context(|| format!("writing reports to {}", out.display()))?;
     print_headlines(&rows);
     println!(
         "\n{} rows in {:.1} s (seed {}, {} threads)",
