@@ -22,7 +22,8 @@ pub struct Params {
     pub hashes: u32,
 }
 
-pub(crate) fn check_n(n: u64) -> Result<()> {
+/// `n` as a count to size for: at least 1, else [`BloomError::InvalidCount`].
+pub fn check_n(n: u64) -> Result<()> {
     if n == 0 {
         Err(BloomError::InvalidCount { n })
     } else {
@@ -30,7 +31,8 @@ pub(crate) fn check_n(n: u64) -> Result<()> {
     }
 }
 
-pub(crate) fn check_p(p: f64) -> Result<()> {
+/// `p` as a target rate: finite and in (0, 1), else [`BloomError::InvalidRate`].
+pub fn check_p(p: f64) -> Result<()> {
     if p.is_finite() && p > 0.0 && p < 1.0 {
         Ok(())
     } else {

@@ -25,6 +25,19 @@ pub const GROWABLE_BLOOM_FILTER: &str = "peer/growable-bloom-filter";
 /// Every peer name a workload accepts.
 pub const NAMES: [&str; 1] = [GROWABLE_BLOOM_FILTER];
 
+/// Bytes building `name` for (n, p) needs at once, without building it: a registered variant's
+/// [`registry::sized_bytes`](bloomlab_filters::registry::sized_bytes), or a peer's first stage as
+/// its source sizes it (later stages add memory as keys arrive). Errors as the registry's, so an
+/// unknown name is still named with the known ones.
+pub fn sized_bytes(name: &str, n: u64, p: f64) -> Result<u64, bloomlab_filters::BloomError> {
+    if name == GROWABLE_BLOOM_FILTER {
+        bloomlab_filters::sizing::check_n(n)?;
+        bloomlab_filters::sizing::check_p(p)?;
+        return Ok(Stage::new(n, p, 0).bits().div_ceil(8));
+    }
+    bloomlab_filters::registry::sized_bytes(name, n, p)
+}
+
 /// The crate's default tightening ratio (its `DEFAULT_TIGHTENING_RATIO`).
 const TIGHTENING: f64 = 0.851_562_5;
 

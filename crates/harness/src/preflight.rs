@@ -247,7 +247,7 @@ impl Plan {
         let mut filter_bytes = Vec::with_capacity(self.rows.len());
         for (i, r) in self.rows.iter().enumerate() {
             let bytes =
-                registry::sized_bytes(&r.spec.filter, r.spec.n, r.spec.p).map_err(|source| {
+                crate::peer::sized_bytes(&r.spec.filter, r.spec.n, r.spec.p).map_err(|source| {
                     HarnessError::Build {
                         filter: r.spec.filter.clone(),
                         n: r.spec.n,
@@ -341,7 +341,7 @@ pub fn points_need(
     let sizes = points
         .iter()
         .map(|pt| {
-            registry::sized_bytes(&pt.filter, pt.n, pt.p)
+            crate::peer::sized_bytes(&pt.filter, pt.n, pt.p)
                 .map(|b| (pt.label(), b))
                 .map_err(|source| HarnessError::Build {
                     filter: pt.filter.clone(),

@@ -425,7 +425,7 @@ impl SweepConfig {
                                 }
                                 // Refused sizes (k > 255, a Java-int bit count, ...) fail here,
                                 // before any row runs; nothing is allocated.
-                                registry::sized_bytes(&spec.filter, spec.n, spec.p).map_err(
+                                crate::peer::sized_bytes(&spec.filter, spec.n, spec.p).map_err(
                                     |source| HarnessError::Build {
                                         filter: spec.filter.clone(),
                                         n: spec.n,

@@ -424,3 +424,33 @@ fn the_gate_catches_the_textbook_ports() {
         "scalable: {d:?}"
     );
 }
+
+/// Every workload's default and quick grids plan (peers included: their memory is sized without
+/// the registry) and fit the memory model, before anything is measured.
+#[test]
+fn every_default_workload_grid_plans() {
+    use bloomlab_harness::SweepConfig;
+    for quick in [false, true] {
+        for (what, grids, workload) in [
+            (
+                "churn",
+                SweepConfig::churn_grids(quick),
+                WorkloadSettings::Churn(Churn::default()),
+            ),
+            (
+                "grow",
+                SweepConfig::grow_grids(quick),
+                WorkloadSettings::Grow(Grow { max_growth: 1024 }),
+            ),
+        ] {
+            let mut config = SweepConfig::with_grids(grids);
+            config.workload = workload;
+            let plan = config
+                .plan()
+                .unwrap_or_else(|e| panic!("{what} (quick {quick}): {e}"));
+            assert!(!plan.rows.is_empty(), "{what}");
+            let need = plan.memory_need(&config).unwrap();
+            assert!(need.bytes > 0, "{what}");
+        }
+    }
+}
