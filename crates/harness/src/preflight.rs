@@ -7,8 +7,6 @@ use std::path::Path;
 #[cfg(test)]
 use std::path::PathBuf;
 
-use bloomlab_filters::registry;
-
 use crate::error::{HarnessError, human_bytes};
 use crate::keys::{KeySet, KeySetKind};
 use crate::sweep::{Plan, SweepConfig};
@@ -227,7 +225,7 @@ fn hashset_bytes(keys: &KeySet, members: u64, key: u64) -> u64 {
 
 impl Plan {
     /// The memory the sweep holds at its peak, from each filter's sizing rule
-    /// ([`registry::sized_bytes`]) without allocating anything.
+    /// ([`crate::peer::sized_bytes`]) without allocating anything.
     ///
     /// Model (it mirrors [`crate::sweep::run`]): rows run in groups of equal (key set, members);
     /// a group's filled filters are all kept until its timing pass, so a group holds the sum of
@@ -308,7 +306,7 @@ impl Plan {
 }
 
 /// The most memory a set of trials running `concurrent` at a time holds: the sum of the
-/// `concurrent` largest filters among `filter_bytes`, each from [`registry::sized_bytes`] (the
+/// `concurrent` largest filters among `filter_bytes`, each from [`crate::peer::sized_bytes`] (the
 /// gate re-runs its points this way).
 pub fn concurrent_need(mut filter_bytes: Vec<(String, u64)>, concurrent: usize) -> MemoryNeed {
     filter_bytes.sort_by_key(|b| std::cmp::Reverse(b.1));
@@ -359,6 +357,7 @@ mod tests {
     use super::*;
     use crate::keys::KeySetKind;
     use crate::sweep::Grid;
+    use bloomlab_filters::registry;
 
     fn temp(name: &str) -> PathBuf {
         std::env::temp_dir().join(format!("bloomlab-preflight-{}-{name}", std::process::id()))
