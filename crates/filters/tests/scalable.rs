@@ -8,6 +8,8 @@
 //! queries, with its false-alarm rate stated beside it.
 
 use bloomlab_filters::{FilterExt, Spec, registry};
+mod common;
+use common::acceptance;
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 const SEED: u64 = 0x5CA1_AB1E_0000_0013;
@@ -15,35 +17,7 @@ const P: f64 = 0.01;
 const NON_MEMBERS: u64 = 1 << 40;
 
 fn key(i: u64) -> u64 {
-    let mut z = SEED.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The two-sided exact acceptance region `[lo, hi]` of Binomial(trials, p0) at level alpha.
-fn acceptance(trials: u64, p0: f64, alpha: f64) -> (u64, u64) {
-    let b = Binomial::new(p0, trials).unwrap();
-    let (mut a, mut z) = (0u64, trials);
-    while a < z {
-        let mid = a + (z - a) / 2;
-        if b.cdf(mid) > alpha / 2.0 {
-            z = mid
-        } else {
-            a = mid + 1
-        }
-    }
-    let lo = a;
-    let (mut a, mut z) = (lo, trials);
-    while a < z {
-        let mid = a + (z - a).div_ceil(2);
-        if b.sf(mid - 1) > alpha / 2.0 {
-            a = mid
-        } else {
-            z = mid - 1
-        }
-    }
-    (lo, a)
+    common::key(SEED, i)
 }
 
 /// `P(X >= x)` for X ~ Binomial(trials, p0): the one-sided p-value of x false positives against a
