@@ -230,6 +230,20 @@ impl<H: HashStrategy> Filter for Blocked512<H> {
             .map(|w| u64::from(w.count_ones()))
             .sum()
     }
+    /// The mean over blocks of `(set bits / 512)^k`: a query picks a block uniformly, then k
+    /// uniform in-block positions.
+    fn fpr_given_bits(&self) -> f64 {
+        let k = self.hashes as i32;
+        let total: f64 = self
+            .lines
+            .iter()
+            .map(|l| {
+                let set: u32 = l.0.iter().map(|w| w.count_ones()).sum();
+                (f64::from(set) / f64::from(BLOCK_BITS)).powi(k)
+            })
+            .sum();
+        total / self.lines.len() as f64
+    }
     fn geometry(&self) -> Geometry {
         Geometry::Blocked {
             blocks: self.lines.len() as u64,

@@ -160,6 +160,24 @@ pub trait Filter: Send + Sync {
         self.geometry().fpr(members)
     }
 
+    /// The false-positive rate of this very filter, given the bits it holds: the probability that
+    /// a query whose probes are uniform and independent finds them all set. This is what an
+    /// observed FPR estimates, so it is the reference for a test whose only randomness is the
+    /// queries (a confidence interval over queries).
+    ///
+    /// [`fpr_theory`](Self::fpr_theory) is its mean over all filters built from random keys. The
+    /// two differ by the filter-to-filter spread of how full the bits happen to be, which is
+    /// negligible for a large flat array but not for a small blocked one: a blocked filter's rate
+    /// is the mean over its blocks of a steep function of each block's load, and a few hundred
+    /// blocks do not average out (the sweep saw one 10,000-key blocked filter 10% above its
+    /// layout theory, exactly at this figure).
+    ///
+    /// By default `fill_ratio^k`, exact for a flat array probed with replacement; blocked layouts
+    /// average their blocks, a scalable filter compounds its stages.
+    fn fpr_given_bits(&self) -> f64 {
+        self.fill_ratio().powi(self.hashes() as i32)
+    }
+
     /// Inserts the key whose canonical bytes are `bytes`.
     #[inline]
     fn insert_bytes(&mut self, bytes: &[u8]) {

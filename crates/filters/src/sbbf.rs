@@ -178,6 +178,20 @@ impl<H: HashStrategy> Filter for SplitBlock<H> {
             .map(|w| u64::from(w.count_ones()))
             .sum()
     }
+    /// The mean over blocks of the product over the 8 words of `(set bits / 32)`: a query picks a
+    /// block uniformly, then one uniform bit per word.
+    fn fpr_given_bits(&self) -> f64 {
+        let total: f64 = self
+            .blocks
+            .iter()
+            .map(|b| {
+                b.0.iter()
+                    .map(|w| f64::from(w.count_ones()) / 32.0)
+                    .product::<f64>()
+            })
+            .sum();
+        total / self.blocks.len() as f64
+    }
     fn geometry(&self) -> Geometry {
         Geometry::SplitBlock {
             blocks: self.blocks.len() as u64,

@@ -417,6 +417,12 @@ impl<F: Variant> Filter for Scalable<F> {
     fn fpr_theory(&self, members: u64) -> f64 {
         Self::fpr_theory(self, members)
     }
+    /// `1 - prod(1 - g_i)` over the stages' own [`Filter::fpr_given_bits`] g_i. (Stages share the
+    /// digest, so a query's probes in two stages are not quite independent; with stage sizes that
+    /// differ, their positions are unrelated in practice.)
+    fn fpr_given_bits(&self) -> f64 {
+        crate::theory::compound(self.stages.iter().map(Filter::fpr_given_bits))
+    }
     /// The sum of the stages' own estimates.
     fn estimated_len(&self) -> f64 {
         self.stages.iter().map(Filter::estimated_len).sum()
@@ -548,6 +554,9 @@ impl Filter for TextbookScalable {
     }
     fn fpr_theory(&self, members: u64) -> f64 {
         self.0.fpr_theory(members)
+    }
+    fn fpr_given_bits(&self) -> f64 {
+        self.0.fpr_given_bits()
     }
     fn estimated_len(&self) -> f64 {
         self.0.estimated_len()

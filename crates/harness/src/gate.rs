@@ -498,15 +498,19 @@ fn run_workload_point(point: &BaselinePoint, alpha: f64) -> Result<Vec<SweepRow>
         HarnessError::invalid("workload", "static", "is not a churn or grow point")
     })?;
     let (_, keys, sampling) = trial_parts(point, point.queries, alpha)?;
-    workload::run_named(
-        &point.filter,
-        point.n,
-        point.p,
-        point.overfill,
-        &keys,
-        &sampling,
-        &settings,
-    )
+    let spec = TrialSpec {
+        filter: point.filter.clone(),
+        n: point.n,
+        p: point.p,
+        overfill: point.overfill,
+    };
+    let run = workload::NamedRun {
+        spec: &spec,
+        keys: &keys,
+        sampling: &sampling,
+        timing_passes: 0,
+    };
+    workload::run_named(&run, &settings)
 }
 
 /// Judges a churn or grow point's rows: any false negative in any round or step fails outright

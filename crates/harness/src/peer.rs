@@ -155,6 +155,8 @@ impl Subject for GrowablePeer {
             estimated_count: self.filter.len() as f64,
             fpr_theory: 1.0 - pass,
             fpr_textbook: 1.0 - textbook_pass,
+            // The crate does not expose its bits.
+            fpr_given_bits: f64::NAN,
             counter_overflow_p: None,
         }
     }

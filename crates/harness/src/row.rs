@@ -121,6 +121,16 @@ pub struct SweepRow {
     pub fpr_textbook: f64,
     /// Whether `fpr_theory` lies inside [ci_low, ci_high].
     pub theory_in_interval: bool,
+    /// This filter's own rate given the bits it holds, for uniform independent probes
+    /// ([`bloomlab_filters::Filter::fpr_given_bits`]): what `fpr` estimates, without the
+    /// filter-to-filter spread `fpr_theory` averages over. NaN when the structure does not expose
+    /// its bits (a third-party peer); NaN when read from a CSV written before the column existed.
+    #[serde(default = "nan")]
+    pub fpr_given_bits: f64,
+    /// Whether `fpr_given_bits` lies inside [ci_low, ci_high]: the test of the hash and index
+    /// scheme alone (a filter whose probes are uniform fails it at the interval's error rate).
+    #[serde(default)]
+    pub given_bits_in_interval: bool,
     /// Whether the query cap stopped sampling before the precision target was met.
     pub capped: bool,
     /// Median insert time per key over the timing passes (indicative; criterion is the authority).
@@ -202,4 +212,9 @@ pub struct SweepRow {
     /// Churn and grow: bits / members held (`bits_per_key` divides by the sized-for `n`).
     #[serde(default)]
     pub bits_per_member: f64,
+}
+
+/// The default of a column missing from an older CSV: unknown.
+fn nan() -> f64 {
+    f64::NAN
 }

@@ -596,7 +596,8 @@ pub fn run(
 }
 
 /// Runs a churn or grow plan: every planned row in parallel, each giving its rows (one per round or
-/// growth step), concatenated in plan order. No timing: each row's statistics are the figures.
+/// growth step), concatenated in plan order. Timed inside each row when `config.timing` holds
+/// (lookups after each round or step; see [`workload`]'s module docs).
 fn run_workload(
     config: &SweepConfig,
     plan: &Plan,
@@ -610,15 +611,17 @@ fn run_workload(
             .par_iter()
             .map(|row| {
                 let keys = &plan.key_sets[&row.key_set];
-                let rows = workload::run_named(
-                    &row.spec.filter,
-                    row.spec.n,
-                    row.spec.p,
-                    row.spec.overfill,
+                let run = workload::NamedRun {
+                    spec: &row.spec,
                     keys,
-                    &config.sampling,
-                    &config.workload,
-                );
+                    sampling: &config.sampling,
+                    timing_passes: if config.timing {
+                        config.timing_passes
+                    } else {
+                        0
+                    },
+                };
+                let rows = workload::run_named(&run, &config.workload);
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 progress(&Progress {
                     done: d,

@@ -42,6 +42,17 @@ impl TimingBatches {
         keys.fill(members, len, &mut absent);
         Self { present, absent }
     }
+
+    /// Up to [`TIMING_BATCH`] of the given members (by index) and as many never-inserted keys
+    /// from index `absent_from` on: for workloads, whose members are not `0..members`.
+    pub fn of_members(keys: &KeySet, members: &[u64], absent_from: u64) -> Self {
+        let len = members.len().min(TIMING_BATCH as usize);
+        let mut present = keys.new_batch();
+        keys.fill_at(members[..len].iter().copied(), &mut present);
+        let mut absent = keys.new_batch();
+        keys.fill(absent_from, len, &mut absent);
+        Self { present, absent }
+    }
 }
 
 /// Median nanoseconds per key of one filter (see [`time_filter`]).
@@ -103,17 +114,31 @@ pub fn time_filter<F: Filter>(
             .for_each_bytes(|b| filled.insert_bytes(black_box(b)));
         black_box(&*filled);
     });
-    let filled = &*filled;
-    let lookup = |batch: &Batch| {
-        per_key(passes, batch.len(), || {
-            black_box(batch.count(|b| black_box(filled.contains_bytes(black_box(b)))));
-        })
-    };
+    let (present_ns, absent_ns) =
+        time_lookups(&*filled, batches, passes, |f, b| f.contains_bytes(b));
     FilterTiming {
         insert_ns,
-        present_ns: lookup(&batches.present),
-        absent_ns: lookup(&batches.absent),
+        present_ns,
+        absent_ns,
     }
+}
+
+/// Median ns per lookup of the present and the absent batch in `target`, through `contains`
+/// (monomorphised for the caller's type: no dynamic call in the timed loop). For structures whose
+/// inserts change their state on a repeated key (a counting or scalable filter), which is why
+/// [`time_filter`]'s re-insert timing cannot be used on them.
+pub fn time_lookups<T: ?Sized>(
+    target: &T,
+    batches: &TimingBatches,
+    passes: usize,
+    contains: impl Fn(&T, &[u8]) -> bool,
+) -> (f64, f64) {
+    let lookup = |batch: &Batch| {
+        per_key(passes, batch.len(), || {
+            black_box(batch.count(|b| black_box(contains(target, black_box(b)))));
+        })
+    };
+    (lookup(&batches.present), lookup(&batches.absent))
 }
 
 /// A `HashSet` of a group's members: `HashSet<u64>` for integer keys, `HashSet<String>` else.

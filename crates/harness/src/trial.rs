@@ -268,6 +268,8 @@ pub struct Shape {
     pub fpr_theory: f64,
     /// Textbook approximation at the members held.
     pub fpr_textbook: f64,
+    /// The filter's own rate given its bits ([`Filter::fpr_given_bits`]; NaN when unknown).
+    pub fpr_given_bits: f64,
     /// Probability that some counter overflowed at the members held (counting layouts only).
     pub counter_overflow_p: Option<f64>,
 }
@@ -296,6 +298,7 @@ impl Shape {
             estimated_count: filter.estimated_len(),
             fpr_theory: fpr_theory(filter, members),
             fpr_textbook: filter.geometry().textbook_fpr(members),
+            fpr_given_bits: filter.fpr_given_bits(),
             counter_overflow_p: match filter.layout() {
                 Layout::Counting4 => Some(overflow_p(filter, members, 4)),
                 Layout::Counting8 => Some(overflow_p(filter, members, 8)),
@@ -374,6 +377,8 @@ pub(crate) fn row_from(
         fpr_theory,
         fpr_textbook: shape.fpr_textbook,
         theory_in_interval: ci_low <= fpr_theory && fpr_theory <= ci_high,
+        fpr_given_bits: shape.fpr_given_bits,
+        given_bits_in_interval: ci_low <= shape.fpr_given_bits && shape.fpr_given_bits <= ci_high,
         capped,
         insert_ns: 0.0,
         lookup_present_ns: 0.0,

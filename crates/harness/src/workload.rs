@@ -11,6 +11,23 @@
 //! (its counters may still be set). Which members a round removes is a seeded partial
 //! Fisher-Yates shuffle of the current members (seed: the run seed and the row's coordinates).
 //! A grow row inserts indices `0..n0 x G_max` in order and samples indices from `n0 x G_max` on.
+//! Each round or step samples its own never-inserted indices (step i from `E + i x max_queries`,
+//! or `n0 x G_max + i x max_queries`), so rows are independent measurements; on a key file, whose
+//! keys run out, they share the remainder.
+//!
+//! **Timing** (when a run asks for timing passes). A counting or scalable filter changes its state
+//! when a key is inserted twice (a counter goes up; a stage counts one more key), so the static
+//! rows' re-insert timing would corrupt the workload. Instead:
+//! - `lookup_present_ns` / `lookup_absent_ns`: the median over the passes of one pass over up to
+//!   [`TIMING_BATCH`](crate::timing::TIMING_BATCH) current members and as many never-inserted keys
+//!   (lookups change nothing);
+//! - `insert_ns`: the wall time per key of the inserts the step itself made (a grow step's new
+//!   keys, stage growth included; a churn round's fresh keys; round 0's initial fill), one pass,
+//!   key generation excluded.
+//!
+//! The rows of a workload run in parallel (one per core), so these figures are taken while another
+//! row may run on the other core: indicative, like every sweep timing; the criterion bench's
+//! counting and scalable series are the authority.
 
 use bloomlab_filters::registry::{self, GrowableVisitor, RemovableVisitor};
 use bloomlab_filters::{
@@ -25,6 +42,7 @@ use crate::peer;
 use crate::row::{SweepRow, Workload};
 use crate::stats::clopper_pearson;
 use crate::sweep::WorkloadSettings;
+use crate::timing::{FilterTiming, TIMING_BATCH, TimingBatches, time_lookups};
 use crate::trial::{
     GEN_BATCH, Sampling, Shape, TrialSpec, overflow_p, registry_error, row_from, sample_adaptively,
 };
@@ -225,13 +243,42 @@ fn count_misses<S: Subject>(s: &S, keys: &KeySet, members: &[u64]) -> u64 {
     misses
 }
 
-/// Samples the FPR on never-inserted indices `from..`; returns (queries, false positives, met).
+/// Samples the FPR of round or step `step` on never-inserted indices; returns (queries, false
+/// positives, met).
+///
+/// On a generated key set each step queries its own indices, `from + step x max_queries ..`, so
+/// the rows of one run are independent measurements: with one shared query set, a single unlucky
+/// draw would repeat in every later row (the stages a scalable filter has filled no longer change)
+/// and look like a systematic departure. A key file has only its remainder after the members, so
+/// its steps share `from..`.
 fn sample_fpr<S: Subject>(
     s: &S,
     keys: &KeySet,
     sampling: &Sampling,
     from: u64,
+    step: u64,
 ) -> Result<(u64, u64, bool), HarnessError> {
+    let from = match keys.available() {
+        Some(_) => from,
+        None => step
+            .checked_mul(sampling.max_queries)
+            .and_then(|offset| offset.checked_add(from))
+            .filter(|start| {
+                start
+                    .checked_add(sampling.max_queries)
+                    .is_some_and(|end| end <= HOSTILE_BASE)
+            })
+            .ok_or_else(|| {
+                HarnessError::invalid(
+                    "max-queries",
+                    sampling.max_queries,
+                    &format!(
+                        "leaves no room for a separate query set per step: step {step}'s queries \
+                         would run past index 2^63 (from {from})"
+                    ),
+                )
+            })?,
+    };
     let available = keys
         .available()
         .map_or(u64::MAX - from, |a| a.saturating_sub(from));
@@ -269,6 +316,8 @@ struct Extra {
     members: u64,
     false_negatives: u64,
     promises_no_fn: bool,
+    /// Timings of the step, when timed (see the module docs).
+    timing: Option<FilterTiming>,
 }
 
 fn row_with<S: Subject>(
@@ -309,6 +358,11 @@ fn row_with<S: Subject>(
     row.saturated_counters = s.saturated();
     row.counter_overflow_p = s.overflow_p(members);
     row.bits_per_member = bits as f64 / members as f64;
+    if let Some(t) = x.timing {
+        row.insert_ns = t.insert_ns;
+        row.lookup_present_ns = t.present_ns;
+        row.lookup_absent_ns = t.absent_ns;
+    }
     row.static_bits_per_key = if x.workload == Workload::Grow {
         Params::optimal_bits(members, spec.p).map_or(f64::NAN, |m| m as f64 / members as f64)
     } else {
@@ -336,6 +390,8 @@ pub struct ChurnRun<'a> {
     pub churn: &'a Churn,
     /// Whether a false negative (without hostile removals) fails the variant.
     pub promises_no_fn: bool,
+    /// Timing passes per round (0: no timing); see the module docs.
+    pub timing_passes: usize,
 }
 
 /// One grow row's coordinates and settings.
@@ -355,6 +411,35 @@ pub struct GrowRun<'a> {
     pub grow: &'a Grow,
     /// Whether a false negative fails the variant.
     pub promises_no_fn: bool,
+    /// Timing passes per step (0: no timing); see the module docs.
+    pub timing_passes: usize,
+}
+
+/// Times an insert pass over `batch` into `s` (ns in total).
+fn timed_inserts<S: Subject>(s: &mut S, batch: &crate::keys::Batch) -> f64 {
+    let t = std::time::Instant::now();
+    batch.for_each_bytes(|b| s.insert(b));
+    t.elapsed().as_nanos() as f64
+}
+
+/// The step's timing, or `None` when `passes` is 0 (see the module docs).
+fn step_timing<S: Subject>(
+    s: &S,
+    keys: &KeySet,
+    members: &[u64],
+    absent_from: u64,
+    passes: usize,
+    insert_ns: f64,
+) -> Option<FilterTiming> {
+    (passes > 0).then(|| {
+        let batches = TimingBatches::of_members(keys, members, absent_from);
+        let (present_ns, absent_ns) = time_lookups(s, &batches, passes, |s, b| s.contains(b));
+        FilterTiming {
+            insert_ns,
+            present_ns,
+            absent_ns,
+        }
+    })
 }
 
 /// Runs the churn workload on `s`, built for `n` keys at rate `p`: fills it with
@@ -380,6 +465,7 @@ pub fn run_churn<S: RemovableSubject>(
         sampling,
         churn,
         promises_no_fn,
+        timing_passes,
     } = *run;
     churn.validate()?;
     let spec = spec_at(name, n, p, 0);
@@ -410,10 +496,12 @@ pub fn run_churn<S: RemovableSubject>(
     ));
     let mut members: Vec<u64> = (0..held).collect();
     let mut batch = keys.new_batch();
+    let mut insert_total_ns = 0.0;
     for chunk in members.chunks(GEN_BATCH) {
         keys.fill_at(chunk.iter().copied(), &mut batch);
-        batch.for_each_bytes(|b| s.insert(b));
+        insert_total_ns += timed_inserts(&mut s, &batch);
     }
+    let mut inserted_in_step = held;
     let mut next_fresh = held;
     let mut next_hostile = HOSTILE_BASE;
     let (mut removed, mut hostile_removed) = (0u64, 0u64);
@@ -434,7 +522,8 @@ pub fn run_churn<S: RemovableSubject>(
                 next_fresh += 1;
             }
             keys.fill_at(members[..per_round as usize].iter().copied(), &mut batch);
-            batch.for_each_bytes(|b| s.insert(b));
+            insert_total_ns = timed_inserts(&mut s, &batch);
+            inserted_in_step = per_round;
             keys.fill_at(leaving, &mut batch);
             batch.for_each_bytes(|b| {
                 s.remove(b);
@@ -463,7 +552,15 @@ pub fn run_churn<S: RemovableSubject>(
             }
         }
         let false_negatives = count_misses(&s, keys, &members);
-        let sample = sample_fpr(&s, keys, sampling, ever)?;
+        let sample = sample_fpr(&s, keys, sampling, ever, round)?;
+        let timing = step_timing(
+            &s,
+            keys,
+            &members,
+            ever,
+            timing_passes,
+            insert_total_ns / inserted_in_step.max(1) as f64,
+        );
         rows.push(row_with(
             &s,
             &spec,
@@ -481,6 +578,7 @@ pub fn run_churn<S: RemovableSubject>(
                 members: held,
                 false_negatives,
                 promises_no_fn,
+                timing,
             },
         ));
     }
@@ -501,6 +599,7 @@ pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, Ha
         sampling,
         grow,
         promises_no_fn,
+        timing_passes,
     } = *run;
     grow.validate(n0)?;
     let total = n0 * grow.max_growth;
@@ -510,12 +609,14 @@ pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, Ha
     let mut batch = keys.new_batch();
     let mut inserted = 0u64;
     let mut rows = Vec::new();
-    for g in grow.factors() {
+    for (step, g) in (0u64..).zip(grow.factors()) {
         let members = n0 * g;
+        let step_start = inserted;
+        let mut insert_total_ns = 0.0;
         while inserted < members {
             let len = (members - inserted).min(GEN_BATCH as u64) as usize;
             keys.fill(inserted, len, &mut batch);
-            batch.for_each_bytes(|b| s.insert(b));
+            insert_total_ns += timed_inserts(&mut s, &batch);
             inserted += len as u64;
         }
         let mut misses = 0;
@@ -526,7 +627,18 @@ pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, Ha
             misses += batch.count(|b| !s.contains(b));
             start += len as u64;
         }
-        let sample = sample_fpr(&s, keys, sampling, total)?;
+        let sample = sample_fpr(&s, keys, sampling, total, step)?;
+        let timing = (timing_passes > 0).then(|| {
+            let present: Vec<u64> = (0..members.min(TIMING_BATCH)).collect();
+            step_timing(
+                &s,
+                keys,
+                &present,
+                total,
+                timing_passes,
+                insert_total_ns / (members - step_start).max(1) as f64,
+            )
+        });
         let spec = spec_at(name, n0, p, members);
         rows.push(row_with(
             &s,
@@ -545,6 +657,7 @@ pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, Ha
                 members,
                 false_negatives: misses,
                 promises_no_fn,
+                timing: timing.flatten(),
             },
         ));
     }
@@ -659,17 +772,66 @@ impl<F: Filter + Growable> Subject for Staged<F> {
     }
 }
 
-/// Runs `workload` (churn or grow) on the filter named `name` (registered, or a peer), built
+/// What [`run_named`] runs: the row's coordinates and how it is measured.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedRun<'a> {
+    /// The filter (registered or a peer), n (the initial capacity for grow), p and overfill
+    /// (churn's members held / n; grow ignores it).
+    pub spec: &'a TrialSpec,
+    /// Key set.
+    pub keys: &'a KeySet,
+    /// Sampling settings.
+    pub sampling: &'a Sampling,
+    /// Timing passes per round or step (0: no timing; see the module docs).
+    pub timing_passes: usize,
+}
+
+impl NamedRun<'_> {
+    fn churn<'b>(&'b self, churn: &'b Churn, promises_no_fn: bool) -> ChurnRun<'b> {
+        ChurnRun {
+            name: &self.spec.filter,
+            n: self.spec.n,
+            p: self.spec.p,
+            overfill: self.spec.overfill,
+            keys: self.keys,
+            sampling: self.sampling,
+            churn,
+            promises_no_fn,
+            timing_passes: self.timing_passes,
+        }
+    }
+
+    fn grow<'b>(&'b self, grow: &'b Grow, promises_no_fn: bool) -> GrowRun<'b> {
+        GrowRun {
+            name: &self.spec.filter,
+            n0: self.spec.n,
+            p: self.spec.p,
+            keys: self.keys,
+            sampling: self.sampling,
+            grow,
+            promises_no_fn,
+            timing_passes: self.timing_passes,
+        }
+    }
+
+    fn build<F: Variant>(&self) -> Result<F, HarnessError> {
+        let TrialSpec { n, p, .. } = *self.spec;
+        Spec::Target { n, p }
+            .build::<F>()
+            .map_err(|e| registry_error(&self.spec.filter, n, p, e))
+    }
+}
+
+/// Runs `workload` (churn or grow) on the filter `run.spec.filter` (registered, or a peer), built
 /// for `n` keys at rate `p`. Static settings are an error (the sweep runs static rows itself).
 pub fn run_named(
-    name: &str,
-    n: u64,
-    p: f64,
-    overfill: f64,
-    keys: &KeySet,
-    sampling: &Sampling,
+    run: &NamedRun,
     workload: &WorkloadSettings,
 ) -> Result<Vec<SweepRow>, HarnessError> {
+    let TrialSpec {
+        ref filter, n, p, ..
+    } = *run.spec;
+    let name = filter.as_str();
     check_capable(name, workload)?;
     let build_err = |e: BloomError| registry_error(name, n, p, e);
     match *workload {
@@ -679,90 +841,47 @@ pub fn run_named(
             "run_named runs churn or grow; the sweep runs static rows",
         )),
         WorkloadSettings::Churn(churn) => {
-            struct Visit<'a>(&'a str, u64, f64, f64, &'a KeySet, &'a Sampling, Churn);
+            struct Visit<'a>(&'a NamedRun<'a>, Churn);
             impl RemovableVisitor for Visit<'_> {
                 type Output = Result<Vec<SweepRow>, HarnessError>;
                 fn visit<F: Variant + Removable>(self) -> Self::Output {
-                    let Visit(name, n, p, overfill, keys, sampling, churn) = self;
-                    let f = Spec::Target { n, p }
-                        .build::<F>()
-                        .map_err(|e| registry_error(name, n, p, e))?;
+                    let Visit(run, churn) = self;
+                    let f = run.build::<F>()?;
                     let promise = promises_no_fn(f.layout());
-                    let run = ChurnRun {
-                        name,
-                        n,
-                        p,
-                        overfill,
-                        keys,
-                        sampling,
-                        churn: &churn,
-                        promises_no_fn: promise,
-                    };
-                    run_churn(Counted(f), &run)
+                    run_churn(Counted(f), &run.churn(&churn, promise))
                 }
             }
-            registry::visit_removable(name, Visit(name, n, p, overfill, keys, sampling, churn))
-                .map_err(build_err)?
+            registry::visit_removable(name, Visit(run, churn)).map_err(build_err)?
         }
         WorkloadSettings::Grow(grow) => {
             if name == peer::GROWABLE_BLOOM_FILTER {
                 let f = peer::GrowablePeer::new(n, p)?;
-                let run = GrowRun {
-                    name,
-                    n0: n,
-                    p,
-                    keys,
-                    sampling,
-                    grow: &grow,
-                    promises_no_fn: true,
-                };
-                return run_grow(f, &run);
+                return run_grow(f, &run.grow(&grow, true));
             }
-            struct Grows<'a>(&'a str, u64, f64, &'a KeySet, &'a Sampling, Grow);
+            struct Grows<'a>(&'a NamedRun<'a>, Grow);
             impl GrowableVisitor for Grows<'_> {
                 type Output = Result<Vec<SweepRow>, HarnessError>;
                 fn visit<F: Variant + Growable>(self) -> Self::Output {
-                    let Grows(name, n, p, keys, sampling, grow) = self;
-                    let f = Spec::Target { n, p }
-                        .build::<F>()
-                        .map_err(|e| registry_error(name, n, p, e))?;
-                    let run = GrowRun {
-                        name,
-                        n0: n,
-                        p,
-                        keys,
-                        sampling,
-                        grow: &grow,
-                        promises_no_fn: promises_no_fn(f.layout()),
-                    };
-                    run_grow(Staged(f), &run)
+                    let Grows(run, grow) = self;
+                    let f = run.build::<F>()?;
+                    let promise = promises_no_fn(f.layout());
+                    run_grow(Staged(f), &run.grow(&grow, promise))
                 }
             }
-            struct Fixed<'a>(&'a str, u64, f64, &'a KeySet, &'a Sampling, Grow);
+            struct Fixed<'a>(&'a NamedRun<'a>, Grow);
             impl VariantVisitor for Fixed<'_> {
                 type Output = Result<Vec<SweepRow>, HarnessError>;
                 fn visit<F: Variant>(self) -> Self::Output {
-                    let Fixed(name, n, p, keys, sampling, grow) = self;
-                    let f = Spec::Target { n, p }
-                        .build::<F>()
-                        .map_err(|e| registry_error(name, n, p, e))?;
-                    let run = GrowRun {
-                        name,
-                        n0: n,
-                        p,
-                        keys,
-                        sampling,
-                        grow: &grow,
-                        promises_no_fn: promises_no_fn(f.layout()),
-                    };
-                    run_grow(Plain(f), &run)
+                    let Fixed(run, grow) = self;
+                    let f = run.build::<F>()?;
+                    let promise = promises_no_fn(f.layout());
+                    run_grow(Plain(f), &run.grow(&grow, promise))
                 }
             }
             if registry::capabilities(name).map_err(build_err)?.grow {
-                registry::visit_growable(name, Grows(name, n, p, keys, sampling, grow))
-                    .map_err(build_err)?
+                registry::visit_growable(name, Grows(run, grow)).map_err(build_err)?
             } else {
-                registry::visit(name, Fixed(name, n, p, keys, sampling, grow)).map_err(build_err)?
+                registry::visit(name, Fixed(run, grow)).map_err(build_err)?
             }
         }
     }

@@ -10,7 +10,7 @@ use bloomlab_harness::hypothesis::{binomial_sf_inclusive, binomial_test};
 use bloomlab_harness::sweep::WorkloadSettings;
 use bloomlab_harness::workload::{self, Churn, Grow, HOSTILE_BASE};
 use bloomlab_harness::{
-    Grid, HarnessError, KeySet, KeySetKind, Sampling, SweepConfig, SweepRow, Workload,
+    Grid, HarnessError, KeySet, KeySetKind, Sampling, SweepConfig, SweepRow, TrialSpec, Workload,
 };
 
 /// False-alarm rate of each statistical assertion.
@@ -24,6 +24,31 @@ fn sampling(seed: u64, queries: u64) -> Sampling {
         seed,
         ..Sampling::default()
     }
+}
+
+/// `workload::run_named` without timing, for the statistics tests.
+fn run_named(
+    filter: &str,
+    n: u64,
+    p: f64,
+    overfill: f64,
+    keys: &KeySet,
+    sampling: &Sampling,
+    settings: &WorkloadSettings,
+) -> Result<Vec<SweepRow>, HarnessError> {
+    let spec = TrialSpec {
+        filter: filter.to_owned(),
+        n,
+        p,
+        overfill,
+    };
+    let run = workload::NamedRun {
+        spec: &spec,
+        keys,
+        sampling,
+        timing_passes: 0,
+    };
+    workload::run_named(&run, settings)
 }
 
 fn churn_rows(filter: &str, key_set: KeySetKind, n: u64, p: f64, overfill: f64) -> Vec<SweepRow> {
@@ -45,7 +70,7 @@ fn churn_rows_at(
         fraction,
         hostile: 0.0,
     });
-    workload::run_named(
+    run_named(
         filter,
         n,
         p,
@@ -61,7 +86,7 @@ fn grow_rows(filter: &str, n0: u64, p: f64, max_growth: u64, queries: u64) -> Ve
     let seed = 11;
     let keys = KeySet::new(KeySetKind::RandomU64, seed).unwrap();
     let settings = WorkloadSettings::Grow(Grow { max_growth });
-    workload::run_named(
+    run_named(
         filter,
         n0,
         p,
@@ -166,7 +191,7 @@ fn hostile_removes_cost_every_design_members_without_failing_the_run() {
         fraction: 0.1,
         hostile: 0.5,
     });
-    let rows = workload::run_named(
+    let rows = run_named(
         "counting4/xxh3/km",
         10_000,
         0.05,
@@ -451,6 +476,76 @@ fn every_default_workload_grid_plans() {
             assert!(!plan.rows.is_empty(), "{what}");
             let need = plan.memory_need(&config).unwrap();
             assert!(need.bytes > 0, "{what}");
+        }
+    }
+}
+
+/// Timing a workload (lookups after each step, the step's own inserts) must not change what it
+/// measures: the same rows with and without timing, but for the timing columns, which are filled
+/// only when asked for. (Speed itself is the criterion bench's business, not asserted here.)
+#[test]
+fn timing_a_workload_fills_its_columns_and_changes_no_statistic() {
+    let seed = 5;
+    let keys = KeySet::new(KeySetKind::RandomU64, seed).unwrap();
+    let sampling = sampling(seed, 20_000);
+    let cases = [
+        (
+            "scalable/blocked512/xxh3",
+            WorkloadSettings::Grow(Grow { max_growth: 16 }),
+        ),
+        (
+            "counting4/xxh3/km",
+            WorkloadSettings::Churn(Churn {
+                rounds: 3,
+                fraction: 0.2,
+                hostile: 0.0,
+            }),
+        ),
+    ];
+    for (filter, settings) in cases {
+        let spec = TrialSpec {
+            filter: filter.to_owned(),
+            n: 2_000,
+            p: 0.01,
+            overfill: 1.0,
+        };
+        let rows_with = |timing_passes| {
+            let run = workload::NamedRun {
+                spec: &spec,
+                keys: &keys,
+                sampling: &sampling,
+                timing_passes,
+            };
+            workload::run_named(&run, &settings).unwrap()
+        };
+        let (untimed, timed) = (rows_with(0), rows_with(3));
+        assert_eq!(untimed.len(), timed.len(), "{filter}");
+        for (u, t) in untimed.iter().zip(&timed) {
+            let what = format!("{filter} round {} growth {}", u.round, u.growth);
+            assert_eq!(
+                (u.insert_ns, u.lookup_present_ns, u.lookup_absent_ns),
+                (0.0, 0.0, 0.0),
+                "{what}: untimed rows carry no timing"
+            );
+            for (column, ns) in [
+                ("insert_ns", t.insert_ns),
+                ("lookup_present_ns", t.lookup_present_ns),
+                ("lookup_absent_ns", t.lookup_absent_ns),
+            ] {
+                assert!(ns.is_finite() && ns > 0.0, "{what}: {column} = {ns}");
+            }
+            let stats = |r: &SweepRow| {
+                (
+                    r.queries,
+                    r.false_positives,
+                    r.false_negatives,
+                    r.stages,
+                    r.bits,
+                    r.saturated_counters,
+                    r.removed,
+                )
+            };
+            assert_eq!(stats(u), stats(t), "{what}: timing changed a statistic");
         }
     }
 }

@@ -130,6 +130,7 @@ fn churn_section(rows: &[&SweepRow], link: Option<String>) -> String {
                     "**no**"
                 }
                 .to_string(),
+                given_bits(r),
                 r.saturated_counters.to_string(),
                 r.counter_overflow_p
                     .map_or("-".to_string(), |q| fmt::sig(q, 3)),
@@ -151,6 +152,7 @@ fn churn_section(rows: &[&SweepRow], link: Option<String>) -> String {
             "observed FPR [interval]",
             "theory",
             "in",
+            "given bits",
             "saturated counters",
             "P(counter overflow)",
             "verdict",
@@ -177,7 +179,10 @@ fn grow_section(rows: &[&SweepRow], link: Option<String>) -> String {
         "Each row is one growth factor G: the filter was built for n0 = `n` keys at target `p` and now \
          holds n0 x G members. `keeps p` is `yes` when the interval's upper end is at or below p, \
          `**above**` when its lower end exceeds p, `not shown` when the sample cannot tell. Memory is bits \
-         per member held, against a static classic filter sized for the members held at p (from sizing).\n\n",
+         per member held, against a static classic filter sized for the members held at p (from sizing). \
+         Lookup times are indicative medians taken after each step (`-` when the run was not timed): \
+         they show how a lookup's cost grows with the stages it consults; the criterion bench is the \
+         authority on speed.\n\n",
     );
     out.push_str(&picture_line("FPR and memory against growth", link));
     let table_rows: Vec<Vec<String>> = rows
@@ -192,12 +197,14 @@ fn grow_section(rows: &[&SweepRow], link: Option<String>) -> String {
                 r.stages.to_string(),
                 observed(r),
                 fmt::sig(r.fpr_theory, 3),
+                given_bits(r),
                 keeps_target(r).to_string(),
                 format!(
                     "{} / {}",
                     fmt::sig(r.bits_per_member, 3),
                     fmt::sig(r.static_bits_per_key, 3)
                 ),
+                lookup_pair(r),
                 false_negatives(r),
             ]
         })
@@ -212,8 +219,10 @@ fn grow_section(rows: &[&SweepRow], link: Option<String>) -> String {
             "stages",
             "observed FPR [interval]",
             "theory",
+            "given bits",
             "keeps p",
             "bits/member (static)",
+            "lookup ns present / absent",
             "false negatives [interval]",
         ],
         &table_rows,
@@ -352,6 +361,32 @@ fn departure(r: &SweepRow) -> Option<(f64, &'static str)> {
     }
 }
 
+/// The filter's own rate given its bits and whether the interval holds it: `0.00512 (in)`,
+/// `0.00512 (**out**)`, or `-` when unknown (a peer that does not expose its bits).
+fn given_bits(r: &SweepRow) -> String {
+    if r.fpr_given_bits.is_nan() {
+        return "-".into();
+    }
+    let verdict = if r.given_bits_in_interval {
+        "in"
+    } else {
+        "**out**"
+    };
+    format!("{} ({verdict})", fmt::sig(r.fpr_given_bits, 3))
+}
+
+/// Indicative lookup ns per key, present / absent, or `-` when the row was not timed.
+fn lookup_pair(r: &SweepRow) -> String {
+    if r.lookup_present_ns <= 0.0 && r.lookup_absent_ns <= 0.0 {
+        return "-".into();
+    }
+    format!(
+        "{} / {}",
+        fmt::sig(r.lookup_present_ns, 3),
+        fmt::sig(r.lookup_absent_ns, 3)
+    )
+}
+
 fn observed(r: &SweepRow) -> String {
     format!(
         "{} [{}, {}]",
@@ -368,12 +403,26 @@ fn departures(rows: &[SweepRow]) -> String {
         .collect();
     outside.sort_by(|a, b| b.0.total_cmp(&a.0));
     let flagged = rows.iter().filter(|r| !r.theory_in_interval).count();
+    let own_inside = rows
+        .iter()
+        .filter(|r| !r.theory_in_interval && r.given_bits_in_interval)
+        .count();
     let expected: f64 = rows.iter().map(|r| 1.0 - r.confidence).sum();
     let mut out = format!(
         "Rows whose layout-correct theory lies outside the observed interval, worst first: ordered by how \
          far theory lies from the nearer end of the interval, as a factor. For a correct filter each row misses with \
          probability at most 1 - confidence, so about {} of these {} rows would be listed by chance alone; \
-         {flagged} are.\n\n",
+         {flagged} are.\n\n\
+         The interval covers only the queries' randomness, while the layout theory is a mean over all \
+         filters of that size: one filter's bits can make its own rate differ from it, by several percent \
+         for a blocked filter of a few hundred blocks. `given bits` is that filter's own rate, computed from \
+         its bits for uniform independent probes (`fpr_given_bits` in the CSV), and `in` or `**out**` of the \
+         interval. `in`: the queries see exactly the bits this filter holds, so the departure lies in how \
+         its members set those bits: a chance draw for a sound hash (a small blocked filter), or \
+         systematic when the hash maps related members onto shared bits (then the fill ratio is off too). \
+         `**out**`: the queries' probes are not uniform over the bits (a hash or index-scheme flaw on \
+         the query side). Of the {flagged} rows, {own_inside} have their own rate inside the \
+         interval.\n\n",
         fmt::sig(expected, 2),
         rows.len()
     );
@@ -395,6 +444,7 @@ fn departures(rows: &[SweepRow]) -> String {
                 fmt::sig(r.fpr_theory, 3),
                 fmt::sig(r.fpr / r.fpr_theory, 3),
                 format!("{}x ({side})", fmt::sig(*factor, 3)),
+                given_bits(r),
             ]
         })
         .collect();
@@ -409,6 +459,7 @@ fn departures(rows: &[SweepRow]) -> String {
             "theory",
             "observed / theory",
             "interval misses theory by",
+            "given bits",
         ],
         &table_rows,
     ));
@@ -547,5 +598,39 @@ mod tests {
             departures[0].contains("observed above theory"),
             "{departures:?}"
         );
+    }
+
+    /// A departing row whose own rate (from its bits) lies in its interval is shown `in`, the
+    /// others `**out**`, and the count of the former is stated.
+    #[test]
+    fn departures_show_each_filters_own_rate_and_count_those_inside() {
+        let mut rows = synthetic_rows();
+        let i = rows
+            .iter()
+            .position(|r| !r.theory_in_interval)
+            .expect("the synthetic rows include departures");
+        rows[i].fpr_given_bits = rows[i].fpr;
+        rows[i].given_bits_in_interval = true;
+        let md = departures(&rows);
+        let flagged = rows.iter().filter(|r| !r.theory_in_interval).count();
+        assert!(
+            md.contains(&format!(
+                "Of the {flagged} rows, 1 have their own rate inside the interval."
+            )),
+            "{md}"
+        );
+        let listed: Vec<&str> = md
+            .lines()
+            .filter(|l| {
+                l.starts_with("| ") && !l.starts_with("| filter") && !l.starts_with("| ---")
+            })
+            .collect();
+        assert_eq!(listed.len(), flagged.min(DEPARTURES_LISTED), "{md}");
+        let inside = listed.iter().filter(|l| l.ends_with(" (in) |")).count();
+        let outside = listed
+            .iter()
+            .filter(|l| l.ends_with(" (**out**) |"))
+            .count();
+        assert_eq!((inside, outside), (1, listed.len() - 1), "{md}");
     }
 }

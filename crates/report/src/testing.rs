@@ -132,6 +132,8 @@ pub(crate) fn row(
         fpr_theory: theory,
         fpr_textbook: textbook,
         theory_in_interval: ci_low <= theory && theory <= ci_high,
+        fpr_given_bits: theory,
+        given_bits_in_interval: ci_low <= theory && theory <= ci_high,
         capped: queries == 300,
         insert_ns: lookup * 1.2,
         lookup_present_ns: lookup,

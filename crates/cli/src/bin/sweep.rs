@@ -30,7 +30,9 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// half-width reaches --precision or --max-queries is hit.
 ///
 /// Outputs in --out: sweep.csv (one row per trial; every figure is a column: fpr, ci_low/ci_high,
-/// wilson_low/high, fpr_theory, fpr_textbook, theory_in_interval, capped, bits_per_key,
+/// wilson_low/high, fpr_theory, fpr_textbook, theory_in_interval, fpr_given_bits (this filter's
+/// own rate from its bits, which the interval tests without the filter-to-filter spread the theory
+/// averages over), given_bits_in_interval, capped, bits_per_key,
 /// bound_bits_per_key = log2(1/p), space_overhead, memory, fill ratio, estimated count, insert and
 /// lookup ns/key and the HashSet's), four PNGs drawn from the CSV (observed FPR vs target p,
 /// FPR vs bits per key, lookup ns vs n, FPR vs overfill) and summary.md.
@@ -372,12 +374,26 @@ fn print_headlines(rows: &[SweepRow]) {
     let mut seen = std::collections::HashSet::new();
     filters.retain(|f| seen.insert(*f));
     println!(
-        "{:<30} {:>5} {:>12} {:>8} {:>15} {:>10} {:>11}",
-        "filter", "rows", "theory in CI", "obs/th", "obs/th range", "absent ns", "HashSet ns"
+        "{:<30} {:>5} {:>12} {:>10} {:>8} {:>15} {:>10} {:>11}",
+        "filter",
+        "rows",
+        "theory in CI",
+        "own in CI",
+        "obs/th",
+        "obs/th range",
+        "absent ns",
+        "HashSet ns"
     );
     for f in filters {
         let mine: Vec<&SweepRow> = rows.iter().filter(|r| r.filter == f).collect();
         let inside = mine.iter().filter(|r| r.theory_in_interval).count();
+        let own = mine.iter().filter(|r| r.given_bits_in_interval).count();
+        // A peer that does not expose its bits has no rate of its own to test.
+        let own = if mine.iter().all(|r| r.fpr_given_bits.is_nan()) {
+            "-".to_string()
+        } else {
+            format!("{own}/{}", mine.len())
+        };
         let ratio: Vec<f64> = mine
             .iter()
             .map(|r| r.fpr / r.fpr_theory)
@@ -386,10 +402,11 @@ fn print_headlines(rows: &[SweepRow]) {
         let lo = ratio.iter().copied().fold(f64::NAN, f64::min);
         let hi = ratio.iter().copied().fold(f64::NAN, f64::max);
         println!(
-            "{:<30} {:>5} {:>12} {:>8.3} {:>15} {:>10.1} {:>11.1}",
+            "{:<30} {:>5} {:>12} {:>10} {:>8.3} {:>15} {:>10.1} {:>11.1}",
             f,
             mine.len(),
             format!("{inside}/{}", mine.len()),
+            own,
             median(ratio),
             format!("{lo:.2}..{hi:.2}"),
             median(mine.iter().map(|r| r.lookup_absent_ns)),
@@ -397,7 +414,8 @@ fn print_headlines(rows: &[SweepRow]) {
         );
     }
     println!(
-        "(obs/th: observed FPR / layout-correct theory, median and range over rows with a false \
+        "(own in CI: rows whose filter's own rate, from its bits, lies in the interval; \
+         obs/th: observed FPR / layout-correct theory, median and range over rows with a false \
          positive; ns: medians, indicative)"
     );
 }
