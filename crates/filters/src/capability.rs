@@ -27,6 +27,15 @@ pub trait Removable: Filter {
     /// Counters at their saturation value (stuck, never decremented again).
     fn saturated_counters(&self) -> u64;
 
+    /// Calls `visit(index, value)` for each of the k counters digest `d` maps to, in probe order
+    /// and with repeats: the counters an insert of `d` increments and a remove decrements, with
+    /// their current values. For audits (the harness attributes each false negative to the
+    /// mechanism that zeroed a member's counter), not for hot paths.
+    fn visit_counters(&self, d: Digest, visit: &mut dyn FnMut(u64, u64));
+
+    /// The value at which an increment stops (`2^bits - 1`).
+    fn counter_max(&self) -> u64;
+
     /// Removes the key whose canonical bytes are `bytes`; see [`Removable::remove_digest`].
     #[inline]
     fn remove_bytes(&mut self, bytes: &[u8]) -> bool {

@@ -232,6 +232,15 @@ impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Removable for Counting<H,
     fn saturated_counters(&self) -> u64 {
         Self::saturated_counters(self)
     }
+    fn visit_counters(&self, d: Digest, visit: &mut dyn FnMut(u64, u64)) {
+        I::probe_in(d, self.hashes, self.range, |i| {
+            visit(i, self.counter(i));
+            true
+        });
+    }
+    fn counter_max(&self) -> u64 {
+        Self::MAX
+    }
 }
 
 impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Variant for Counting<H, I, BITS> {

@@ -163,6 +163,15 @@ impl Removable for TextbookCountingFnv1aI32 {
     fn saturated_counters(&self) -> u64 {
         Self::saturated_counters(self)
     }
+    fn visit_counters(&self, d: Digest, visit: &mut dyn FnMut(u64, u64)) {
+        probe(d.h1, self.k, self.num_counters, |i| {
+            visit(i as u64, u64::from(self.counter(i)));
+            true
+        });
+    }
+    fn counter_max(&self) -> u64 {
+        u64::from(MAX)
+    }
 }
 
 /// The counter count as the Java `int` the port keeps it in, or the error naming the limit.

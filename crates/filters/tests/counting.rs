@@ -215,3 +215,45 @@ fn correct_layouts_cannot_detect_the_removal_of_a_false_positive_either() {
         .expect("a false positive");
     assert!(f.remove(&x));
 }
+
+/// `visit_counters` names exactly the counters an insert increments: on an empty filter, after one
+/// insert, each visited counter holds the number of times the key's probes visit it (repeats
+/// included), for every removable variant; and every other counter is still 0.
+#[test]
+fn visit_counters_names_the_counters_an_insert_increments() {
+    use std::collections::HashMap;
+    for name in registry::names() {
+        if !registry::capabilities(&name).unwrap().remove {
+            continue;
+        }
+        let f = registry::build_removable(&name, Spec::Target { n: 1000, p: 0.01 }).unwrap();
+        let bits = if name.starts_with("counting8") { 8 } else { 4 };
+        assert_eq!(f.counter_max(), (1 << bits) - 1, "{name}");
+        for key in 0..50u64 {
+            let mut f2 =
+                registry::build_removable(&name, Spec::Target { n: 1000, p: 0.01 }).unwrap();
+            let d = bloomlab_filters::Key::with_bytes(&key, |b| f2.digest(b));
+            f2.insert(&key);
+            let mut visits: HashMap<u64, u64> = HashMap::new();
+            let mut values: HashMap<u64, u64> = HashMap::new();
+            f2.visit_counters(d, &mut |i, v| {
+                *visits.entry(i).or_insert(0) += 1;
+                values.insert(i, v);
+            });
+            assert_eq!(
+                visits.values().sum::<u64>(),
+                u64::from(f2.hashes()),
+                "{name}, key {key}: one visit per probe"
+            );
+            assert_eq!(
+                visits, values,
+                "{name}, key {key}: counter values after one insert"
+            );
+            assert_eq!(
+                f2.set_bits(),
+                visits.len() as u64,
+                "{name}, key {key}: no other counter changed"
+            );
+        }
+    }
+}

@@ -189,6 +189,22 @@ pub struct SweepRow {
     /// Upper end of the false-negative interval.
     #[serde(default)]
     pub fn_ci_high: f64,
+    /// Churn: false negatives whose zeroed counters had lost an increment at saturation and none
+    /// was decremented by an accepted hostile removal (the *saturated decrement* mechanism). The
+    /// four `fn_*` cause columns sum to `false_negatives` in churn rows.
+    #[serde(default)]
+    pub fn_saturated_decrement: u64,
+    /// Churn: false negatives whose zeroed counters were decremented by an accepted removal of a
+    /// never-inserted key and none had lost an increment (the *removed false positive* mechanism).
+    #[serde(default)]
+    pub fn_removed_false_positive: u64,
+    /// Churn: false negatives with zeroed counters of both kinds.
+    #[serde(default)]
+    pub fn_both_causes: u64,
+    /// Churn: false negatives with no zeroed counter of either kind: neither mechanism explains
+    /// them, so a nonzero value points at a bug in the filter (or the audit).
+    #[serde(default)]
+    pub fn_unexplained: u64,
     /// Whether this row fails the run: a false negative from a variant that promises none, with
     /// no hostile removals (the textbook ports promise nothing; hostile removals make false
     /// negatives expected for every design).

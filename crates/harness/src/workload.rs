@@ -37,7 +37,7 @@ use rand::{RngExt as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::error::HarnessError;
-use crate::keys::{KeySet, derive_seed};
+use crate::keys::{Batch, KeySet, derive_seed};
 use crate::peer;
 use crate::row::{SweepRow, Workload};
 use crate::stats::clopper_pearson;
@@ -205,6 +205,83 @@ pub trait Subject {
 pub trait RemovableSubject: Subject {
     /// Removes the key; true if the filter decremented its counters.
     fn remove(&mut self, b: &[u8]) -> bool;
+    /// Calls `visit(index, value)` for each counter the key maps to (see
+    /// [`Removable::visit_counters`]).
+    fn visit_counters(&self, b: &[u8], visit: &mut dyn FnMut(u64, u64));
+    /// The value at which a counter's increment stops.
+    fn counter_max(&self) -> u64;
+}
+
+/// Why each false negative of a churn run happened, from a ledger of the two mechanisms that can
+/// zero a member's counter while the member still uses it (the textbook port's two flaws):
+/// - `lost`: counters that lost an increment because they were at their maximum (a later
+///   decrement then takes them below their true count, unless the design keeps them stuck);
+/// - `hostile`: counters an accepted removal of a never-inserted key decremented.
+///
+/// A missed member's zeroed counters are looked up in both. Keeping the ledger costs a pass over
+/// each inserted key's counters before the insert (untimed), so it runs on every churn row.
+#[derive(Debug, Default)]
+struct CauseLedger {
+    lost: std::collections::HashSet<u64>,
+    hostile: std::collections::HashSet<u64>,
+}
+
+/// False negatives of one check, by cause (see [`CauseLedger`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Causes {
+    saturated_decrement: u64,
+    removed_false_positive: u64,
+    both: u64,
+    unexplained: u64,
+}
+
+impl CauseLedger {
+    /// Records the increments a batch of inserts is about to lose: called before the batch is
+    /// inserted, it follows each counter through the batch's own earlier increments (`pending`),
+    /// so the result is exactly what key-by-key inserting does.
+    fn before_inserts<S: RemovableSubject>(&mut self, s: &S, batch: &Batch) {
+        let max = s.counter_max();
+        let mut pending: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+        batch.for_each_bytes(|b| {
+            s.visit_counters(b, &mut |i, value| {
+                let seen = pending.entry(i).or_insert(0);
+                if value + *seen >= max {
+                    self.lost.insert(i);
+                } else {
+                    *seen += 1;
+                }
+            });
+        });
+    }
+
+    /// Records a removal of a never-inserted key about to be made: if the filter will accept it
+    /// (it tests positive), every non-zero counter it maps to is decremented by it.
+    fn before_hostile_remove<S: RemovableSubject>(&mut self, s: &S, b: &[u8]) {
+        if s.contains(b) {
+            s.visit_counters(b, &mut |i, value| {
+                if value > 0 {
+                    self.hostile.insert(i);
+                }
+            });
+        }
+    }
+
+    /// The cause of a missed member's false negative, from its zeroed counters.
+    fn classify<S: RemovableSubject>(&self, s: &S, b: &[u8], causes: &mut Causes) {
+        let (mut lost, mut hostile) = (false, false);
+        s.visit_counters(b, &mut |i, value| {
+            if value == 0 {
+                lost |= self.lost.contains(&i);
+                hostile |= self.hostile.contains(&i);
+            }
+        });
+        match (lost, hostile) {
+            (true, false) => causes.saturated_decrement += 1,
+            (false, true) => causes.removed_false_positive += 1,
+            (true, true) => causes.both += 1,
+            (false, false) => causes.unexplained += 1,
+        }
+    }
 }
 
 /// Any registered filter as a [`Subject`] without capabilities.
@@ -232,15 +309,24 @@ fn spec_at(filter: &str, n: u64, p: f64, members: u64) -> TrialSpec {
     }
 }
 
-/// Counts the members (by index) the filter does not find.
-fn count_misses<S: Subject>(s: &S, keys: &KeySet, members: &[u64]) -> u64 {
+/// Counts the members (by index) the filter does not find, by cause (see [`CauseLedger`]).
+fn count_misses<S: RemovableSubject>(
+    s: &S,
+    keys: &KeySet,
+    members: &[u64],
+    ledger: &CauseLedger,
+) -> Causes {
     let mut batch = keys.new_batch();
-    let mut misses = 0;
+    let mut causes = Causes::default();
     for chunk in members.chunks(GEN_BATCH) {
         keys.fill_at(chunk.iter().copied(), &mut batch);
-        misses += batch.count(|b| !s.contains(b));
+        batch.for_each_bytes(|b| {
+            if !s.contains(b) {
+                ledger.classify(s, b, &mut causes);
+            }
+        });
     }
-    misses
+    causes
 }
 
 /// Samples the FPR of round or step `step` on never-inserted indices; returns (queries, false
@@ -318,6 +404,8 @@ struct Extra {
     promises_no_fn: bool,
     /// Timings of the step, when timed (see the module docs).
     timing: Option<FilterTiming>,
+    /// Churn: the false negatives by cause.
+    causes: Causes,
 }
 
 fn row_with<S: Subject>(
@@ -350,6 +438,10 @@ fn row_with<S: Subject>(
     row.fn_ci_low = fn_ci_low;
     row.fn_ci_high = fn_ci_high;
     row.fn_failure = x.false_negatives > 0 && x.promises_no_fn && x.hostile == 0.0;
+    row.fn_saturated_decrement = x.causes.saturated_decrement;
+    row.fn_removed_false_positive = x.causes.removed_false_positive;
+    row.fn_both_causes = x.causes.both;
+    row.fn_unexplained = x.causes.unexplained;
     row.stages = if x.workload == Workload::Grow {
         s.stages()
     } else {
@@ -496,9 +588,11 @@ pub fn run_churn<S: RemovableSubject>(
     ));
     let mut members: Vec<u64> = (0..held).collect();
     let mut batch = keys.new_batch();
+    let mut ledger = CauseLedger::default();
     let mut insert_total_ns = 0.0;
     for chunk in members.chunks(GEN_BATCH) {
         keys.fill_at(chunk.iter().copied(), &mut batch);
+        ledger.before_inserts(&s, &batch);
         insert_total_ns += timed_inserts(&mut s, &batch);
     }
     let mut inserted_in_step = held;
@@ -522,6 +616,7 @@ pub fn run_churn<S: RemovableSubject>(
                 next_fresh += 1;
             }
             keys.fill_at(members[..per_round as usize].iter().copied(), &mut batch);
+            ledger.before_inserts(&s, &batch);
             insert_total_ns = timed_inserts(&mut s, &batch);
             inserted_in_step = per_round;
             keys.fill_at(leaving, &mut batch);
@@ -548,10 +643,17 @@ pub fn run_churn<S: RemovableSubject>(
                 found += positives.len() as u64;
                 let mut hb = keys.new_batch();
                 keys.fill_at(positives, &mut hb);
-                hb.for_each_bytes(|b| hostile_removed += u64::from(s.remove(b)));
+                hb.for_each_bytes(|b| {
+                    ledger.before_hostile_remove(&s, b);
+                    hostile_removed += u64::from(s.remove(b));
+                });
             }
         }
-        let false_negatives = count_misses(&s, keys, &members);
+        let causes = count_misses(&s, keys, &members, &ledger);
+        let false_negatives = causes.saturated_decrement
+            + causes.removed_false_positive
+            + causes.both
+            + causes.unexplained;
         let sample = sample_fpr(&s, keys, sampling, ever, round)?;
         let timing = step_timing(
             &s,
@@ -579,6 +681,7 @@ pub fn run_churn<S: RemovableSubject>(
                 false_negatives,
                 promises_no_fn,
                 timing,
+                causes,
             },
         ));
     }
@@ -658,6 +761,7 @@ pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, Ha
                 false_negatives: misses,
                 promises_no_fn,
                 timing: timing.flatten(),
+                causes: Causes::default(),
             },
         ));
     }
@@ -751,6 +855,12 @@ impl<F: Filter + Removable> Subject for Counted<F> {
 impl<F: Filter + Removable> RemovableSubject for Counted<F> {
     fn remove(&mut self, b: &[u8]) -> bool {
         self.0.remove_bytes(b)
+    }
+    fn visit_counters(&self, b: &[u8], visit: &mut dyn FnMut(u64, u64)) {
+        self.0.visit_counters(self.0.digest(b), visit);
+    }
+    fn counter_max(&self) -> u64 {
+        self.0.counter_max()
     }
 }
 

@@ -164,6 +164,21 @@ fn the_textbook_counting_port_loses_members_where_saturated_counters_stick() {
         textbook.iter().all(|r| !r.fn_failure),
         "the textbook port promises nothing: its false negatives are reported, not failures"
     );
+    // No hostile removal took place, so the ledger must put every loss on saturated decrements.
+    for r in &textbook {
+        assert_eq!(
+            (
+                r.fn_saturated_decrement,
+                r.fn_removed_false_positive,
+                r.fn_both_causes,
+                r.fn_unexplained
+            ),
+            (r.false_negatives, 0, 0, 0),
+            "round {}: causes of {} false negatives",
+            r.round,
+            r.false_negatives
+        );
+    }
     for filter in ["counting4/xxh3/km", "counting4/fnv1a/km"] {
         let rows = chapter(filter);
         assert!(
@@ -207,6 +222,22 @@ fn hostile_removes_cost_every_design_members_without_failing_the_run() {
         "{last:?}"
     );
     assert!(rows.iter().all(|r| !r.fn_failure));
+    // At this load no counter saturates, so every loss is a removed false positive's.
+    for r in &rows {
+        assert_eq!(r.saturated_counters, 0, "round {}", r.round);
+        assert_eq!(
+            (
+                r.fn_removed_false_positive,
+                r.fn_saturated_decrement,
+                r.fn_both_causes,
+                r.fn_unexplained
+            ),
+            (r.false_negatives, 0, 0, 0),
+            "round {}: causes of {} false negatives",
+            r.round,
+            r.false_negatives
+        );
+    }
 }
 
 #[test]

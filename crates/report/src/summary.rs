@@ -102,7 +102,11 @@ fn churn_section(rows: &[&SweepRow], link: Option<String>) -> String {
          never-inserted keys (removed keys are never sampled) against theory at the members held. Round 0 is \
          the filled filter. Hostile removes remove never-inserted keys that test positive (`hostile removed`: \
          removals the filter accepted); with none, every false negative comes from the design itself \
-         (for a counting filter: decrementing a counter that had saturated). {failures} rows are failures \
+         (for a counting filter: decrementing a counter that had saturated). `caused by` names the mechanism \
+         behind each false negative, from a ledger the run keeps of counters that lost an increment at \
+         their maximum and counters an accepted hostile removal decremented: a missed member's zeroed \
+         counters are looked up in both (*saturated decrement*, *removed false positive*, *both*; \
+         *unexplained* would point at a bug). {failures} rows are failures \
          (a false negative from a variant that promises none, without hostile removes).\n\n"
     );
     out.push_str(&picture_line(
@@ -122,6 +126,7 @@ fn churn_section(rows: &[&SweepRow], link: Option<String>) -> String {
                 r.removed.to_string(),
                 r.hostile_removed.to_string(),
                 false_negatives(r),
+                fn_causes(r),
                 observed(r),
                 fmt::sig(r.fpr_theory, 3),
                 if r.theory_in_interval {
@@ -149,6 +154,7 @@ fn churn_section(rows: &[&SweepRow], link: Option<String>) -> String {
             "removed",
             "hostile removed",
             "false negatives [interval]",
+            "caused by",
             "observed FPR [interval]",
             "theory",
             "in",
@@ -373,6 +379,25 @@ fn given_bits(r: &SweepRow) -> String {
         "**out**"
     };
     format!("{} ({verdict})", fmt::sig(r.fpr_given_bits, 3))
+}
+
+/// A churn row's false negatives by mechanism (`-` when there are none).
+fn fn_causes(r: &SweepRow) -> String {
+    let parts: Vec<String> = [
+        (r.fn_saturated_decrement, "saturated decrement"),
+        (r.fn_removed_false_positive, "removed false positive"),
+        (r.fn_both_causes, "both"),
+        (r.fn_unexplained, "**unexplained**"),
+    ]
+    .iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, what)| format!("{count} {what}"))
+    .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// Indicative lookup ns per key, present / absent, or `-` when the row was not timed.
