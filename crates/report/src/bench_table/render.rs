@@ -677,7 +677,7 @@ fn hashing(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
 
 /// The records of `series` at `n` on string keys, in table order: the exact set first, then each
 /// static twin followed by the structures compared with it (by name, then growth factor), then
-/// structures without a twin (peers).
+/// structures without a twin (peers, by name, then growth factor).
 fn series_rows<'a>(v: &View<'a>, series: Series, n: u64) -> Vec<&'a BenchRecord> {
     let mut rows: Vec<&BenchRecord> = v
         .log
@@ -689,7 +689,13 @@ fn series_rows<'a>(v: &View<'a>, series: Series, n: u64) -> Vec<&'a BenchRecord>
         let key = |r: &BenchRecord| {
             (
                 family_rank(r.family),
-                r.twin.clone().unwrap_or_else(|| r.label.clone()),
+                // A twin heads the rows that name it; a grown filter without a twin (a peer)
+                // keeps its G rows together under its structure name.
+                match (&r.twin, r.growth) {
+                    (Some(twin), _) => twin.clone(),
+                    (None, Some(_)) => r.structure.clone(),
+                    (None, None) => r.label.clone(),
+                },
                 r.twin.is_some(),
                 r.structure.clone(),
                 r.growth.map_or(0, |g| g.factor),
