@@ -20,6 +20,7 @@ pub const PREFIX: &str = "article-content-hash-";
 const SEED_PRESENT: u64 = 0x5EED_0001;
 const SEED_ABSENT: u64 = 0x5EED_0002;
 const SEED_U64: u64 = 0x9E37_79B9_7F4A_7C15;
+const SEED_MEMBERS: u64 = 0x5EED_0003;
 
 /// Keys per lookup batch at most: large enough that the batch's probes spread over the whole
 /// structure (the batch wraps around after this many lookups).
@@ -39,6 +40,16 @@ fn batch_indices(n: u64) -> (Vec<u64>, Vec<u64>) {
         .map(|_| n + rng.random_range(0..n))
         .collect();
     (present, absent)
+}
+
+/// Distinct inserted keys (i in 0..n), as many as a lookup batch holds, in random order: what
+/// the counting series removes and inserts ([`crate::timing::Cycle`]). Unlike the present batch it
+/// has no repetition, because a key may only be removed while it is a member.
+pub fn distinct_members(n: u64) -> StrBatch {
+    let mut rng = Pcg64Mcg::seed_from_u64(SEED_MEMBERS);
+    let n_usize = usize::try_from(n).expect("n keys fit in memory, so n fits in usize");
+    let indices = rand::seq::index::sample(&mut rng, n_usize, batch_len(n));
+    strings(indices.into_iter().map(|i| i as u64))
 }
 
 fn strings(indices: impl IntoIterator<Item = u64>) -> StrBatch {

@@ -11,6 +11,17 @@
 //! turns both into `reports/bloom_vs_hashset.md`.
 //! `BLOOMLAB_BENCH_QUICK=1` measures 1M keys only, briefly (see [`timing::Config::from_env`]).
 //!
+//! Two capability series follow the main one on the string keys of every n, each with its own
+//! criterion groups, twins and std `HashSet` figures, so that each is measured in one stretch:
+//! - the counting series ([`counting`], groups `counting-*`): insert, remove and lookups of the
+//!   counting filters, beside the flat filter of the same hash and index scheme and std `HashSet`;
+//! - the scalable series ([`scalable`], groups `scalable-*`): lookups in scalable filters holding n
+//!   keys after growing from n/G (G = 1, 16, 1024), beside a static filter of their stages' layout
+//!   sized for n, std `HashSet` and the `growable-bloom-filter` crate.
+//!
+//! The main series leaves counting and scalable variants to those series: its re-insert would
+//! change their state (counters, stages) from one iteration to the next.
+//!
 //! # Running it
 //!
 //! A full run takes about half an hour on 2 cores and needs a few GB of memory for the 10M-key
@@ -18,7 +29,10 @@
 //! - `BLOOMLAB_BENCH_QUICK=1`: 1M keys only, with short times (a few minutes), for development;
 //! - `BLOOMLAB_BENCH_ONLY='sbbf/xxh3 p=1%|std HashSet<String>'`: build and measure only the
 //!   structures whose label contains one of the `|`-separated parts (a restricted run keeps the
-//!   previous full run's records of the other structures);
+//!   previous full run's records of the other structures); in the capability series the text
+//!   matched is `<series>: <label>` ([`bloomlab_harness::bench::selector`]), so
+//!   `BLOOMLAB_BENCH_ONLY='counting: |scalable: '` runs exactly those two series, and `G=1024`
+//!   only the grown filters' 1024x rows;
 //! - `BLOOMLAB_BENCH_ALL=1`: every variant at 0.1% and on u64 keys too (by default those two series
 //!   use a representative set of variants covering every hash, index scheme, store and layout);
 //! - `BLOOMLAB_BENCH_SIZES`, `BLOOMLAB_BENCH_MEASURE_SECS`, `BLOOMLAB_BENCH_WARMUP_SECS`: sizes and
@@ -43,6 +57,16 @@
 //!   structure holds after its build (a HashSet's table plus every `String`).
 //! - *insert ns* re-inserts present keys into the built filter (its state does not change); *build
 //!   ns/key* is one wall-clock build from empty, for every structure.
+//! - Counting series: one remove iteration removes one member key, one insert iteration inserts
+//!   one key removed (untimed) a window of [`timing::WINDOW`] keys earlier, over a batch of
+//!   distinct members in random order; the undoing operation runs untimed between timed chunks,
+//!   so every iteration meets the same state, and the bench then checks the filter answers as
+//!   before ([`timing::Cycle`]). A HashSet's removed `String`s are kept, not freed, and moved back
+//!   by its inserts, so neither times the allocator. A twin cannot remove: its insert re-inserts
+//!   members, as in the main series.
+//! - Scalable series: one iteration is one lookup, as in the main series; the filter's build
+//!   (n0 = n/G, then all n keys inserted, so that it allocates its stages) is measured by the
+//!   counting allocator like every build, and its stage count is read from the filter.
 //! - Batched lookups (`contains_batch`, groups `lookup-batch-*`) are measured for the
 //!   representative variants, on the same batches in calls of 1024 keys; the bench first checks
 //!   they find exactly as many keys as one-by-one lookups. A HashSet has no batched lookup, so the
@@ -53,8 +77,10 @@
 //!   apart; a paired round's two parts within milliseconds, so both see the same state of the
 //!   machine, and the spread of the rounds shows how steady a structure's time was.
 
+mod counting;
 mod keys;
 mod memory;
+mod scalable;
 mod suite;
 mod timing;
 

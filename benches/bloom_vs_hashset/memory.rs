@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bloomlab_harness::bench::{BenchLog, BenchRecord, LOG_FILE, Mode, PairedRecord, criterion_dir};
+use bloomlab_harness::bench::{
+    BenchLog, BenchRecord, LOG_FILE, Mode, PairedRecord, criterion_dir, selector,
+};
 pub use bloomlab_harness::memory::CountingAlloc;
 
 /// Live heap bytes requested from the allocator right now.
@@ -41,9 +43,9 @@ fn unix_now() -> u64 {
 impl Log {
     /// A log for this run, written to `<criterion dir>/bloom_vs_hashset-memory.json` unless
     /// `mode` is [`Mode::Test`]. A full run restricted to some sizes (`BLOOMLAB_BENCH_SIZES`) or to
-    /// some structures (`BLOOMLAB_BENCH_ONLY`, whose filter is `remeasured`) keeps the previous
-    /// full run's records of everything it does not measure again, whose criterion results it
-    /// leaves alone too.
+    /// some structures (`BLOOMLAB_BENCH_ONLY`, whose filter is `remeasured`, called with each
+    /// record's [`selector`] text) keeps the previous full run's records of everything it does not
+    /// measure again, whose criterion results it leaves alone too.
     pub fn new(mode: Mode, sizes: &[u64], remeasured: impl Fn(&str) -> bool) -> Self {
         let path = (mode != Mode::Test).then(|| criterion_dir().join(LOG_FILE));
         let mut log = BenchLog {
@@ -62,12 +64,14 @@ impl Log {
             log.records = old
                 .records
                 .into_iter()
-                .filter(|r| !(sizes.contains(&r.n) && remeasured(&r.label)))
+                .filter(|r| !(sizes.contains(&r.n) && remeasured(&selector(r.series, &r.label))))
                 .collect();
             log.paired = old
                 .paired
                 .into_iter()
-                .filter(|r| !(sizes.contains(&r.n) && remeasured(&r.label)))
+                .filter(|r| {
+                    !(sizes.contains(&r.n) && remeasured(&selector(r.group.series, &r.label)))
+                })
                 .collect();
             // The run then spans from the earlier run's start, if anything of it is kept.
             if !log.records.is_empty() {

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use bloomlab_filters::{FilterExt, Key, Variant, VariantVisitor, registry};
 use bloomlab_harness::bench::{
-    BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, label,
+    BenchRecord, Family, Group, Growth, KeyKind, Operation, PairedRecord, Series, grown_label,
+    label, selector,
 };
 use criterion::Criterion;
 use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
@@ -23,10 +24,32 @@ use crate::timing::{Config, bench, chunk_timer, count_hits, paired, timer};
 /// The lookup batches of one key kind and n, and the exact set every lookup is paired with (std
 /// `HashSet` holding the same keys).
 pub struct Workload<'w, K, S> {
-    present: &'w [K],
-    absent: &'w [K],
-    reference: &'w S,
-    reference_label: &'static str,
+    pub present: &'w [K],
+    pub absent: &'w [K],
+    pub reference: &'w S,
+    pub reference_label: &'static str,
+}
+
+/// The string keys of one n as slices: all inserted keys, and the present and absent batches.
+pub struct Batches<'k> {
+    pub inserted: &'k [&'k str],
+    pub present: &'k [&'k str],
+    pub absent: &'k [&'k str],
+}
+
+impl<'k> Batches<'k> {
+    /// The lookup batches, paired with `reference` (std `HashSet<String>` holding the keys).
+    pub fn workload(
+        &self,
+        reference: &'k HashSet<String>,
+    ) -> Workload<'k, &'k str, HashSet<String>> {
+        Workload {
+            present: self.present,
+            absent: self.absent,
+            reference,
+            reference_label: KeyKind::Str.reference(),
+        }
+    }
 }
 
 /// Membership in the reference set, called as its concrete type.
@@ -68,18 +91,51 @@ pub const REPRESENTATIVE: [&str; 10] = [
 
 /// What identifies one measured structure.
 #[derive(Clone)]
-struct Meta {
-    keys: KeyKind,
-    structure: String,
-    family: Family,
-    p: Option<f64>,
-    n: u64,
+pub struct Meta {
+    pub keys: KeyKind,
+    pub structure: String,
+    pub family: Family,
+    pub p: Option<f64>,
+    pub n: u64,
+    /// The series measuring it, which names its criterion groups.
+    pub series: Series,
+    /// The label of the static filter it is compared with in its series.
+    pub twin: Option<String>,
+    /// How a growable filter grew (scalable series).
+    pub growth: Option<Growth>,
 }
 
 impl Meta {
-    /// The criterion function id, the same function `bench-table` uses.
-    fn label(&self) -> String {
-        label(&self.structure, self.p)
+    /// A structure of the main series.
+    pub fn main(keys: KeyKind, structure: &str, family: Family, p: Option<f64>, n: u64) -> Self {
+        Self {
+            keys,
+            structure: structure.to_owned(),
+            family,
+            p,
+            n,
+            series: Series::Main,
+            twin: None,
+            growth: None,
+        }
+    }
+
+    /// The criterion function id: [`label`], or [`grown_label`] for a grown filter.
+    pub fn label(&self) -> String {
+        match self.growth {
+            Some(g) => grown_label(&self.structure, self.p, g.factor),
+            None => label(&self.structure, self.p),
+        }
+    }
+
+    /// The text `BLOOMLAB_BENCH_ONLY` is matched against ([`selector`]).
+    pub fn selector(&self) -> String {
+        selector(self.series, &self.label())
+    }
+
+    /// The criterion group of `op` on this structure's keys in its series.
+    pub fn group(&self, op: Operation) -> Group {
+        Group::in_series(self.series, op, self.keys)
     }
 }
 
@@ -92,7 +148,7 @@ pub struct Suite<'a> {
 
 impl Suite<'_> {
     /// Benchmarks `op` on each key of `batch` as `<group>/<label>/<n>` with this run's settings.
-    fn time<K: Copy, R: Into<u64>>(
+    pub(crate) fn time<K: Copy, R: Into<u64>>(
         &mut self,
         group: Group,
         label: &str,
@@ -105,7 +161,7 @@ impl Suite<'_> {
 
     /// Benchmarks a lookup with criterion, then compares it with the reference in the paired
     /// rounds (see [`paired`]), recorded as `<group>/<label>/<n>` in the log.
-    fn time_paired(
+    pub(crate) fn time_paired(
         &mut self,
         (group, label, n): (Group, &str, u64),
         reference: &'static str,
@@ -129,7 +185,7 @@ impl Suite<'_> {
     /// Checks the structure (every present key found), records its memory and observed FPR, and
     /// benchmarks present and absent lookups, each followed by its paired comparison with the
     /// workload's reference set looking up the same batch.
-    fn lookups<K: Copy, S: Exact<K>>(
+    pub(crate) fn lookups<K: Copy, S: Exact<K>>(
         &mut self,
         meta: &Meta,
         built: (usize, Duration),
@@ -159,13 +215,16 @@ impl Suite<'_> {
             build_ns_per_key: built.1.as_nanos() as f64 / meta.n as f64,
             observed_fpr: false_pos as f64 / absent.len() as f64,
             absent_batch: absent.len() as u64,
+            series: meta.series,
+            twin: meta.twin.clone(),
+            growth: meta.growth,
         });
         for (op, batch) in [
             (Operation::LookupPresent, present),
             (Operation::LookupAbsent, absent),
         ] {
             self.time_paired(
-                (Group::new(op, meta.keys), &label, meta.n),
+                (meta.group(op), &label, meta.n),
                 w.reference_label,
                 timer(batch, |k| w.reference.has(k)),
                 timer(batch, &mut contains),
@@ -173,10 +232,17 @@ impl Suite<'_> {
         }
     }
 
-    /// Benchmarks inserting the present batch's keys again: the filter's bits do not change (they
-    /// are set already), so every iteration does the same work on the same state.
-    fn inserts<K: Copy>(&mut self, meta: &Meta, present: &[K], mut insert: impl FnMut(K)) {
-        let group = Group::new(Operation::Insert, meta.keys);
+    /// Benchmarks inserting the keys of `present` (members) again: the filter's bits do not change
+    /// (they are set already), so every iteration does the same work on the same state. Only for
+    /// structures whose state an insert of a member leaves alone (not counting or scalable
+    /// filters, whose series time inserts their own way).
+    pub(crate) fn inserts<K: Copy>(
+        &mut self,
+        meta: &Meta,
+        present: &[K],
+        mut insert: impl FnMut(K),
+    ) {
+        let group = meta.group(Operation::Insert);
         self.time(group, &meta.label(), meta.n, present, |k| {
             insert(k);
             0u64
@@ -210,7 +276,7 @@ impl Suite<'_> {
                 op.batch().unwrap_or_default()
             );
             self.time_paired(
-                (Group::new(op, meta.keys), &label, meta.n),
+                (meta.group(op), &label, meta.n),
                 w.reference_label,
                 timer(batch, |k| w.reference.has(k)),
                 chunk_timer(batch, &mut contains_batch),
@@ -223,7 +289,15 @@ impl Suite<'_> {
         p == RATES[0] && REPRESENTATIVE.contains(&name)
     }
 
+    /// Whether the main series measures variant `name` at `p` on `keys`. Never a counting or
+    /// scalable variant: an insert changes a counting filter's counters and grows a scalable one,
+    /// so the main series' re-insert would not repeat the same work on the same state; their own
+    /// series ([`Suite::counting`], [`Suite::scalable`]) measure them.
     fn wants_variant(&self, name: &str, p: f64, keys: KeyKind) -> bool {
+        let caps = registry::capabilities(name).expect("names() lists registered names");
+        if caps.remove || caps.grow {
+            return false;
+        }
         let headline = p == RATES[0] && keys == KeyKind::Str;
         headline || self.cfg.all_variants_everywhere || REPRESENTATIVE.contains(&name)
     }
@@ -233,18 +307,12 @@ impl Suite<'_> {
         let inserted: Vec<&str> = keys.inserted.iter().collect();
         let present: Vec<&str> = keys.present.iter().collect();
         let absent: Vec<&str> = keys.absent.iter().collect();
-        let base = |structure: &str, family, p| Meta {
-            keys: KeyKind::Str,
-            structure: structure.to_owned(),
-            family,
-            p,
-            n,
-        };
+        let base = |structure: &str, family, p| Meta::main(KeyKind::Str, structure, family, p, n);
 
         // The reference is built even when it is not itself measured: every lookup is paired
         // with it.
         let meta = base(KeyKind::Str.reference(), Family::HashSet, None);
-        let (std_set, bytes, t) = measure_build(|| {
+        let (mut std_set, bytes, t) = measure_build(|| {
             let mut s = HashSet::new();
             for k in &inserted {
                 s.insert((*k).to_owned());
@@ -257,11 +325,11 @@ impl Suite<'_> {
             reference: &std_set,
             reference_label: KeyKind::Str.reference(),
         };
-        if self.cfg.wants(&meta.label()) {
+        if self.cfg.wants(&meta.selector()) {
             self.lookups(&meta, (bytes, t), &w, |k: &str| std_set.contains(k));
         }
         let meta = base("foldhash HashSet<String>", Family::HashSet, None);
-        if self.cfg.wants(&meta.label()) {
+        if self.cfg.wants(&meta.selector()) {
             let (set, bytes, t) = measure_build(|| {
                 let mut s = foldhash::HashSet::default();
                 for k in &inserted {
@@ -277,7 +345,8 @@ impl Suite<'_> {
         for p in RATES {
             for name in registry::names() {
                 let meta = base(&name, Family::Bloomlab, Some(p));
-                if !self.wants_variant(&name, p, KeyKind::Str) || !self.cfg.wants(&meta.label()) {
+                if !self.wants_variant(&name, p, KeyKind::Str) || !self.cfg.wants(&meta.selector())
+                {
                     continue;
                 }
                 let visit = StrVariant {
@@ -291,7 +360,7 @@ impl Suite<'_> {
             }
 
             let meta = base("fastbloom", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 let (mut f, bytes, t) = measure_build(|| {
                     let mut f =
                         fastbloom::BloomFilter::with_false_pos(p).expected_items(n as usize);
@@ -308,7 +377,7 @@ impl Suite<'_> {
                 }
             }
             let meta = base("fastbloom+foldhash", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 let (mut f, bytes, t) = measure_build(|| {
                     let mut f = fastbloom::BloomFilter::with_false_pos(p)
                         .hasher(foldhash::fast::RandomState::default())
@@ -326,7 +395,7 @@ impl Suite<'_> {
                 }
             }
             let meta = base("bloomfilter", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 let (mut f, bytes, t) = measure_build(|| {
                     let mut f = bloomfilter::Bloom::<str>::new_for_fp_rate(n as usize, p)
                         .expect("valid n and p");
@@ -349,7 +418,7 @@ impl Suite<'_> {
                 ("xorf BinaryFuse16+xxh3", true)
             };
             let meta = base(structure, Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 let hashes = || {
                     inserted
                         .iter()
@@ -373,6 +442,17 @@ impl Suite<'_> {
                 }
             }
         }
+
+        // The capability series, on the same keys and batches, each with its own std HashSet
+        // figures; the counting series last, as it removes and re-inserts the HashSet's keys (it
+        // ends holding the same keys).
+        let batches = Batches {
+            inserted: &inserted,
+            present: &present,
+            absent: &absent,
+        };
+        self.scalable(&batches, &std_set, (bytes, t), n);
+        self.counting(&batches, &mut std_set, (bytes, t), n);
     }
 
     /// Hashing alone, over the same present batch: how much of a lookup is the hash. Group
@@ -416,13 +496,7 @@ impl Suite<'_> {
     /// The exact sets, the representative bloomlab variants and the other crates on u64 keys.
     pub fn u64s(&mut self, keys: &U64Keys, n: u64) {
         let (inserted, present, absent) = (&keys.inserted, &keys.present, &keys.absent);
-        let base = |structure: &str, family, p| Meta {
-            keys: KeyKind::U64,
-            structure: structure.to_owned(),
-            family,
-            p,
-            n,
-        };
+        let base = |structure: &str, family, p| Meta::main(KeyKind::U64, structure, family, p, n);
 
         let meta = base(KeyKind::U64.reference(), Family::HashSet, None);
         let (std_set, bytes, t) =
@@ -433,11 +507,11 @@ impl Suite<'_> {
             reference: &std_set,
             reference_label: KeyKind::U64.reference(),
         };
-        if self.cfg.wants(&meta.label()) {
+        if self.cfg.wants(&meta.selector()) {
             self.lookups(&meta, (bytes, t), &w, |k: u64| std_set.contains(&k));
         }
         let meta = base("foldhash HashSet<u64>", Family::HashSet, None);
-        if self.cfg.wants(&meta.label()) {
+        if self.cfg.wants(&meta.selector()) {
             let (set, bytes, t) =
                 measure_build(|| inserted.iter().copied().collect::<foldhash::HashSet<u64>>());
             self.lookups(&meta, (bytes, t), &w, |k: u64| set.contains(&k));
@@ -446,7 +520,8 @@ impl Suite<'_> {
         for p in RATES {
             for name in registry::names() {
                 let meta = base(&name, Family::Bloomlab, Some(p));
-                if !self.wants_variant(&name, p, KeyKind::U64) || !self.cfg.wants(&meta.label()) {
+                if !self.wants_variant(&name, p, KeyKind::U64) || !self.cfg.wants(&meta.selector())
+                {
                     continue;
                 }
                 let visit = U64Variant {
@@ -458,7 +533,7 @@ impl Suite<'_> {
                 registry::visit(&name, visit).expect("names() lists registered names");
             }
             let meta = base("fastbloom", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 let (f, bytes, t) = measure_build(|| {
                     let mut f =
                         fastbloom::BloomFilter::with_false_pos(p).expected_items(n as usize);
@@ -470,7 +545,7 @@ impl Suite<'_> {
                 self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
             }
             let meta = base("fastbloom+foldhash", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 let (f, bytes, t) = measure_build(|| {
                     let mut f = fastbloom::BloomFilter::with_false_pos(p)
                         .hasher(foldhash::fast::RandomState::default())
@@ -483,7 +558,7 @@ impl Suite<'_> {
                 self.lookups(&meta, (bytes, t), &w, |k: u64| f.contains(&k));
             }
             let meta = base("bloomfilter", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 let (f, bytes, t) = measure_build(|| {
                     let mut f = bloomfilter::Bloom::<u64>::new_for_fp_rate(n as usize, p)
                         .expect("valid n and p");
@@ -501,7 +576,7 @@ impl Suite<'_> {
                 "xorf BinaryFuse16"
             };
             let meta = base(structure, Family::Crate, Some(p));
-            if self.cfg.wants(&meta.label()) {
+            if self.cfg.wants(&meta.selector()) {
                 if p == RATES[0] {
                     let (f, bytes, t) =
                         measure_build(|| BinaryFuse8::try_from(inserted).expect("distinct keys"));

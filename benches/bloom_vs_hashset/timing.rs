@@ -273,3 +273,158 @@ pub fn paired(
     }
     (ref_ns, ns)
 }
+
+/// Which operation a [`Cycle`] times; the other one runs untimed, to keep the structure's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// One iteration removes one member key.
+    Remove,
+    /// One iteration inserts one key that is not a member (removed, untimed, a window earlier).
+    Insert,
+}
+
+/// Keys out of the structure at any moment of a [`Cycle`], at most (half the cycle's keys if that
+/// is fewer). An untimed operation reaches a key this many keys before or after the timed one, so
+/// it has touched some `WINDOW x k` other cache lines in between (about 29 MB for k = 7), more than
+/// a core's private caches hold: the untimed work cannot warm the lines the timed work then finds.
+/// The price is that the structure holds n - `WINDOW` keys while it is timed (93% of 1M keys).
+pub const WINDOW: usize = 1 << 16;
+
+/// Remove and insert timed on a structure that must end where it started: a cycle over `keys`,
+/// distinct members of the structure in random order, with a window of `w` consecutive keys (of
+/// the cycle's order, wrapping around) out of the structure at any moment.
+///
+/// - Timing removes, the window trails the cursor: each step removes (timed) the next keys, then
+///   re-inserts (untimed) as many of the window's oldest, so every key removed is a member and the
+///   window moves on.
+/// - Timing inserts, the window leads: each step inserts (timed) the next keys, which are the
+///   window's oldest (removed untimed `w` keys earlier), then removes (untimed) as many keys just
+///   ahead of the window.
+///
+/// Either way one iteration is one operation on one key, never repeated on a key before it was
+/// undone, and [`Cycle::finish`] re-inserts the window, so a counting filter ends with the
+/// counters it started with (a decrement and an increment of a counter below its maximum cancel,
+/// and a saturated counter is touched by neither) and a `HashSet` with the same keys.
+///
+/// The operations are passed to every call rather than stored, because both mutate the one
+/// `state`; they return whether they did their work (a remove found the key, an insert added
+/// it), and [`Cycle::finish`] returns how many did not, which the bench requires to be none.
+pub struct Cycle<'k, K> {
+    keys: &'k [K],
+    window: usize,
+    /// The next key the timed operation takes.
+    cursor: usize,
+    timed: Timed,
+    failures: u64,
+}
+
+impl<'k, K: Copy> Cycle<'k, K> {
+    /// Starts a cycle timing `timed` over `keys` (at least two distinct members of `state`):
+    /// removes the first window, untimed.
+    pub fn start<S: ?Sized>(
+        keys: &'k [K],
+        timed: Timed,
+        state: &mut S,
+        remove: &mut impl FnMut(&mut S, K) -> bool,
+    ) -> Self {
+        assert!(keys.len() >= 2, "a cycle needs at least two keys");
+        let window = WINDOW.min(keys.len() / 2);
+        let mut cycle = Self {
+            keys,
+            window,
+            cursor: 0,
+            timed,
+            failures: 0,
+        };
+        // The window trails the cursor (the cycle's last keys) when removes are timed, and leads it
+        // (its first keys) when inserts are.
+        let first = match timed {
+            Timed::Remove => keys.len() - window,
+            Timed::Insert => 0,
+        };
+        for &k in &keys[first..first + window] {
+            cycle.failures += u64::from(!remove(state, k));
+        }
+        cycle
+    }
+
+    /// Times `iters` timed operations (see the type's docs), returning their time alone.
+    pub fn time<S: ?Sized>(
+        &mut self,
+        iters: u64,
+        state: &mut S,
+        remove: &mut impl FnMut(&mut S, K) -> bool,
+        insert: &mut impl FnMut(&mut S, K) -> bool,
+    ) -> Duration {
+        let (keys, w) = (self.keys, self.window);
+        let mut left = iters;
+        let mut total = Duration::ZERO;
+        while left > 0 {
+            let c = self.cursor;
+            let len = (keys.len() - c)
+                .min(w)
+                .min(usize::try_from(left).unwrap_or(usize::MAX));
+            let chunk = &keys[c..c + len];
+            // One match per chunk, outside the timed loops.
+            let (done, elapsed, back) = match self.timed {
+                Timed::Remove => {
+                    let (done, elapsed) = timed_pass(chunk, state, remove);
+                    (done, elapsed, keys.len() - w)
+                }
+                Timed::Insert => {
+                    let (done, elapsed) = timed_pass(chunk, state, insert);
+                    (done, elapsed, w)
+                }
+            };
+            total += elapsed;
+            self.failures += len as u64 - done;
+            // Untimed: move the window on by `len` keys (wrapping around the cycle).
+            for j in 0..len {
+                let k = keys[(c + back + j) % keys.len()];
+                let ok = match self.timed {
+                    Timed::Remove => insert(state, k),
+                    Timed::Insert => remove(state, k),
+                };
+                self.failures += u64::from(!ok);
+            }
+            self.cursor = (c + len) % keys.len();
+            left -= len as u64;
+        }
+        total
+    }
+
+    /// Re-inserts the window, so the structure holds every key again; returns the operations that
+    /// failed over the whole cycle (0 unless a key was not a member when the cycle started).
+    pub fn finish<S: ?Sized>(
+        self,
+        state: &mut S,
+        insert: &mut impl FnMut(&mut S, K) -> bool,
+    ) -> u64 {
+        let n = self.keys.len();
+        let first = match self.timed {
+            Timed::Remove => self.cursor + n - self.window,
+            Timed::Insert => self.cursor,
+        };
+        let mut failures = self.failures;
+        for j in 0..self.window {
+            failures += u64::from(!insert(state, self.keys[(first + j) % n]));
+        }
+        failures
+    }
+}
+
+/// `op` on each key of `chunk` through `black_box`, timed: (how many returned true, time).
+#[inline]
+fn timed_pass<K: Copy, S: ?Sized>(
+    chunk: &[K],
+    state: &mut S,
+    op: &mut impl FnMut(&mut S, K) -> bool,
+) -> (u64, Duration) {
+    let mut done = 0u64;
+    let start = Instant::now();
+    for &k in chunk {
+        done += u64::from(op(state, black_box(k)));
+    }
+    let elapsed = start.elapsed();
+    (black_box(done), elapsed)
+}

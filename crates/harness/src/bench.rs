@@ -93,21 +93,25 @@ pub enum Operation {
     LookupBatchPresent,
     /// `contains_batch` over the absent batch.
     LookupBatchAbsent,
-    /// Re-inserting present keys.
+    /// Inserting a key: in the main series a present key again (a Bloom filter's bits do not
+    /// change); in the counting series a member removed a while before (see [`Series::Counting`]).
     Insert,
     /// Hashing a key, nothing else.
     Hash,
+    /// Removing a member key (counting series only; see [`Series::Counting`]).
+    Remove,
 }
 
 impl Operation {
     /// Every operation.
-    pub const ALL: [Operation; 6] = [
+    pub const ALL: [Operation; 7] = [
         Operation::LookupPresent,
         Operation::LookupAbsent,
         Operation::LookupBatchPresent,
         Operation::LookupBatchAbsent,
         Operation::Insert,
         Operation::Hash,
+        Operation::Remove,
     ];
 
     /// The text in group names: `lookup-present`, `lookup-batch-absent`, `insert`, `hash`, ...
@@ -119,6 +123,7 @@ impl Operation {
             Operation::LookupBatchAbsent => "lookup-batch-absent",
             Operation::Insert => "insert",
             Operation::Hash => "hash",
+            Operation::Remove => "remove",
         }
     }
 
@@ -136,7 +141,7 @@ impl Operation {
         match self {
             Operation::LookupPresent | Operation::LookupBatchPresent => Some("present"),
             Operation::LookupAbsent | Operation::LookupBatchAbsent => Some("absent"),
-            Operation::Insert | Operation::Hash => None,
+            Operation::Insert | Operation::Hash | Operation::Remove => None,
         }
     }
 }
@@ -147,12 +152,73 @@ impl fmt::Display for Operation {
     }
 }
 
-/// A criterion benchmark group: one operation on one key kind. Its name, `<operation>-<keys>`
-/// (e.g. `lookup-present-str`), comes from [`Group::name`] alone, and reads back with
-/// [`FromStr`] by comparing with every group's name, never by splitting the text.
+/// Which series of the bench measured something. The main series compares every static filter
+/// with the exact sets; the two capability series each measure one capability beside the static
+/// filter it extends (its *twin*, [`BenchRecord::twin`]) and std `HashSet`, all on the same keys,
+/// so that each series can be read on its own.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Series {
+    /// Lookups, re-inserts, batched lookups and hashing of the static structures.
+    #[default]
+    Main,
+    /// Counting filters ([`bloomlab_filters::Removable`]): insert, remove and lookups. One remove
+    /// iteration removes one member key; one insert iteration inserts one key that was removed a
+    /// while before (the bench's `timing::Cycle` says how the filter is kept at the same state).
+    Counting,
+    /// Scalable filters ([`bloomlab_filters::Growable`]) holding n keys after growing from an
+    /// initial capacity n/G ([`Growth`]): lookups.
+    Scalable,
+}
+
+impl Series {
+    /// Every series, in report order.
+    pub const ALL: [Series; 3] = [Series::Main, Series::Counting, Series::Scalable];
+
+    /// The text in group names and in the log: `main`, `counting`, `scalable`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Series::Main => "main",
+            Series::Counting => "counting",
+            Series::Scalable => "scalable",
+        }
+    }
+
+    /// Whether this is the main series (left out of the log, so that logs keep their spelling).
+    pub fn is_main(&self) -> bool {
+        *self == Series::Main
+    }
+}
+
+impl fmt::Display for Series {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The text `BLOOMLAB_BENCH_ONLY` is matched against for the structure labelled `label` in
+/// `series`: the label itself in the main series (as before the series existed), else
+/// `<series>: <label>` (`counting: counting4/xxh3/km p=1%`), so that `counting: ` or
+/// `scalable: ` selects a whole series, twins and HashSet included.
+pub fn selector(series: Series, label: &str) -> String {
+    match series {
+        Series::Main => label.to_owned(),
+        _ => format!("{series}: {label}"),
+    }
+}
+
+/// A criterion benchmark group: one operation on one key kind in one series. Its name,
+/// `<operation>-<keys>` in the main series (e.g. `lookup-present-str`, the names of runs made
+/// before the series existed) and `<series>-<operation>-<keys>` in the others (e.g.
+/// `counting-remove-str`), comes from [`Group::name`] alone, and reads back with [`FromStr`] by
+/// comparing with every group's name, never by splitting the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub struct Group {
+    /// Which series.
+    pub series: Series,
     /// What is timed.
     pub op: Operation,
     /// On which keys.
@@ -160,22 +226,32 @@ pub struct Group {
 }
 
 impl Group {
-    /// Operation `op` on keys `keys`.
+    /// Operation `op` on keys `keys` in the main series.
     pub const fn new(op: Operation, keys: KeyKind) -> Self {
-        Self { op, keys }
+        Self::in_series(Series::Main, op, keys)
     }
 
-    /// The criterion group name, `<operation>-<keys>`: the one place it is made.
+    /// Operation `op` on keys `keys` in `series`.
+    pub const fn in_series(series: Series, op: Operation, keys: KeyKind) -> Self {
+        Self { series, op, keys }
+    }
+
+    /// The criterion group name: the one place it is made.
     pub fn name(self) -> String {
-        format!("{}-{}", self.op.as_str(), self.keys.as_str())
+        match self.series {
+            Series::Main => format!("{}-{}", self.op.as_str(), self.keys.as_str()),
+            s => format!("{}-{}-{}", s.as_str(), self.op.as_str(), self.keys.as_str()),
+        }
     }
 
-    /// Every group.
+    /// Every group, the main series' first (in the order of runs made before the series existed).
     pub fn all() -> impl Iterator<Item = Group> {
-        Operation::ALL.into_iter().flat_map(|op| {
-            KeyKind::ALL
-                .into_iter()
-                .map(move |keys| Group::new(op, keys))
+        Series::ALL.into_iter().flat_map(|series| {
+            Operation::ALL.into_iter().flat_map(move |op| {
+                KeyKind::ALL
+                    .into_iter()
+                    .map(move |keys| Group::in_series(series, op, keys))
+            })
         })
     }
 }
@@ -220,6 +296,26 @@ pub fn label(structure: &str, p: Option<f64>) -> String {
         Some(p) => format!("{structure} p={}%", p * 100.0),
         None => structure.to_owned(),
     }
+}
+
+/// The criterion function id of a growable filter in the scalable series, grown `growth` times
+/// its initial capacity: [`label`] and ` G=<growth>` (`scalable/sbbf/xxh3 p=1% G=16`). The table
+/// reads the growth from [`BenchRecord::growth`], never from this text.
+pub fn grown_label(structure: &str, p: Option<f64>, growth: u64) -> String {
+    format!("{} G={growth}", label(structure, p))
+}
+
+/// How a growable filter in the scalable series was built: initial capacity n/G, then all n keys
+/// inserted, so that it allocated stages as it filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Growth {
+    /// G: the keys held (the record's n) over the initial capacity, rounded down when n/G is
+    /// not whole.
+    pub factor: u64,
+    /// The initial capacity n0 = max(1, floor(n / G)) the filter was built for.
+    pub initial_capacity: u64,
+    /// Stages allocated after the n inserts, read from the filter.
+    pub stages: u64,
 }
 
 /// How a bench run measured.
@@ -268,6 +364,19 @@ pub struct BenchRecord {
     pub observed_fpr: f64,
     /// Size of the absent batch the FPR was observed on.
     pub absent_batch: u64,
+    /// The series that measured it (absent from the log for the main series, and in logs of runs
+    /// older than the series).
+    #[serde(default, skip_serializing_if = "Series::is_main")]
+    pub series: Series,
+    /// In a capability series: the label of the static filter it is compared with, measured in
+    /// the same series on the same keys (for a counting filter the flat filter of the same hash
+    /// and index scheme, for a scalable one a filter of its stages' layout sized for all n keys at
+    /// the same p). `None` for the twins themselves, the exact sets and peers without a twin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin: Option<String>,
+    /// For a growable filter in the scalable series, how it grew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth: Option<Growth>,
 }
 
 /// One paired comparison the bench makes right after criterion measures a lookup: short timed runs
@@ -354,8 +463,9 @@ mod tests {
     #[test]
     fn group_names_are_the_directory_names_of_earlier_runs() {
         let names: Vec<String> = Group::all().map(Group::name).collect();
+        // The main series' groups keep the names of runs made before the series existed, first.
         assert_eq!(
-            names,
+            names[..12],
             [
                 "lookup-present-str",
                 "lookup-present-u64",
@@ -371,19 +481,57 @@ mod tests {
                 "hash-u64",
             ]
         );
+        assert_eq!(names.len(), 3 * 7 * 2);
+        for name in [
+            "remove-str",
+            "counting-insert-str",
+            "counting-remove-str",
+            "counting-lookup-present-str",
+            "scalable-lookup-absent-str",
+            "scalable-lookup-present-u64",
+        ] {
+            assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
+        }
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "two groups share a name");
         for g in Group::all() {
             assert_eq!(g.name().parse::<Group>(), Ok(g));
             assert_eq!(g.to_string(), g.name());
         }
+        assert_eq!(
+            "counting-remove-str".parse::<Group>(),
+            Ok(Group::in_series(
+                Series::Counting,
+                Operation::Remove,
+                KeyKind::Str
+            ))
+        );
         for bad in [
             "lookup-str",
             "lookup-present",
             "lookup-present-str ",
             "hash-u32",
+            "main-lookup-present-str",
+            "counting-str",
             "",
         ] {
             assert_eq!(bad.parse::<Group>(), Err(UnknownGroup(bad.to_owned())));
         }
+    }
+
+    #[test]
+    fn only_selects_a_series_by_its_prefix_and_the_main_series_by_the_label() {
+        assert_eq!(selector(Series::Main, "sbbf/xxh3 p=1%"), "sbbf/xxh3 p=1%");
+        assert_eq!(
+            selector(Series::Counting, "classic/xxh3/km/flat p=1%"),
+            "counting: classic/xxh3/km/flat p=1%"
+        );
+        assert_eq!(
+            grown_label("scalable/sbbf/xxh3", Some(0.01), 16),
+            "scalable/sbbf/xxh3 p=1% G=16"
+        );
     }
 
     #[test]

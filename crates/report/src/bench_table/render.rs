@@ -1,11 +1,13 @@
 //! The Markdown report: per key kind and n, one row per structure with criterion's medians, the
-//! measured heap, and ratios to std `HashSet`; a headline section computed from the same numbers.
+//! measured heap, and ratios to std `HashSet`; a headline section computed from the same numbers;
+//! then the two capability series (counting filters, scalable filters), each beside its static
+//! twins and the HashSet measured in the same series.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use bloomlab_harness::bench::{
-    BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, label,
+    BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, Series, label,
 };
 
 use super::Machine;
@@ -13,7 +15,9 @@ use super::input::{BenchKey, Medians};
 use crate::markdown::table;
 
 use KeyKind::{Str, U64};
-use Operation::{Hash, Insert, LookupAbsent, LookupBatchAbsent, LookupBatchPresent, LookupPresent};
+use Operation::{
+    Hash, Insert, LookupAbsent, LookupBatchAbsent, LookupBatchPresent, LookupPresent, Remove,
+};
 
 /// The string reference, which the headline compares with.
 const STD_STRING: &str = Str.reference();
@@ -29,20 +33,35 @@ struct View<'a> {
 }
 
 impl View<'_> {
-    fn ns(&self, op: Operation, keys: KeyKind, label: &str, n: u64) -> Option<f64> {
+    /// The median of `group` for `label` at `n`.
+    fn median(&self, group: Group, label: &str, n: u64) -> Option<f64> {
         self.medians
             .get(&BenchKey {
-                group: Group::new(op, keys),
+                group,
                 label: label.to_owned(),
                 n,
             })
             .copied()
     }
+    /// The main series' median of `op` on `keys`.
+    fn ns(&self, op: Operation, keys: KeyKind, label: &str, n: u64) -> Option<f64> {
+        self.median(Group::new(op, keys), label, n)
+    }
+    /// The main series' record of `label`.
     fn record(&self, keys: KeyKind, label: &str, n: u64) -> Option<&BenchRecord> {
+        self.record_in(Series::Main, keys, label, n)
+    }
+    fn record_in(
+        &self,
+        series: Series,
+        keys: KeyKind,
+        label: &str,
+        n: u64,
+    ) -> Option<&BenchRecord> {
         self.log
             .records
             .iter()
-            .find(|r| r.keys == keys && r.label == label && r.n == n)
+            .find(|r| r.series == series && r.keys == keys && r.label == label && r.n == n)
     }
     /// `reference ns / this ns` for `op`: how many times faster than the reference.
     fn speedup(
@@ -161,13 +180,13 @@ fn family_rank(f: Family) -> u8 {
     }
 }
 
-/// Rows in report order: exact sets first, then by rate (1% before 0.1%), bloomlab before the
-/// other crates, by name.
+/// The main series' rows in report order: exact sets first, then by rate (1% before 0.1%),
+/// bloomlab before the other crates, by name.
 fn ordered(log: &BenchLog, keys: KeyKind, n: u64) -> Vec<&BenchRecord> {
     let mut rows: Vec<&BenchRecord> = log
         .records
         .iter()
-        .filter(|r| r.keys == keys && r.n == n)
+        .filter(|r| r.series == Series::Main && r.keys == keys && r.n == n)
         .collect();
     rows.sort_by(|a, b| {
         let pa = a.p.map_or(f64::INFINITY, |p| p);
@@ -245,7 +264,8 @@ fn headline_variants<'a>(
     prefixes: &'a [&'a str],
 ) -> impl Iterator<Item = &'a BenchRecord> + 'a {
     v.log.records.iter().filter(move |r| {
-        r.keys == Str
+        r.series == Series::Main
+            && r.keys == Str
             && r.n == n
             && r.p == Some(0.01)
             && r.family == Family::Bloomlab
@@ -507,7 +527,12 @@ pub fn render(log: &BenchLog, medians: &Medians, machine: &Machine) -> String {
         date_utc(log.updated_unix),
         machine.generated
     );
-    let sizes: BTreeSet<u64> = log.records.iter().map(|r| r.n).collect();
+    let sizes: BTreeSet<u64> = log
+        .records
+        .iter()
+        .filter(|r| r.series == Series::Main)
+        .map(|r| r.n)
+        .collect();
     if let Some(&largest) = sizes.last() {
         headline(&mut out, &v, largest);
     }
@@ -541,13 +566,15 @@ pub fn render(log: &BenchLog, medians: &Medians, machine: &Machine) -> String {
     );
     for keys in KeyKind::ALL {
         for &n in &sizes {
-            if log.records.iter().any(|r| r.keys == keys && r.n == n) {
+            if !ordered(log, keys, n).is_empty() {
                 section(&mut out, &v, keys, n);
             }
         }
     }
     batched(&mut out, &v, &sizes);
     hashing(&mut out, &v, &sizes);
+    counting(&mut out, &v);
+    scalable(&mut out, &v);
     out
 }
 
@@ -646,4 +673,236 @@ fn hashing(out: &mut String, v: &View, sizes: &BTreeSet<u64>) {
         .collect();
     out.push_str(&table(&headers, &rows));
     out.push('\n');
+}
+
+/// The records of `series` at `n` on string keys, in table order: the exact set first, then each
+/// static twin followed by the structures compared with it (by name, then growth factor), then
+/// structures without a twin (peers, by name, then growth factor).
+fn series_rows<'a>(v: &View<'a>, series: Series, n: u64) -> Vec<&'a BenchRecord> {
+    let mut rows: Vec<&BenchRecord> = v
+        .log
+        .records
+        .iter()
+        .filter(|r| r.series == series && r.keys == Str && r.n == n)
+        .collect();
+    rows.sort_by(|a, b| {
+        let key = |r: &BenchRecord| {
+            (
+                family_rank(r.family),
+                // A twin heads the rows that name it; a grown filter without a twin (a peer)
+                // keeps its G rows together under its structure name.
+                match (&r.twin, r.growth) {
+                    (Some(twin), _) => twin.clone(),
+                    (None, Some(_)) => r.structure.clone(),
+                    (None, None) => r.label.clone(),
+                },
+                r.twin.is_some(),
+                r.structure.clone(),
+                r.growth.map_or(0, |g| g.factor),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    rows
+}
+
+/// The sizes at which `series` has records.
+fn series_sizes(v: &View, series: Series) -> BTreeSet<u64> {
+    v.log
+        .records
+        .iter()
+        .filter(|r| r.series == series)
+        .map(|r| r.n)
+        .collect()
+}
+
+/// The line that says a series is missing from the log, and how to measure it.
+fn missing(out: &mut String, series: Series) {
+    let _ = writeln!(
+        out,
+        "Not in this run's log: it holds no record of the {series} series (a run older than the \
+         series, or one that `BLOOMLAB_BENCH_ONLY` restricted to other structures). \
+         `cargo bench --bench bloom_vs_hashset` measures it; `BLOOMLAB_BENCH_ONLY='{series}: '` \
+         measures it alone.\n"
+    );
+}
+
+/// `reference / this`, both optional: above 1 when this is faster (or smaller).
+fn ratio(reference: Option<f64>, this: Option<f64>) -> Option<f64> {
+    Some(reference? / this?).filter(|x| x.is_finite())
+}
+
+/// The counting series (groups `counting-*`): insert, remove and lookups of each counting filter,
+/// against its twin and std `HashSet<String>` measured in the same series.
+fn counting(out: &mut String, v: &View) {
+    out.push_str("## Counting filters: insert, remove and lookups\n\n");
+    let sizes = series_sizes(v, Series::Counting);
+    if sizes.is_empty() {
+        missing(out, Series::Counting);
+        return;
+    }
+    out.push_str(
+        "Each counting filter beside its *twin*, the flat filter with the same hash and index \
+         scheme (same m and k, one bit where the counting filter keeps a counter), and std \
+         `HashSet<String>`, all built for the same n string keys (filters at p = 1%) and timed in \
+         one series, on the lookup batches of the tables above. *remove ns*: removing one member \
+         key; *insert ns*: inserting one key that was removed a while before. The bench undoes \
+         each timed operation untimed, a window of keys apart, so every iteration meets the same \
+         state (the filter holds its n keys less that window), and checks the filter answers as \
+         before afterwards. A twin cannot remove: its insert re-inserts members, the same work for \
+         a bit array. *vs twin* and *vs std* divide the twin's or the HashSet's median by this \
+         row's: above 1x is faster, 0.50x takes twice the time. *heap / twin*: this row's heap \
+         over its twin's.\n\n",
+    );
+    let headers = [
+        "structure",
+        "twin",
+        "insert ns",
+        "remove ns",
+        "present ns",
+        "absent ns",
+        "insert vs twin",
+        "present vs twin",
+        "absent vs twin",
+        "insert vs std",
+        "remove vs std",
+        "present vs std",
+        "absent vs std",
+        "heap",
+        "heap / twin",
+        "observed FPR",
+    ]
+    .map(String::from);
+    for n in sizes {
+        let ns = |op: Operation, label: &str| {
+            v.median(Group::in_series(Series::Counting, op, Str), label, n)
+        };
+        let std_label = Str.reference();
+        let rows: Vec<Vec<String>> = series_rows(v, Series::Counting, n)
+            .into_iter()
+            .map(|r| {
+                let twin = r.twin.as_deref();
+                let twin_record = twin.and_then(|t| v.record_in(Series::Counting, Str, t, n));
+                let vs_twin = |op: Operation| {
+                    twin.map_or("—".into(), |t| {
+                        fmt_ratio(ratio(ns(op, t), ns(op, &r.label)))
+                    })
+                };
+                let vs_std = |op: Operation| fmt_ratio(ratio(ns(op, std_label), ns(op, &r.label)));
+                vec![
+                    format!("`{}`", r.structure),
+                    twin_record.map_or("—".into(), |t| format!("`{}`", t.structure)),
+                    fmt_ns(ns(Insert, &r.label)),
+                    fmt_ns(ns(Remove, &r.label)),
+                    fmt_ns(ns(LookupPresent, &r.label)),
+                    fmt_ns(ns(LookupAbsent, &r.label)),
+                    vs_twin(Insert),
+                    vs_twin(LookupPresent),
+                    vs_twin(LookupAbsent),
+                    vs_std(Insert),
+                    vs_std(Remove),
+                    vs_std(LookupPresent),
+                    vs_std(LookupAbsent),
+                    fmt_bytes(r.heap_bytes),
+                    fmt_ratio(
+                        twin_record
+                            .filter(|t| t.heap_bytes > 0)
+                            .map(|t| r.heap_bytes as f64 / t.heap_bytes as f64),
+                    ),
+                    format!("{:.3}%", r.observed_fpr * 100.0),
+                ]
+            })
+            .collect();
+        let _ = writeln!(out, "### Counting series, string keys, n = {}\n", fmt_n(n));
+        out.push_str(&table(&headers, &rows));
+        out.push('\n');
+    }
+}
+
+/// The scalable series (groups `scalable-*`): lookups in each scalable filter grown G-fold,
+/// against its static twin and std `HashSet<String>` measured in the same series.
+fn scalable(out: &mut String, v: &View) {
+    out.push_str("## Scalable filters: lookups after growth\n\n");
+    let sizes = series_sizes(v, Series::Scalable);
+    if sizes.is_empty() {
+        missing(out, Series::Scalable);
+        return;
+    }
+    out.push_str(
+        "Each scalable filter holds the n string keys after being built for n0 = n/G of them \
+         (p = 1%), so it grew G-fold by adding *stages*, and a lookup probes every stage; beside \
+         it its *static* twin (a filter of its stages' layout built for all n keys at the same p) \
+         and std `HashSet<String>`, timed in one series on the lookup batches of the tables above. \
+         *vs static* divides the static twin's median by this row's: the share of the static \
+         filter's speed left after growth (0.25x takes four times as long); *vs std* divides the \
+         HashSet's. *bits/key* = measured heap x 8 / n, and *heap / static* compares it with the \
+         static twin's, so both show what growing costs in memory. `peer/growable-bloom-filter` \
+         has no static twin here (its stages are partitioned filters).\n\n",
+    );
+    let headers = [
+        "structure",
+        "G",
+        "n0",
+        "stages",
+        "present ns",
+        "absent ns",
+        "present vs static",
+        "absent vs static",
+        "present vs std",
+        "absent vs std",
+        "bits/key",
+        "heap / static",
+        "observed FPR",
+    ]
+    .map(String::from);
+    for n in sizes {
+        let ns = |op: Operation, label: &str| {
+            v.median(Group::in_series(Series::Scalable, op, Str), label, n)
+        };
+        let std_label = Str.reference();
+        let rows: Vec<Vec<String>> = series_rows(v, Series::Scalable, n)
+            .into_iter()
+            .map(|r| {
+                let twin = r.twin.as_deref();
+                let twin_record = twin.and_then(|t| v.record_in(Series::Scalable, Str, t, n));
+                let vs_static = |op: Operation| {
+                    twin.map_or("—".into(), |t| {
+                        fmt_ratio(ratio(ns(op, t), ns(op, &r.label)))
+                    })
+                };
+                let vs_std = |op: Operation| fmt_ratio(ratio(ns(op, std_label), ns(op, &r.label)));
+                let (g, n0, stages) = match (r.growth, r.family) {
+                    (Some(g), _) => (
+                        g.factor.to_string(),
+                        fmt_n(g.initial_capacity),
+                        g.stages.to_string(),
+                    ),
+                    (None, Family::HashSet) => ("—".into(), "—".into(), "—".into()),
+                    (None, _) => ("static".into(), fmt_n(r.n), "1".into()),
+                };
+                vec![
+                    format!("`{}`", r.structure),
+                    g,
+                    n0,
+                    stages,
+                    fmt_ns(ns(LookupPresent, &r.label)),
+                    fmt_ns(ns(LookupAbsent, &r.label)),
+                    vs_static(LookupPresent),
+                    vs_static(LookupAbsent),
+                    vs_std(LookupPresent),
+                    vs_std(LookupAbsent),
+                    format!("{:.2}", r.heap_bytes as f64 * 8.0 / r.n as f64),
+                    fmt_ratio(
+                        twin_record
+                            .filter(|t| t.heap_bytes > 0)
+                            .map(|t| r.heap_bytes as f64 / t.heap_bytes as f64),
+                    ),
+                    format!("{:.3}%", r.observed_fpr * 100.0),
+                ]
+            })
+            .collect();
+        let _ = writeln!(out, "### Scalable series, string keys, n = {}\n", fmt_n(n));
+        out.push_str(&table(&headers, &rows));
+        out.push('\n');
+    }
 }

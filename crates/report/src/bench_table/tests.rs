@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use bloomlab_harness::bench::{
-    BenchLog, Family, Group, KeyKind, LOG_FILE, Mode, Operation, PairedRecord,
+    BenchLog, Family, Group, Growth, KeyKind, LOG_FILE, Mode, Operation, PairedRecord, Series,
 };
 
 use super::input::{self, BenchKey};
@@ -371,4 +371,343 @@ fn missing_results_say_to_run_cargo_bench() {
     );
     let err = input::read_medians(&dir.0.join("absent")).unwrap_err();
     assert!(format!("{err:#}").contains("cannot list"), "{err:#}");
+}
+
+/// A record of a capability series, as the bench writes it (`series`, `twin`, `growth` spelled
+/// out; the main series writes none of them).
+fn series_record(
+    series: &str,
+    mut r: serde_json::Value,
+    twin: Option<&str>,
+    growth: Option<(u64, u64, u64)>,
+) -> serde_json::Value {
+    r["series"] = series.into();
+    if let Some(twin) = twin {
+        r["twin"] = twin.into();
+    }
+    if let Some((factor, initial_capacity, stages)) = growth {
+        r["growth"] = serde_json::json!({
+            "factor": factor, "initial_capacity": initial_capacity, "stages": stages,
+        });
+    }
+    r
+}
+
+/// The two capability series, made up: written after `synthetic` (whose records it keeps) or
+/// alone (`with_main` false: a run restricted to the series).
+///
+/// Counting: HashSet insert/remove/present/absent 60/50/100/40 ns; the classic twin 10/-/25/12;
+/// `counting4/xxh3/km` 20/25/50/16 at 4x the twin's heap; the textbook port 30/40/30/20, whose
+/// twin was not measured. Scalable: HashSet 100/40; `sbbf/xxh3` static 20/10; the scalable sbbf at
+/// G = 1 (1 stage) 25/12.5 and at G = 1024 (11 stages) 80/50; the peer at G = 16 (5 stages) 40/30
+/// and at G = 1024 (10 stages) 125/80.
+fn synthetic_series(dir: &Path, with_main: bool) {
+    let std = "std HashSet<String>";
+    let classic = "classic/xxh3/km/flat p=1%";
+    let records = vec![
+        series_record(
+            "counting",
+            record(std, std, "hashset", None, N, 80_000_000),
+            None,
+            None,
+        ),
+        series_record(
+            "counting",
+            record(
+                classic,
+                "classic/xxh3/km/flat",
+                "bloomlab",
+                Some(0.01),
+                N,
+                1_200_000,
+            ),
+            None,
+            None,
+        ),
+        series_record(
+            "counting",
+            record(
+                "counting4/xxh3/km p=1%",
+                "counting4/xxh3/km",
+                "bloomlab",
+                Some(0.01),
+                N,
+                4_800_000,
+            ),
+            Some(classic),
+            None,
+        ),
+        series_record(
+            "counting",
+            record(
+                "textbook-counting-fnv1a-i32 p=1%",
+                "textbook-counting-fnv1a-i32",
+                "bloomlab",
+                Some(0.01),
+                N,
+                4_800_000,
+            ),
+            Some("textbook-fnv1a-i32 p=1%"),
+            None,
+        ),
+        series_record(
+            "scalable",
+            record(std, std, "hashset", None, N, 80_000_000),
+            None,
+            None,
+        ),
+        series_record(
+            "scalable",
+            record(
+                "sbbf/xxh3 p=1%",
+                "sbbf/xxh3",
+                "bloomlab",
+                Some(0.01),
+                N,
+                1_250_000,
+            ),
+            None,
+            None,
+        ),
+        series_record(
+            "scalable",
+            record(
+                "scalable/sbbf/xxh3 p=1% G=1024",
+                "scalable/sbbf/xxh3",
+                "bloomlab",
+                Some(0.01),
+                N,
+                3_000_000,
+            ),
+            Some("sbbf/xxh3 p=1%"),
+            Some((1024, 976, 11)),
+        ),
+        series_record(
+            "scalable",
+            record(
+                "scalable/sbbf/xxh3 p=1% G=1",
+                "scalable/sbbf/xxh3",
+                "bloomlab",
+                Some(0.01),
+                N,
+                2_500_000,
+            ),
+            Some("sbbf/xxh3 p=1%"),
+            Some((1, 1_000_000, 1)),
+        ),
+        series_record(
+            "scalable",
+            record(
+                "peer/growable-bloom-filter p=1% G=16",
+                "peer/growable-bloom-filter",
+                "crate",
+                Some(0.01),
+                N,
+                2_000_000,
+            ),
+            None,
+            Some((16, 62_500, 5)),
+        ),
+        series_record(
+            "scalable",
+            record(
+                "peer/growable-bloom-filter p=1% G=1024",
+                "peer/growable-bloom-filter",
+                "crate",
+                Some(0.01),
+                N,
+                2_500_000,
+            ),
+            None,
+            Some((1024, 976, 10)),
+        ),
+    ];
+    let mut log: serde_json::Value = if with_main {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(LOG_FILE)).unwrap()).unwrap()
+    } else {
+        serde_json::json!({"started_unix": 0, "updated_unix": 60, "mode": "quick", "records": []})
+    };
+    log["records"].as_array_mut().unwrap().extend(records);
+    std::fs::write(dir.join(LOG_FILE), log.to_string()).unwrap();
+    for (label, insert, remove, present, absent) in [
+        (std, Some(60.0), Some(50.0), 100.0, 40.0),
+        (classic, Some(10.0), None, 25.0, 12.0),
+        ("counting4/xxh3/km p=1%", Some(20.0), Some(25.0), 50.0, 16.0),
+        (
+            "textbook-counting-fnv1a-i32 p=1%",
+            Some(30.0),
+            Some(40.0),
+            30.0,
+            20.0,
+        ),
+    ] {
+        if let Some(ns) = insert {
+            write_estimate(dir, "counting-insert-str", label, N, ns);
+        }
+        if let Some(ns) = remove {
+            write_estimate(dir, "counting-remove-str", label, N, ns);
+        }
+        write_estimate(dir, "counting-lookup-present-str", label, N, present);
+        write_estimate(dir, "counting-lookup-absent-str", label, N, absent);
+    }
+    for (label, present, absent) in [
+        (std, 100.0, 40.0),
+        ("sbbf/xxh3 p=1%", 20.0, 10.0),
+        ("scalable/sbbf/xxh3 p=1% G=1", 25.0, 12.5),
+        ("scalable/sbbf/xxh3 p=1% G=1024", 80.0, 50.0),
+        ("peer/growable-bloom-filter p=1% G=16", 40.0, 30.0),
+        ("peer/growable-bloom-filter p=1% G=1024", 125.0, 80.0),
+    ] {
+        write_estimate(dir, "scalable-lookup-present-str", label, N, present);
+        write_estimate(dir, "scalable-lookup-absent-str", label, N, absent);
+    }
+}
+
+/// The rendered report of `dir`.
+fn report(dir: &Path) -> String {
+    let log = input::read_memory(dir).unwrap();
+    render::render(&log, &input::read_medians(dir).unwrap(), &machine())
+}
+
+/// The lines of `md` between the heading starting with `heading` and the next `## ` heading.
+fn part<'m>(md: &'m str, heading: &str) -> Vec<&'m str> {
+    md.lines()
+        .skip_while(|l| !l.starts_with(heading))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| `"))
+        .collect()
+}
+
+#[test]
+fn series_records_read_into_their_types_and_keep_their_spelling() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    synthetic_series(&dir.0, true);
+    let text = std::fs::read_to_string(dir.0.join(LOG_FILE)).unwrap();
+    let log: BenchLog = serde_json::from_str(&text).unwrap();
+    let series: Vec<Series> = log.records.iter().map(|r| r.series).collect();
+    assert_eq!(series.iter().filter(|s| **s == Series::Main).count(), 5);
+    assert_eq!(series.iter().filter(|s| **s == Series::Counting).count(), 4);
+    assert_eq!(series.iter().filter(|s| **s == Series::Scalable).count(), 6);
+    let grown = log
+        .records
+        .iter()
+        .find(|r| r.label == "scalable/sbbf/xxh3 p=1% G=1024")
+        .unwrap();
+    assert_eq!(
+        grown.growth,
+        Some(Growth {
+            factor: 1024,
+            initial_capacity: 976,
+            stages: 11
+        })
+    );
+    assert_eq!(grown.twin.as_deref(), Some("sbbf/xxh3 p=1%"));
+    // Written back, the main series' records still have no series, twin or growth field.
+    let written: serde_json::Value = serde_json::to_value(&log).unwrap();
+    let read: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(written, read);
+    let medians = input::read_medians(&dir.0).unwrap();
+    let key = BenchKey {
+        group: Group::in_series(Series::Counting, Operation::Remove, KeyKind::Str),
+        label: "counting4/xxh3/km p=1%".into(),
+        n: N,
+    };
+    assert_eq!(medians.get(&key), Some(&25.0));
+}
+
+#[test]
+fn counting_rows_compare_with_the_twin_and_the_hashset_of_their_series() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    synthetic_series(&dir.0, true);
+    let md = report(&dir.0);
+    let rows = part(&md, "## Counting filters");
+    // HashSet first, then the classic twin with its counting filter, then the port whose twin was
+    // not measured. counting4: insert 10/20, present 25/50, absent 12/16 against the twin;
+    // 60/20, 50/25, 100/50, 40/16 against the HashSet; 4.8 MB = 4.6 MiB, 4x the twin's.
+    assert_eq!(
+        rows,
+        [
+            "| `std HashSet<String>` | — | 60.0 | 50.0 | 100 | 40.0 | — | — | — | 1.00x | 1.00x | \
+             1.00x | 1.00x | 76.3 MiB | — | 0.000% |",
+            "| `classic/xxh3/km/flat` | — | 10.0 | — | 25.0 | 12.0 | — | — | — | 6.00x | — | \
+             4.00x | 3.33x | 1.1 MiB | — | 1.000% |",
+            "| `counting4/xxh3/km` | `classic/xxh3/km/flat` | 20.0 | 25.0 | 50.0 | 16.0 | 0.50x | \
+             0.50x | 0.75x | 3.00x | 2.00x | 2.00x | 2.50x | 4.6 MiB | 4.00x | 1.000% |",
+            "| `textbook-counting-fnv1a-i32` | — | 30.0 | 40.0 | 30.0 | 20.0 | — | — | — | 2.00x | \
+             1.25x | 3.33x | 2.00x | 4.6 MiB | — | 1.000% |",
+        ],
+        "{md}"
+    );
+    assert!(
+        md.contains("### Counting series, string keys, n = 1M"),
+        "{md}"
+    );
+    // The series' records stay out of the main tables: one HashSet row there, no counting row.
+    let main = part(&md, "## How to read the tables");
+    assert_eq!(
+        main.iter()
+            .filter(|l| l.starts_with("| `std HashSet<String>` | exact |"))
+            .count(),
+        1,
+        "{md}"
+    );
+    assert!(!main.iter().any(|l| l.starts_with("| `counting4")), "{md}");
+}
+
+#[test]
+fn scalable_rows_show_growth_stages_memory_and_the_static_twin() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    synthetic_series(&dir.0, true);
+    let md = report(&dir.0);
+    let rows = part(&md, "## Scalable filters");
+    // The static twin before its grown filters (by G, not by the label's text), the peer (no
+    // twin) last, its rows by G too. G = 1024: 20/80
+    // and 10/50 of the static time, 100/80 and 40/50 of the HashSet's, 24 bits/key, 2.4x the
+    // static heap.
+    assert_eq!(
+        rows,
+        [
+            "| `std HashSet<String>` | — | — | — | 100 | 40.0 | — | — | 1.00x | 1.00x | 640.00 | — \
+             | 0.000% |",
+            "| `sbbf/xxh3` | static | 1M | 1 | 20.0 | 10.0 | — | — | 5.00x | 4.00x | 10.00 | — | \
+             1.000% |",
+            "| `scalable/sbbf/xxh3` | 1 | 1M | 1 | 25.0 | 12.5 | 0.80x | 0.80x | 4.00x | 3.20x | \
+             20.00 | 2.00x | 1.000% |",
+            "| `scalable/sbbf/xxh3` | 1024 | 976 | 11 | 80.0 | 50.0 | 0.25x | 0.20x | 1.25x | \
+             0.80x | 24.00 | 2.40x | 1.000% |",
+            "| `peer/growable-bloom-filter` | 16 | 62500 | 5 | 40.0 | 30.0 | — | — | 2.50x | 1.33x \
+             | 16.00 | — | 1.000% |",
+            "| `peer/growable-bloom-filter` | 1024 | 976 | 10 | 125 | 80.0 | — | — | 0.80x | 0.50x \
+             | 20.00 | — | 1.000% |",
+        ],
+        "{md}"
+    );
+}
+
+#[test]
+fn a_log_without_the_series_says_what_is_missing_and_one_with_only_them_still_renders() {
+    let dir = TempDir::new();
+    synthetic(&dir.0);
+    let md = report(&dir.0);
+    for series in ["counting", "scalable"] {
+        assert!(
+            md.contains(&format!(
+                "Not in this run's log: it holds no record of the {series} series"
+            )) && md.contains(&format!("`BLOOMLAB_BENCH_ONLY='{series}: '`")),
+            "{md}"
+        );
+    }
+    assert!(part(&md, "## Counting filters").is_empty(), "{md}");
+    // A run restricted to the two series: no headline or main table, both series' tables.
+    let dir = TempDir::new();
+    synthetic_series(&dir.0, false);
+    let md = report(&dir.0);
+    assert!(!md.contains("## Headline"), "{md}");
+    assert!(!md.contains("Not in this run's log"), "{md}");
+    assert_eq!(part(&md, "## Counting filters").len(), 4, "{md}");
+    assert_eq!(part(&md, "## Scalable filters").len(), 6, "{md}");
 }
