@@ -15,6 +15,13 @@ pub const FORMAT_VERSION: u32 = 1;
 /// string (`proto-max-bulk-len`'s default, and the most SETBIT can address).
 pub const MAX_SHARD_BITS: u64 = 1 << 32;
 
+/// The shard size filters get unless another is asked for: the largest whose Redis string
+/// takes 512 MiB of server memory. A string of exactly 2^32 bits (512 MiB) plus Redis's few header
+/// bytes falls into jemalloc's next size class and takes 640 MiB (measured with Redis 7.0:
+/// `used_memory` grows by 671,088,688 bytes for one such string, by 536,870,912 for one 512 bytes
+/// shorter), so the default stays 4096 bits (512 bytes) below the limit.
+pub const DEFAULT_SHARD_BITS: u64 = MAX_SHARD_BITS - 4096;
+
 /// Shards are whole 512-bit blocks, so that a blocked filter's block never straddles two keys
 /// (one key per lookup) and every shard starts on a byte (and 64-bit word) boundary.
 pub const SHARD_UNIT: u64 = 512;
@@ -65,7 +72,7 @@ pub struct Config {
 
 /// Checks a shard size: a multiple of [`SHARD_UNIT`] in `SHARD_UNIT..=MAX_SHARD_BITS`.
 pub fn check_shard_bits(shard_bits: u64) -> Result<()> {
-    if shard_bits == 0 || shard_bits % SHARD_UNIT != 0 || shard_bits > MAX_SHARD_BITS {
+    if shard_bits == 0 || !shard_bits.is_multiple_of(SHARD_UNIT) || shard_bits > MAX_SHARD_BITS {
         return Err(RedisFilterError::OutOfRange {
             what: "shard size (bits)",
             value: shard_bits.to_string(),
@@ -194,7 +201,7 @@ impl Config {
         }
         check_shard_bits(config.shard_bits).map_err(|e| corrupt(e.to_string()))?;
         if config.bits == 0
-            || config.bits % 64 != 0
+            || !config.bits.is_multiple_of(64)
             || config.hashes == 0
             || config.shards != config.bits.div_ceil(config.shard_bits)
         {

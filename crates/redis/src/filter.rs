@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use bloomlab_filters::{BitPositions, Digest, Geometry, Key};
 use redis::{Cmd, Value};
 
-use crate::config::{Config, MAX_SHARD_BITS};
+use crate::config::{Config, DEFAULT_SHARD_BITS, MAX_SHARD_BITS};
 use crate::conn::Connection;
 use crate::error::{RedisFilterError, Result};
 use crate::keys::{check_name, config_key, redis_offset, shard_key};
@@ -16,6 +16,10 @@ use crate::keys::{check_name, config_key, redis_offset, shard_key};
 /// created the hash, 0 if one was there.
 const CREATE_IF_ABSENT: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end \
      redis.call('HSET', KEYS[1], unpack(ARGV)) return 1";
+
+/// Creates a shard string of ARGV[1] + 1 zero bytes if the key does not exist.
+const CREATE_SHARD: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then \
+     redis.call('SETRANGE', KEYS[1], ARGV[1], '\\0') end return 1";
 
 /// A Bloom filter of in-memory variant `F` (a flat [`bloomlab_filters::Bloom`] or a
 /// [`bloomlab_filters::Blocked512`]) whose bits live in Redis.
@@ -74,10 +78,10 @@ impl Op {
 
 impl<F: BitPositions> RedisBloom<F> {
     /// Opens the filter `name` sized for `n` keys at rate `p` by `F`'s rule, creating it if it
-    /// does not exist, with shards of the largest size (2^32 bits): a filter of at most 2^32
-    /// bits is one Redis string. See [`Self::create_or_open_sharded`].
+    /// does not exist, with shards of [`DEFAULT_SHARD_BITS`] (2^32 - 4096 bits): a filter of up
+    /// to about 4.29e9 bits is one Redis string. See [`Self::create_or_open_sharded`].
     pub fn create_or_open(conn: Connection, name: &str, n: u64, p: f64) -> Result<Self> {
-        Self::create_or_open_sharded(conn, name, n, p, MAX_SHARD_BITS)
+        Self::create_or_open_sharded(conn, name, n, p, DEFAULT_SHARD_BITS)
     }
 
     /// Opens the filter `name` sized for `n` keys at rate `p` in shards of `shard_bits` bits
@@ -197,20 +201,19 @@ impl<F: BitPositions> RedisBloom<F> {
         Config::parse(&self.name, &key, &hash)
     }
 
-    /// Grows every shard to its full length without changing a bit: `INCRBY u1 <last bit> 0`
-    /// allocates the string up to that bit and adds nothing, so it is safe while other clients
-    /// insert (a SETRANGE of a zero byte could clear their bits).
+    /// Creates every shard at its full length, zeroed, without touching one that exists: a
+    /// script creates the string with SETRANGE only if the key is absent, atomically, so it is
+    /// safe while other clients insert (an unconditional SETRANGE of a zero byte could clear their
+    /// bits). SETRANGE on a new key allocates exactly the length, where growing a string by
+    /// SETBIT or BITFIELD preallocates up to 1 MiB (or double, below 1 MiB) more.
     fn size_shards(&mut self) -> Result<()> {
         let cmds = (0..self.config.shards)
             .map(|i| {
-                let mut c = redis::cmd("BITFIELD");
-                c.arg(&self.shard_keys[i as usize])
-                    .arg("OVERFLOW")
-                    .arg("WRAP")
-                    .arg("INCRBY")
-                    .arg("u1")
-                    .arg(self.config.shard_bytes(i) * 8 - 1)
-                    .arg(0);
+                let mut c = redis::cmd("EVAL");
+                c.arg(CREATE_SHARD)
+                    .arg(1)
+                    .arg(&self.shard_keys[i as usize])
+                    .arg(self.config.shard_bytes(i) - 1);
                 c
             })
             .collect();

@@ -23,7 +23,9 @@
 //! - the hash `{NAME}:config`: `format_version`, `layout`, `hash`, `index`, `n`, `p`, `bits`,
 //!   `hashes`, `shard_bits`, `shards` and a `checksum` of the others ([`config`]);
 //! - the strings `{NAME:0}:bits` ... `{NAME:S-1}:bits`, the shards, each holding `shard_bits`
-//!   bits (the last one the rest), at most 2^32 bits = 512 MiB each ([`keys`]).
+//!   bits (the last one the rest): at most 2^32 bits = 512 MiB each, by default
+//!   [`config::DEFAULT_SHARD_BITS`] = 2^32 - 4096, the largest that takes 512 MiB of server memory
+//!   rather than 640 ([`keys`], [`config`]).
 //!
 //! **Opening checks the config.** A client that opens `NAME` with other (n, p), another shard size,
 //! layout, hash or index scheme gets [`RedisFilterError::ConfigMismatch`] naming the field, the

@@ -26,7 +26,7 @@ struct SameAsTwin {
 
 impl RedisVisitor for SameAsTwin {
     type Output = ();
-    fn visit<F: BitPositions>(self) -> () {
+    fn visit<F: BitPositions>(self) {
         let redis_name = bloomlab_redis::redis_name::<F>();
         let label = format!(
             "{redis_name} n={} p={} shard_bits={}",

@@ -27,11 +27,15 @@ fn required() -> bool {
 /// Written to the process's stderr directly rather than with `eprintln!`, which the test harness
 /// captures and shows only for failing tests: a skip must be visible in a passing run.
 pub fn skip(test: &str, why: &str, how: &str) {
-    let msg = format!("SKIPPED bloomlab-redis test {test}: {why}. To run it: {how}");
     if required() {
-        panic!("{msg} ({REQUIRE_VAR}=1: a missing service is a failure)");
+        panic!(
+            "bloomlab-redis test {test} cannot run: {why}, and {REQUIRE_VAR}=1 makes a missing service a failure. Start it: {how}"
+        );
     }
-    let _ = writeln!(std::io::stderr(), "{msg}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED bloomlab-redis test {test}: {why}. To run it: {how}"
+    );
 }
 
 fn var(name: &str) -> Option<String> {
