@@ -5,7 +5,7 @@
 //! `insert_digest` sets for a digest, and reads the in-memory filter's bit array word by word, so
 //! that another store can be checked against it bit for bit. Positions use one numbering for
 //! every layout: position `i` is bit `i % 64` of word `i / 64`, the numbering of
-//! [`BitStore::word`](crate::BitStore::word); as bytes, the words are little-endian, so position
+//! [`crate::BitStore::word`]; as bytes, the words are little-endian, so position
 //! `i` is bit `i % 8` (least significant first) of byte `i / 8`.
 //!
 //! Implemented for the flat layout ([`Bloom`], every hash, index scheme and store) and the
