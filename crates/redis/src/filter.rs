@@ -433,12 +433,17 @@ impl<F: BitPositions> RedisBloom<F> {
     /// server). On an error, the keys of earlier pipelines are in; those of the failed one may be
     /// partly in.
     pub fn insert_batch<K: Key>(&mut self, keys: &[K], per_round_trip: usize) -> Result<()> {
+        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
+        self.insert_digests(&digests, per_round_trip)
+    }
+
+    /// [`Self::insert_batch`] for precomputed digests.
+    pub fn insert_digests(&mut self, digests: &[Digest], per_round_trip: usize) -> Result<()> {
         Self::check_batch(per_round_trip)?;
-        for chunk in keys.chunks(per_round_trip) {
+        for chunk in digests.chunks(per_round_trip) {
             let mut cmds = Vec::with_capacity(chunk.len());
             let mut first = None;
-            for key in chunk {
-                let d = key.with_bytes(F::digest_of);
+            for &d in chunk {
                 self.push_commands(Op::Insert, d, &mut cmds);
                 first.get_or_insert(self.planned_shard());
             }
@@ -448,27 +453,39 @@ impl<F: BitPositions> RedisBloom<F> {
     }
 
     /// Looks up every key of `keys`, `per_round_trip` keys per pipeline, calling
-    /// `found(i, contains(&keys[i]))` in order: the same answers as one `contains` per key.
+    /// `found(i, contains(&keys[i]))` in order: the same answers as one `contains` per key. On an
+    /// error, the answers of earlier pipelines have been reported and no other.
     pub fn contains_batch<K: Key>(
         &mut self,
         keys: &[K],
         per_round_trip: usize,
+        found: impl FnMut(usize, bool),
+    ) -> Result<()> {
+        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
+        self.contains_digests(&digests, per_round_trip, found)
+    }
+
+    /// [`Self::contains_batch`] for precomputed digests.
+    pub fn contains_digests(
+        &mut self,
+        digests: &[Digest],
+        per_round_trip: usize,
         mut found: impl FnMut(usize, bool),
     ) -> Result<()> {
         Self::check_batch(per_round_trip)?;
-        let mut owners = Vec::with_capacity(per_round_trip.min(keys.len()));
-        for (c, chunk) in keys.chunks(per_round_trip).enumerate() {
+        let mut owners = Vec::with_capacity(per_round_trip.min(digests.len()));
+        for (c, chunk) in digests.chunks(per_round_trip).enumerate() {
             let mut cmds = Vec::with_capacity(chunk.len());
             owners.clear();
             let mut first = None;
-            for key in chunk {
-                let d = key.with_bytes(F::digest_of);
+            for &d in chunk {
                 owners.push(self.push_commands(Op::Lookup, d, &mut cmds));
                 first.get_or_insert(self.planned_shard());
             }
             let replies = self.send(Op::Lookup, cmds, first.unwrap_or(0))?;
+            let mut answers = Vec::with_capacity(owners.len());
             let mut replies = replies.iter();
-            for (j, &count) in owners.iter().enumerate() {
+            for &count in &owners {
                 let mut all = true;
                 for _ in 0..count {
                     let r = replies.next().ok_or_else(|| RedisFilterError::Reply {
@@ -479,7 +496,11 @@ impl<F: BitPositions> RedisBloom<F> {
                     })?;
                     all &= self.all_set(r)?;
                 }
-                found(c * per_round_trip + j, all);
+                answers.push(all);
+            }
+            // Reported only once the whole pipeline's replies were read and checked.
+            for (j, hit) in answers.into_iter().enumerate() {
+                found(c * per_round_trip + j, hit);
             }
         }
         Ok(())
