@@ -62,8 +62,8 @@ pub enum RedisFilterError {
         name: String,
         key: String,
     },
-    /// A size or shard parameter outside what the store supports.
-    #[error("{what} = {value} is out of range: {allowed}")]
+    /// A name, size or shard parameter outside what the store supports.
+    #[error("{what} = {value} is invalid: {allowed}")]
     OutOfRange {
         what: &'static str,
         value: String,

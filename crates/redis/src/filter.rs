@@ -167,8 +167,7 @@ impl<F: BitPositions> RedisBloom<F> {
                 });
             }
         }
-        let filter = Self::assemble(filter.conn, name, stored);
-        let mut filter = filter;
+        let mut filter = Self::assemble(filter.conn, name, stored);
         filter.check_shards()?;
         Ok(filter)
     }

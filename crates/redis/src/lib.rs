@@ -77,6 +77,14 @@
 //! command to the node owning its key, and a pipeline goes to every node involved at once. The
 //! answers and bytes are the single server's (tested on a 3-master cluster).
 //!
+//! # Through the sweep
+//!
+//! `sweep --redis redis://HOST:PORT --filters redis/classic/xxh3/km,redis/blocked512/xxh3 ...`
+//! runs the static sweep's rows in Redis ([`names`] lists every Redis variant; `sweep --list`
+//! prints them): each row's filter is created under a fresh name, filled and sampled 4096 keys
+//! per round trip by the same trial code as in memory, and deleted. Its statistical columns equal
+//! the in-memory twin's row bit for bit (tested in `crates/cli/tests/redis_sweep.rs`).
+//!
 //! # Errors
 //!
 //! [`RedisFilterError`]: connection failure naming the URL; a failed command naming the URL, the
