@@ -84,10 +84,10 @@ struct Args {
     #[arg(long, value_name = "NAMES")]
     filters: Option<String>,
     /// Run the filters in the Redis server at URL (e.g. redis://127.0.0.1:6379): every --filters
-    /// name must then be a Redis one (redis/classic/<hash>/<index>, redis/blocked512/<hash>;
+    /// name must then be a Redis one (redis/classic/HASH/INDEX, redis/blocked512/HASH;
     /// see --list). Each row's filter is created under a fresh name and deleted afterwards; rows
     /// run one at a time, 4096 keys per round trip, static workload only. The statistical
-    /// columns equal the in-memory twin's (classic/<hash>/<index>/flat, blocked512/<hash>) bit
+    /// columns equal the in-memory twin's (classic/HASH/INDEX/flat, blocked512/HASH) bit
     /// for bit; memory_bytes is the bytes held on the server; the timing columns are 0.
     #[arg(long, value_name = "URL")]
     redis: Option<String>,
