@@ -2,7 +2,7 @@
 //! single server (`BLOOMLAB_REDIS_URL`): a sharded filter spreads over every node and gives the
 //! single server's answers and bytes.
 
-mod common;
+use crate::common;
 
 use bloomlab_filters::{
     BitPositions, Blocked512, Bloom, FlatBits, GuavaMitz64, KirschMitzenmacher, Murmur3, Xxh3,

@@ -1,8 +1,6 @@
 //! What the Redis tests share: finding the servers they need (or saying, visibly, that they were
 //! skipped), unique filter names, and the in-memory twin's bytes.
 
-#![allow(dead_code, reason = "each test file uses part of it")]
-
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 

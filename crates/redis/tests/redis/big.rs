@@ -2,7 +2,7 @@
 //! `BLOOMLAB_REDIS_BIG=1`; about 600 MB of server memory and as much in this process for the
 //! in-memory twin): two shards, keys found, bits above 2^32 in the second shard, bytes as in memory.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //! operation, never a panic or an invented answer. The test starts and stops its own throwaway
 //! server with `scripts/redis-local.sh` (so it needs `redis-server` installed, not a URL).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,8 +1,8 @@
-//! Against one real Redis server (`BLOOMLAB_REDIS_URL`; see `tests/common`): the Redis store has
+//! Against one real Redis server (`BLOOMLAB_REDIS_URL`; see `common`): the Redis store has
 //! the in-memory filter's bytes and answers on every hash and index axis, refuses other
 //! parameters, detects damage, and loses nothing to racing clients.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::Instant;
