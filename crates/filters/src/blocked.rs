@@ -46,7 +46,7 @@ impl<H> std::fmt::Debug for Blocked512<H> {
 /// keys whose (a, s) nearly agree share most of their bits, and the measured FPR was 5% above theory
 /// at p = 1% and 38% above at p = 0.1%.)
 #[inline(always)]
-fn for_each_slice(h2: u64, k: u32, mut visit: impl FnMut(usize, u64)) {
+pub(crate) fn for_each_slice(h2: u64, k: u32, mut visit: impl FnMut(usize, u64)) {
     // The first word's seven slices are visited in a loop of fixed length (a slice past k visits
     // bit mask 0, which sets and tests nothing), so the common k <= 7 compiles to straight-line
     // code. Fewer instructions per lookup let the core keep more lookups' cache misses in flight,
@@ -260,6 +260,18 @@ impl<H: HashStrategy> Variant for Blocked512<H> {
     }
     fn with_params(params: Params) -> Result<Self> {
         Blocked512::with_params(params)
+    }
+}
+
+/// Read access to the bit array, for code that must reproduce it elsewhere (see
+/// [`crate::positions`]).
+impl<H> Blocked512<H> {
+    /// Word `w` of the bit array: bits 64w..64w+63 of the filter, bit j of the word being position
+    /// 64w + j, blocks in order (the numbering of [`crate::BitStore::word`]). Panics if `w` is
+    /// not below `bits() / 64`.
+    pub fn word(&self, w: u64) -> u64 {
+        let w = usize::try_from(w).expect("word index fits in usize");
+        self.lines[w / 8].0[w % 8]
     }
 }
 

@@ -74,6 +74,19 @@ pub enum HarnessError {
         /// The filter library's reason.
         source: BloomError,
     },
+    /// A filter kept outside this process (a Redis-backed one, see
+    /// [`crate::trial::run_batched`]) failed; the reason names where and what.
+    #[error("{filter} (n = {n}, p = {}): {reason}", Compact(*.p))]
+    External {
+        /// The filter's name.
+        filter: String,
+        /// Sized-for count.
+        n: u64,
+        /// Target rate.
+        p: f64,
+        /// The store's error, as text (it names the address and the operation).
+        reason: String,
+    },
     /// An inserted key was reported absent: the filter is broken.
     #[error(
         "false negative: {filter} on key set {key_set} (n = {n}, p = {}, overfill = {}, \

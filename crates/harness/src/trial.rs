@@ -9,7 +9,7 @@ use bloomlab_filters::{BloomError, Filter, Layout, Spec, Variant, VariantVisitor
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
-use crate::keys::KeySet;
+use crate::keys::{Batch, KeySet};
 use crate::row::{SweepRow, Workload};
 use crate::stats::{clopper_pearson, wilson};
 use crate::timing::TimeRow;
@@ -190,6 +190,115 @@ pub fn run_with<F: Filter>(
         !met,
     );
     Ok((row, filter))
+}
+
+/// A filter driven a batch of keys at a time through calls that can fail, such as one whose bits
+/// live on a server ([`run_batched`]). Its answers must be those of one lookup per key.
+pub trait BatchMembership {
+    /// Inserts every key of `keys`; an error says why (it becomes [`HarnessError::External`]).
+    fn insert_batch(&mut self, keys: &Batch) -> Result<(), String>;
+    /// Calls `found(i, answer)` for every key `i` of `keys`, in order.
+    fn contains_batch(
+        &mut self,
+        keys: &Batch,
+        found: &mut dyn FnMut(usize, bool),
+    ) -> Result<(), String>;
+    /// The filter's shape holding `members` keys (the row's shape columns).
+    fn shape(&mut self, members: u64) -> Result<Shape, String>;
+}
+
+/// [`run_with`] for a [`BatchMembership`] filter: the same members, the same member check and the
+/// same adaptive sampling over the same non-members, a batch of up to [`GEN_BATCH`] keys per call.
+/// A filter whose answers equal an in-memory filter's therefore gets that filter's statistical
+/// columns bit for bit (queries, false positives, intervals, theory). The timing columns are 0.
+///
+/// Errors: [`HarnessError::External`] for a failed call (no answer is assumed for the keys it
+/// covered), [`HarnessError::KeyFileTooSmall`], or [`HarnessError::FalseNegative`] naming the
+/// first inserted member not found.
+pub fn run_batched<M: BatchMembership + ?Sized>(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    filter: &mut M,
+) -> Result<SweepRow, HarnessError> {
+    let external = |reason: String| HarnessError::External {
+        filter: spec.filter.clone(),
+        n: spec.n,
+        p: spec.p,
+        reason,
+    };
+    let members = spec.n_inserted();
+    if let Some(file) = keys.file() {
+        file.check_members(members)?;
+    }
+    let mut batch = keys.new_batch();
+    let mut start = 0;
+    while start < members {
+        let len = (members - start).min(GEN_BATCH as u64) as usize;
+        keys.fill(start, len, &mut batch);
+        filter.insert_batch(&batch).map_err(external)?;
+        start += len as u64;
+    }
+    let mut start = 0;
+    while start < members {
+        let len = (members - start).min(GEN_BATCH as u64) as usize;
+        keys.fill(start, len, &mut batch);
+        let mut miss = None;
+        filter
+            .contains_batch(&batch, &mut |i, hit| {
+                if !hit && miss.is_none() {
+                    miss = Some(i);
+                }
+            })
+            .map_err(external)?;
+        if let Some(miss) = miss {
+            return Err(HarnessError::FalseNegative {
+                filter: spec.filter.clone(),
+                key_set: keys.kind().to_string(),
+                n: spec.n,
+                p: spec.p,
+                overfill: spec.overfill,
+                seed: sampling.seed,
+                index: start + miss as u64,
+            });
+        }
+        start += len as u64;
+    }
+
+    let non_members = keys.available().map_or(u64::MAX - members, |a| a - members);
+    let cap = sampling.max_queries.min(non_members);
+    let mut failure = None;
+    let (queries, false_positives, met) = sample_adaptively(cap, sampling, |from, len| {
+        // After a failure the remaining steps query nothing; the error is returned below.
+        if failure.is_some() {
+            return 0;
+        }
+        let mut fp = 0;
+        let mut done = 0;
+        while done < len {
+            let step = (len - done).min(GEN_BATCH as u64) as usize;
+            keys.fill(members + from + done, step, &mut batch);
+            if let Err(e) = filter.contains_batch(&batch, &mut |_, hit| fp += u64::from(hit)) {
+                failure = Some(e);
+                return 0;
+            }
+            done += step as u64;
+        }
+        fp
+    });
+    if let Some(e) = failure {
+        return Err(external(e));
+    }
+    let shape = filter.shape(members).map_err(external)?;
+    Ok(row_from(
+        spec,
+        keys,
+        sampling,
+        shape,
+        queries,
+        false_positives,
+        !met,
+    ))
 }
 
 /// Queries in steps until the Clopper-Pearson interval's relative half-width reaches

@@ -85,6 +85,14 @@ struct Args {
     /// Comma-separated filter names (see --list), or `all`.
     #[arg(long, value_name = "NAMES")]
     filters: Option<String>,
+    /// Run the filters in the Redis server at URL (e.g. redis://127.0.0.1:6379): every --filters
+    /// name must then be a Redis one (redis/classic/HASH/INDEX, redis/blocked512/HASH;
+    /// see --list). Each row's filter is created under a fresh name and deleted afterwards; rows
+    /// run one at a time, 4096 keys per round trip, static workload only. The statistical
+    /// columns equal the in-memory twin's (classic/HASH/INDEX/flat, blocked512/HASH) bit
+    /// for bit; memory_bytes is the bytes held on the server; the timing columns are 0.
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
     /// Comma-separated expected counts the filters are sized for; scientific notation allowed
     /// (e.g. 1e4,1e5).
     #[arg(long, value_name = "COUNTS", allow_hyphen_values = true)]
@@ -198,6 +206,16 @@ fn e<T>(r: Result<T, String>) -> Result<T> {
 
 fn config(args: &Args) -> Result<SweepConfig> {
     let workload = workload(args)?;
+    if args.redis.is_some() {
+        if args.filters.is_none() {
+            bail!(
+                "--redis needs --filters with Redis names (redis/classic/<hash>/<index>, redis/blocked512/<hash>; see --list)"
+            );
+        }
+        if workload != WorkloadSettings::Static {
+            bail!("--redis runs the static workload only");
+        }
+    }
     let base = match workload {
         WorkloadSettings::Static if args.quick => SweepConfig::quick_grids(),
         WorkloadSettings::Static => SweepConfig::default_grids(),
@@ -212,9 +230,13 @@ fn config(args: &Args) -> Result<SweepConfig> {
     let grids = if custom {
         let d = &base[0];
         vec![Grid {
-            filters: match &args.filters {
-                Some(s) => e(parse_list("filters", s, |x| Ok(x.to_owned())))?,
-                None => d.filters.clone(),
+            filters: match (&args.filters, &args.redis) {
+                // The plan is made with the in-memory twins; the rows run in Redis.
+                (Some(s), Some(_)) => e(parse_list("filters", s, |x| {
+                    bloomlab_cli::redis_sweep::twin_name(x).map_err(|e| e.to_string())
+                }))?,
+                (Some(s), None) => e(parse_list("filters", s, |x| Ok(x.to_owned())))?,
+                (None, _) => d.filters.clone(),
             },
             key_sets: match &args.keys {
                 Some(s) => e(parse_list("keys", s, |x| {
@@ -296,6 +318,9 @@ fn run(args: Args) -> Result<(), Stop> {
         for name in bloomlab_harness::peer::NAMES {
             println!("{name:<width$}  peer (grow workload only)");
         }
+        for name in bloomlab_redis::names() {
+            println!("{name:<width$}  in Redis (with --redis URL)");
+        }
         return Ok(());
     }
     let (config, plan) = prepare(&args).map_err(Stop::BadInput)?;
@@ -310,10 +335,14 @@ fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {
             .progress_chars("=> "),
     );
     let started = Instant::now();
-    let rows = sweep::run(config, plan, &|p| {
+    let show = |p: &sweep::Progress| {
         bar.set_position(p.done as u64);
         bar.set_message(p.current.clone());
-    });
+    };
+    let rows = match &args.redis {
+        Some(url) => bloomlab_cli::redis_sweep::run(config, plan, url, &show),
+        None => sweep::run(config, plan, &show),
+    };
     bar.finish_and_clear();
     let rows = rows?;
     let elapsed = started.elapsed();

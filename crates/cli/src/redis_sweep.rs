@@ -1,0 +1,172 @@
+//! `sweep --redis URL`: the sweep's static rows for Redis-backed filters
+//! (`redis/classic/<hash>/<index>`, `redis/blocked512/<hash>`; see `bloomlab_redis`).
+//!
+//! The plan is made with each Redis name's in-memory twin (`classic/<hash>/<index>/flat`,
+//! `blocked512/<hash>`), so grids, key sets and checks are the sweep's own. Each row then runs
+//! [`bloomlab_harness::trial::run_batched`] against a fresh filter in Redis (a unique name,
+//! deleted after the row), pipelining [`PER_ROUND_TRIP`] keys per round trip. The Redis filter
+//! sets the twin's bits, so every statistical column equals the twin's row bit for bit; the
+//! `filter` column is the Redis name, `memory_bytes` the bytes the shards hold on the server, and
+//! the timing columns are 0 (the round-trip cost is measured by `bloomlab-redis`'s `roundtrips`
+//! example).
+
+use bloomlab_filters::{BitPositions, Digest, Geometry};
+use bloomlab_harness::keys::Batch;
+use bloomlab_harness::trial::{self, BatchMembership, Shape};
+use bloomlab_harness::{HarnessError, Plan, Progress, SweepConfig, SweepRow};
+use bloomlab_redis::{Connection, RedisBloom, RedisVisitor};
+
+/// Keys per pipeline (one round trip to a server).
+pub const PER_ROUND_TRIP: usize = 4096;
+
+/// The in-memory twin's registry name of Redis variant `name`, or an error listing the Redis
+/// names.
+pub fn twin_name(name: &str) -> Result<String, bloomlab_redis::RedisFilterError> {
+    struct Twin;
+    impl RedisVisitor for Twin {
+        type Output = String;
+        fn visit<F: BitPositions>(self) -> String {
+            F::variant_name()
+        }
+    }
+    bloomlab_redis::visit(name, Twin)
+}
+
+/// The Redis name whose twin is `twin`, if any.
+pub fn redis_name_of(twin: &str) -> Option<String> {
+    bloomlab_redis::names()
+        .into_iter()
+        .find(|r| twin_name(r).is_ok_and(|t| t == twin))
+}
+
+struct Adapter<F> {
+    filter: RedisBloom<F>,
+    digests: Vec<Digest>,
+}
+
+impl<F: BitPositions> Adapter<F> {
+    fn digest(&mut self, keys: &Batch) {
+        self.digests.clear();
+        let digests = &mut self.digests;
+        keys.for_each_bytes(|b| digests.push(F::digest_of(b)));
+    }
+}
+
+impl<F: BitPositions> BatchMembership for Adapter<F> {
+    fn insert_batch(&mut self, keys: &Batch) -> Result<(), String> {
+        self.digest(keys);
+        self.filter
+            .insert_digests(&self.digests, PER_ROUND_TRIP)
+            .map_err(|e| e.to_string())
+    }
+
+    fn contains_batch(
+        &mut self,
+        keys: &Batch,
+        found: &mut dyn FnMut(usize, bool),
+    ) -> Result<(), String> {
+        self.digest(keys);
+        self.filter
+            .contains_digests(&self.digests, PER_ROUND_TRIP, found)
+            .map_err(|e| e.to_string())
+    }
+
+    fn shape(&mut self, members: u64) -> Result<Shape, String> {
+        let config = self.filter.config().clone();
+        let set = self.filter.set_bits().map_err(|e| e.to_string())?;
+        let geometry: Geometry = self.filter.geometry();
+        let fill = set as f64 / config.bits as f64;
+        Ok(Shape {
+            layout: config.layout,
+            bits: config.bits,
+            hashes: config.hashes,
+            memory_bytes: config.bits / 8,
+            fill_ratio: fill,
+            // The estimate every flat filter reports (Filter::estimated_len), from the same fill.
+            estimated_count: -(config.bits as f64 / f64::from(config.hashes)) * (-fill).ln_1p(),
+            fpr_theory: geometry.fpr(members),
+            fpr_textbook: geometry.textbook_fpr(members),
+            counter_overflow_p: None,
+        })
+    }
+}
+
+/// Runs every planned row (planned with twin names) against Redis at `url`, one row at a time,
+/// and returns the rows in plan order with their Redis names. `progress` is called after each row.
+pub fn run(
+    config: &SweepConfig,
+    plan: &Plan,
+    url: &str,
+    progress: &dyn Fn(&Progress),
+) -> Result<Vec<SweepRow>, HarnessError> {
+    struct Row<'a> {
+        spec: &'a trial::TrialSpec,
+        keys: &'a bloomlab_harness::KeySet,
+        config: &'a SweepConfig,
+        url: &'a str,
+        index: usize,
+    }
+    impl RedisVisitor for Row<'_> {
+        type Output = Result<SweepRow, HarnessError>;
+        fn visit<F: BitPositions>(self) -> Self::Output {
+            let external = |e: bloomlab_redis::RedisFilterError| HarnessError::External {
+                filter: self.spec.filter.clone(),
+                n: self.spec.n,
+                p: self.spec.p,
+                reason: e.to_string(),
+            };
+            let conn = Connection::single(self.url).map_err(external)?;
+            let name = format!("bloomlab-sweep:{}:{}", std::process::id(), self.index);
+            let filter = RedisBloom::<F>::create_or_open(conn, &name, self.spec.n, self.spec.p)
+                .map_err(external)?;
+            let mut adapter = Adapter {
+                filter,
+                digests: Vec::new(),
+            };
+            let row = trial::run_batched(self.spec, self.keys, &self.config.sampling, &mut adapter);
+            // Deleted whatever the row's outcome; a row's own error comes first.
+            let destroyed = adapter.filter.destroy().map_err(external);
+            let row = row?;
+            destroyed?;
+            Ok(row)
+        }
+    }
+    let total = plan.rows.len();
+    let mut out = Vec::with_capacity(total);
+    for (index, planned) in plan.rows.iter().enumerate() {
+        let twin = &planned.spec.filter;
+        let redis = redis_name_of(twin).ok_or_else(|| HarnessError::UnknownFilter {
+            name: twin.clone(),
+            known: bloomlab_redis::names().join(", "),
+        })?;
+        let mut spec = planned.spec.clone();
+        spec.filter = redis.clone();
+        let keys = plan
+            .key_set(&planned.key_set)
+            .expect("the plan holds every key set its rows use");
+        let row = bloomlab_redis::visit(
+            &redis,
+            Row {
+                spec: &spec,
+                keys,
+                config,
+                url,
+                index,
+            },
+        )
+        .map_err(|e| HarnessError::UnknownFilter {
+            name: redis.clone(),
+            known: e.to_string(),
+        })??;
+        out.push(row);
+        progress(&Progress {
+            done: index + 1,
+            total,
+            current: format!(
+                "{redis} {} n={} p={}",
+                planned.key_set, planned.spec.n, planned.spec.p
+            ),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,90 @@
+//! `sweep --redis`: the rows of Redis-backed filters equal their in-memory twins' rows in every
+//! statistical column, bit for bit, against a real server (`BLOOMLAB_REDIS_URL`; skipped with a
+//! message when it is not set, a failure when `BLOOMLAB_REQUIRE_SERVICES=1`).
+
+use std::io::Write;
+
+use bloomlab_cli::redis_sweep;
+use bloomlab_harness::{Grid, KeySetKind, SweepConfig, sweep};
+
+fn url(test: &str) -> Option<String> {
+    let url = std::env::var("BLOOMLAB_REDIS_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty());
+    if url.is_none() {
+        let how = "export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start)";
+        if std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
+            panic!(
+                "bloomlab-cli test {test} cannot run: BLOOMLAB_REDIS_URL is not set, and BLOOMLAB_REQUIRE_SERVICES=1 makes a missing service a failure. Start it: {how}"
+            );
+        }
+        // Straight to stderr: the harness captures eprintln! of passing tests.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED bloomlab-cli test {test}: BLOOMLAB_REDIS_URL is not set. To run it: {how}"
+        );
+    }
+    url
+}
+
+#[test]
+fn redis_rows_equal_the_in_memory_twins_rows_bit_for_bit() {
+    let Some(url) = url("redis_rows_equal_the_in_memory_twins_rows_bit_for_bit") else {
+        return;
+    };
+    let redis_names = [
+        "redis/classic/xxh3/km",
+        "redis/classic/murmur3/mitz64",
+        "redis/classic/fnv1a/edh",
+        "redis/blocked512/xxh3",
+    ];
+    let twins: Vec<String> = redis_names
+        .iter()
+        .map(|r| redis_sweep::twin_name(r).unwrap())
+        .collect();
+    assert_eq!(
+        twins,
+        [
+            "classic/xxh3/km/flat",
+            "classic/murmur3/mitz64/flat",
+            "classic/fnv1a/edh/flat",
+            "blocked512/xxh3"
+        ]
+    );
+    let mut config = SweepConfig::with_grids(vec![Grid {
+        filters: twins,
+        key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
+        n: vec![20_000],
+        p: vec![0.01, 0.001],
+        overfill: vec![1.0],
+    }]);
+    config.sampling.precision = 0.25;
+    config.timing = false;
+    config.threads = 1;
+    let plan = config.plan().unwrap();
+    let memory = sweep::run(&config, &plan, &|_| {}).unwrap();
+    let in_redis = redis_sweep::run(&config, &plan, &url, &|_| {}).unwrap();
+    assert_eq!(memory.len(), in_redis.len());
+    assert_eq!(memory.len(), 4 * 2 * 2);
+    for (m, r) in memory.iter().zip(&in_redis) {
+        assert_eq!(
+            redis_sweep::twin_name(&r.filter).unwrap(),
+            m.filter,
+            "row order"
+        );
+        assert!(r.queries > 0 && r.false_positives > 0, "{r:?}");
+        // Everything but the name and the memory held (here the bits alone, on the server) is
+        // the twin's: compared through Debug, which prints every f64 exactly (NaN included).
+        let mut same = r.clone();
+        same.filter = m.filter.clone();
+        assert_eq!(r.memory_bytes, r.bits / 8, "{r:?}");
+        same.memory_bytes = m.memory_bytes;
+        assert_eq!(
+            format!("{same:?}"),
+            format!("{m:?}"),
+            "{} vs {}",
+            r.filter,
+            m.filter
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! The one error type of the Redis store: every failure names the server, the filter and the value
+//! at fault.
+
+use bloomlab_filters::BloomError;
+use thiserror::Error;
+
+/// Why a Redis-backed filter could not be created, opened, read or written.
+#[derive(Debug, Error)]
+pub enum RedisFilterError {
+    /// The server (or no node of the cluster) could be reached.
+    #[error("cannot connect to Redis at {url}: {source}")]
+    Connect {
+        /// The URL given (for a cluster, the node URLs joined by commas).
+        url: String,
+        source: redis::RedisError,
+    },
+    /// A command failed after the connection was made: the server went away, refused the
+    /// command (e.g. out of memory under `maxmemory`) or answered something unexpected. No
+    /// answer is invented: the operation's result is this error.
+    #[error("Redis at {url}: {operation} (key {key:?}) failed: {source}")]
+    Command {
+        url: String,
+        /// What the filter was doing (`insert`, `lookup`, `create`, `open`, ...).
+        operation: &'static str,
+        /// The first Redis key the failed command or pipeline addressed.
+        key: String,
+        source: redis::RedisError,
+    },
+    /// The server answered with a value of an unexpected type or shape.
+    #[error("Redis at {url}: {operation} (key {key:?}) got an unexpected reply: {reply}")]
+    Reply {
+        url: String,
+        operation: &'static str,
+        key: String,
+        reply: String,
+    },
+    /// A filter of this name exists with other parameters: opening it with the requested ones
+    /// would silently move every key's bits, so it is refused.
+    #[error(
+        "filter {name:?} exists with {field} = {stored}, but {requested} was requested; open it with its stored parameters, or choose another name"
+    )]
+    ConfigMismatch {
+        name: String,
+        /// The config field that differs (the first one, in [`crate::config::FIELDS`] order).
+        field: &'static str,
+        stored: String,
+        requested: String,
+    },
+    /// The config hash (or a shard beside it) is not what this crate writes: a field missing or
+    /// unreadable, values that contradict each other, a checksum that does not match (a hand
+    /// edit), or a shard whose length is not the config's.
+    #[error("filter {name:?}: corrupt config or data in {key:?}: {reason}")]
+    Corrupt {
+        name: String,
+        key: String,
+        reason: String,
+    },
+    /// `open` found no config hash under this name.
+    #[error("no filter {name:?} at {url} (no hash {key:?}); create it first")]
+    NotFound {
+        url: String,
+        name: String,
+        key: String,
+    },
+    /// A name, size or shard parameter outside what the store supports.
+    #[error("{what} = {value} is invalid: {allowed}")]
+    OutOfRange {
+        what: &'static str,
+        value: String,
+        allowed: String,
+    },
+    /// The filter's sizing itself is invalid (n, p, m or k), as the in-memory filter reports it.
+    #[error(transparent)]
+    Sizing(#[from] BloomError),
+}
+
+/// The crate's result type.
+pub type Result<T> = std::result::Result<T, RedisFilterError>;

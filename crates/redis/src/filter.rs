@@ -1,0 +1,540 @@
+//! [`RedisBloom`]: a flat or blocked Bloom filter whose bits are Redis strings.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+
+use bloomlab_filters::{BitPositions, Digest, Geometry, Key};
+use redis::{Cmd, Value};
+
+use crate::config::{Config, DEFAULT_SHARD_BITS, MAX_SHARD_BITS};
+use crate::conn::Connection;
+use crate::error::{RedisFilterError, Result};
+use crate::keys::{check_name, config_key, redis_offset, shard_key};
+
+/// Creates the config hash only if it does not exist, in one atomic step, so that two clients
+/// creating the same filter at once cannot overwrite each other's parameters: returns 1 if it
+/// created the hash, 0 if one was there.
+const CREATE_IF_ABSENT: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end \
+     redis.call('HSET', KEYS[1], unpack(ARGV)) return 1";
+
+/// Creates a shard string of ARGV[1] + 1 zero bytes if the key does not exist.
+const CREATE_SHARD: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then \
+     redis.call('SETRANGE', KEYS[1], ARGV[1], '\\0') end return 1";
+
+/// A Bloom filter of in-memory variant `F` (a flat [`bloomlab_filters::Bloom`] or a
+/// [`bloomlab_filters::Blocked512`]) whose bits live in Redis.
+///
+/// Guarantees:
+/// - *The same bits as in memory.* Each key sets exactly the positions `F::insert_digest` sets
+///   in an `F` of the same (n, p), and the bytes of the Redis strings, concatenated in shard
+///   order, are the in-memory filter's bytes ([`bytes`](Self::bytes)). So answers, false positives
+///   included, are the in-memory twin's, and the twin's theory ([`Self::geometry`]) applies.
+/// - *No false negatives, also under concurrency.* After `insert(x)` returns `Ok`, `contains(x)`
+///   from any client is true. Every key's bits are set by BITFIELD commands, which Redis executes
+///   atomically and which only ever set bits, so clients racing on the same filter lose none.
+/// - *No silent remap.* Opening an existing filter with other parameters, or as another layout,
+///   hash or index scheme, is a [`RedisFilterError::ConfigMismatch`] naming the field.
+/// - *No invented answers.* A failed command (server gone, memory refused) is an error naming the
+///   address, the operation and the key; nothing is retried or guessed.
+///
+/// Methods take `&mut self` because the connection is a single socket; open one filter handle
+/// per thread or client.
+pub struct RedisBloom<F> {
+    conn: Connection,
+    name: String,
+    config: Config,
+    config_key: String,
+    shard_keys: Vec<String>,
+    /// (shard, Redis offset) of the current key's positions, reused between keys.
+    scratch: Vec<(u64, u64)>,
+    _variant: PhantomData<fn() -> F>,
+}
+
+impl<F> std::fmt::Debug for RedisBloom<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisBloom")
+            .field("url", &self.conn.url())
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// Whether a command sets a key's bits or reads them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Insert,
+    Lookup,
+}
+
+impl Op {
+    fn label(self) -> &'static str {
+        match self {
+            Op::Insert => "insert",
+            Op::Lookup => "lookup",
+        }
+    }
+}
+
+impl<F: BitPositions> RedisBloom<F> {
+    /// Opens the filter `name` sized for `n` keys at rate `p` by `F`'s rule, creating it if it
+    /// does not exist, with shards of [`DEFAULT_SHARD_BITS`] (2^32 - 4096 bits): a filter of up
+    /// to about 4.29e9 bits is one Redis string. See [`Self::create_or_open_sharded`].
+    pub fn create_or_open(conn: Connection, name: &str, n: u64, p: f64) -> Result<Self> {
+        Self::create_or_open_sharded(conn, name, n, p, DEFAULT_SHARD_BITS)
+    }
+
+    /// Opens the filter `name` sized for `n` keys at rate `p` in shards of `shard_bits` bits
+    /// (a multiple of 512, at most 2^32), creating it if it does not exist.
+    ///
+    /// Creating writes the config hash (atomically, only if absent) and then sizes every shard to
+    /// its full length with zero bits, so the memory is taken, or refused by the server's
+    /// `maxmemory`, at once; a refused creation removes what it wrote. Opening an existing filter
+    /// checks that every stored field equals the requested one
+    /// ([`RedisFilterError::ConfigMismatch`] names the first that differs, with both values) and
+    /// that every shard has its length ([`RedisFilterError::Corrupt`] otherwise).
+    pub fn create_or_open_sharded(
+        mut conn: Connection,
+        name: &str,
+        n: u64,
+        p: f64,
+        shard_bits: u64,
+    ) -> Result<Self> {
+        check_name(name)?;
+        let requested = Config::sized::<F>(n, p, shard_bits)?;
+        let key = config_key(name);
+        let mut eval = redis::cmd("EVAL");
+        eval.arg(CREATE_IF_ABSENT).arg(1).arg(&key);
+        for (field, value) in requested.fields() {
+            eval.arg(field).arg(value);
+        }
+        let created: i64 = conn.query(&eval, "create", &key)?;
+        let mut filter = Self::assemble(conn, name, requested.clone());
+        if created == 1 {
+            if let Err(e) = filter.size_shards() {
+                // Best effort: the error that matters is the sizing one.
+                let _ = filter.delete_keys();
+                return Err(e);
+            }
+        } else {
+            let stored = filter.read_config()?;
+            if let Some((field, stored, requested)) = stored.first_difference(&requested) {
+                return Err(RedisFilterError::ConfigMismatch {
+                    name: name.to_owned(),
+                    field,
+                    stored,
+                    requested,
+                });
+            }
+        }
+        filter.check_shards()?;
+        Ok(filter)
+    }
+
+    /// Opens the existing filter `name` with its stored (n, p) and shard size. Errors if there is
+    /// none ([`RedisFilterError::NotFound`]), if it was made with another layout, hash or index
+    /// scheme than `F`'s ([`RedisFilterError::ConfigMismatch`]), or if its config or shards are
+    /// damaged ([`RedisFilterError::Corrupt`]).
+    pub fn open(conn: Connection, name: &str) -> Result<Self> {
+        check_name(name)?;
+        let mut filter = Self::assemble(
+            conn,
+            name,
+            Config {
+                layout: F::LAYOUT,
+                hash: F::HASH_ID.to_owned(),
+                index: F::INDEX_ID.to_owned(),
+                n: 0,
+                p: 0.0,
+                bits: 0,
+                hashes: 0,
+                shard_bits: MAX_SHARD_BITS,
+                shards: 0,
+            },
+        );
+        let stored = filter.read_config()?;
+        for (field, stored_value, requested) in [
+            ("layout", stored.layout.to_string(), F::LAYOUT.to_string()),
+            ("hash", stored.hash.clone(), F::HASH_ID.to_owned()),
+            ("index", stored.index.clone(), F::INDEX_ID.to_owned()),
+        ] {
+            if stored_value != requested {
+                return Err(RedisFilterError::ConfigMismatch {
+                    name: name.to_owned(),
+                    field,
+                    stored: stored_value,
+                    requested,
+                });
+            }
+        }
+        let mut filter = Self::assemble(filter.conn, name, stored);
+        filter.check_shards()?;
+        Ok(filter)
+    }
+
+    fn assemble(conn: Connection, name: &str, config: Config) -> Self {
+        Self {
+            shard_keys: (0..config.shards).map(|i| shard_key(name, i)).collect(),
+            config_key: config_key(name),
+            conn,
+            name: name.to_owned(),
+            config,
+            scratch: Vec::new(),
+            _variant: PhantomData,
+        }
+    }
+
+    /// Reads and checks the config hash.
+    fn read_config(&mut self) -> Result<Config> {
+        let key = self.config_key.clone();
+        let hash: HashMap<String, String> =
+            self.conn
+                .query(redis::cmd("HGETALL").arg(&key), "open", &key)?;
+        if hash.is_empty() {
+            return Err(RedisFilterError::NotFound {
+                url: self.conn.url().to_owned(),
+                name: self.name.clone(),
+                key,
+            });
+        }
+        Config::parse(&self.name, &key, &hash)
+    }
+
+    /// Creates every shard at its full length, zeroed, without touching one that exists: a
+    /// script creates the string with SETRANGE only if the key is absent, atomically, so it is
+    /// safe while other clients insert (an unconditional SETRANGE of a zero byte could clear their
+    /// bits). SETRANGE on a new key allocates exactly the length, where growing a string by
+    /// SETBIT or BITFIELD preallocates up to 1 MiB (or double, below 1 MiB) more.
+    fn size_shards(&mut self) -> Result<()> {
+        let cmds = (0..self.config.shards)
+            .map(|i| {
+                let mut c = redis::cmd("EVAL");
+                c.arg(CREATE_SHARD)
+                    .arg(1)
+                    .arg(&self.shard_keys[i as usize])
+                    .arg(self.config.shard_bytes(i) - 1);
+                c
+            })
+            .collect();
+        let first = self.shard_keys[0].clone();
+        self.conn.pipeline(cmds, "create (size shards)", &first)?;
+        Ok(())
+    }
+
+    /// Checks that every shard string has the length the config gives.
+    fn check_shards(&mut self) -> Result<()> {
+        let cmds = self
+            .shard_keys
+            .iter()
+            .map(|k| {
+                let mut c = redis::cmd("STRLEN");
+                c.arg(k);
+                c
+            })
+            .collect();
+        let first = self.shard_keys[0].clone();
+        let lengths = self.conn.pipeline(cmds, "open (check shards)", &first)?;
+        for (i, len) in lengths.iter().enumerate() {
+            let expected = self.config.shard_bytes(i as u64);
+            if !matches!(len, Value::Int(l) if *l as u64 == expected) {
+                return Err(RedisFilterError::Corrupt {
+                    name: self.name.clone(),
+                    key: self.shard_keys[i].clone(),
+                    reason: format!(
+                        "the shard holds {len:?} bytes where the config says {expected}: its bits were lost (deleted, evicted, or a restart without persistence) or another program wrote it"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn delete_keys(&mut self) -> Result<()> {
+        let mut keys = self.shard_keys.clone();
+        keys.push(self.config_key.clone());
+        for key in keys {
+            // One DEL per key: a cluster refuses multi-key commands across slots.
+            self.conn
+                .query::<i64>(redis::cmd("DEL").arg(&key), "destroy", &key)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the filter: its shards and its config hash.
+    pub fn destroy(mut self) -> Result<()> {
+        self.delete_keys()
+    }
+
+    /// The filter's name (its keys are [`crate::keys::config_key`] and [`crate::keys::shard_key`]).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The stored parameters.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The connection's URL.
+    pub fn url(&self) -> &str {
+        self.conn.url()
+    }
+
+    /// The Redis key of shard `i` (`i < config().shards`).
+    pub fn shard_key(&self, i: u64) -> &str {
+        &self.shard_keys[i as usize]
+    }
+
+    /// The shape of the bit array: the in-memory twin's, since the positions are its positions
+    /// and shards are contiguous ranges of them.
+    pub fn geometry(&self) -> Geometry {
+        F::geometry_of(self.config.bits, self.config.hashes)
+    }
+
+    /// The theoretical false-positive rate after `members` distinct keys, the twin's.
+    pub fn fpr_theory(&self, members: u64) -> f64 {
+        self.geometry().fpr(members)
+    }
+
+    /// Fills `scratch` with the (shard, Redis offset) of `d`'s positions, grouped by shard.
+    fn plan(&mut self, d: Digest) {
+        let (bits, hashes, shard_bits) =
+            (self.config.bits, self.config.hashes, self.config.shard_bits);
+        let scratch = &mut self.scratch;
+        scratch.clear();
+        F::for_each_position(bits, hashes, d, |g| {
+            scratch.push((g / shard_bits, redis_offset(g % shard_bits)));
+        });
+        if self.config.shards > 1 {
+            scratch.sort_unstable_by_key(|&(shard, _)| shard);
+        }
+    }
+
+    /// Appends the commands for digest `d` (one BITFIELD per shard its positions fall in: one
+    /// for the blocked layout and for a one-shard filter), and how many there are.
+    fn push_commands(&mut self, op: Op, d: Digest, cmds: &mut Vec<Cmd>) -> usize {
+        self.plan(d);
+        let mut count = 0;
+        let mut i = 0;
+        while i < self.scratch.len() {
+            let shard = self.scratch[i].0;
+            let mut c = redis::cmd(match op {
+                Op::Insert => "BITFIELD",
+                // The read-only form: also allowed on replicas.
+                Op::Lookup => "BITFIELD_RO",
+            });
+            c.arg(&self.shard_keys[shard as usize]);
+            while i < self.scratch.len() && self.scratch[i].0 == shard {
+                let offset = self.scratch[i].1;
+                match op {
+                    Op::Insert => c.arg("SET").arg("u1").arg(offset).arg(1),
+                    Op::Lookup => c.arg("GET").arg("u1").arg(offset),
+                };
+                i += 1;
+            }
+            cmds.push(c);
+            count += 1;
+        }
+        count
+    }
+
+    /// The shard of the first position planned last (labels errors).
+    fn planned_shard(&self) -> u64 {
+        self.scratch.first().map_or(0, |&(shard, _)| shard)
+    }
+
+    /// Sends `cmds`: as one command when there is one, else as one pipeline. Errors are labelled
+    /// with the key of shard `shard`.
+    fn send(&mut self, op: Op, cmds: Vec<Cmd>, shard: u64) -> Result<Vec<Value>> {
+        let key = self.shard_keys[shard as usize].clone();
+        if cmds.len() == 1 {
+            Ok(vec![self.conn.query::<Value>(
+                &cmds[0],
+                op.label(),
+                &key,
+            )?])
+        } else {
+            self.conn.pipeline(cmds, op.label(), &key)
+        }
+    }
+
+    /// Whether a BITFIELD reply shows every bit it read set; an error for a reply of another
+    /// shape.
+    fn all_set(&self, reply: &Value) -> Result<bool> {
+        match reply {
+            Value::Array(bits) if !bits.is_empty() => {
+                let mut all = true;
+                for b in bits {
+                    match b {
+                        Value::Int(0) => all = false,
+                        Value::Int(1) => {}
+                        _ => return Err(self.bad_reply(reply)),
+                    }
+                }
+                Ok(all)
+            }
+            _ => Err(self.bad_reply(reply)),
+        }
+    }
+
+    fn bad_reply(&self, reply: &Value) -> RedisFilterError {
+        RedisFilterError::Reply {
+            url: self.conn.url().to_owned(),
+            operation: "lookup",
+            key: self.shard_keys[0].clone(),
+            reply: format!("{reply:?}"),
+        }
+    }
+
+    /// Inserts a digest: one round trip (one BITFIELD command per shard touched).
+    pub fn insert_digest(&mut self, d: Digest) -> Result<()> {
+        let mut cmds = Vec::with_capacity(1);
+        self.push_commands(Op::Insert, d, &mut cmds);
+        self.send(Op::Insert, cmds, self.planned_shard()).map(drop)
+    }
+
+    /// Looks up a digest: one round trip.
+    pub fn contains_digest(&mut self, d: Digest) -> Result<bool> {
+        let mut cmds = Vec::with_capacity(1);
+        self.push_commands(Op::Lookup, d, &mut cmds);
+        let replies = self.send(Op::Lookup, cmds, self.planned_shard())?;
+        let mut all = true;
+        for r in &replies {
+            all &= self.all_set(r)?;
+        }
+        Ok(all)
+    }
+
+    /// Inserts `key` (the bytes of [`bloomlab_filters::key`], hashed as `F` hashes them).
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
+        let d = key.with_bytes(F::digest_of);
+        self.insert_digest(d)
+    }
+
+    /// Whether `key` may have been inserted.
+    pub fn contains<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        let d = key.with_bytes(F::digest_of);
+        self.contains_digest(d)
+    }
+
+    fn check_batch(per_round_trip: usize) -> Result<()> {
+        if per_round_trip == 0 {
+            return Err(RedisFilterError::OutOfRange {
+                what: "keys per round trip",
+                value: "0".into(),
+                allowed: "it must be at least 1".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Inserts every key of `keys`, `per_round_trip` keys per pipeline (one round trip each on a
+    /// server). On an error, the keys of earlier pipelines are in; those of the failed one may be
+    /// partly in.
+    pub fn insert_batch<K: Key>(&mut self, keys: &[K], per_round_trip: usize) -> Result<()> {
+        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
+        self.insert_digests(&digests, per_round_trip)
+    }
+
+    /// [`Self::insert_batch`] for precomputed digests.
+    pub fn insert_digests(&mut self, digests: &[Digest], per_round_trip: usize) -> Result<()> {
+        Self::check_batch(per_round_trip)?;
+        for chunk in digests.chunks(per_round_trip) {
+            let mut cmds = Vec::with_capacity(chunk.len());
+            let mut first = None;
+            for &d in chunk {
+                self.push_commands(Op::Insert, d, &mut cmds);
+                first.get_or_insert(self.planned_shard());
+            }
+            self.send(Op::Insert, cmds, first.unwrap_or(0))?;
+        }
+        Ok(())
+    }
+
+    /// Looks up every key of `keys`, `per_round_trip` keys per pipeline, calling
+    /// `found(i, contains(&keys[i]))` in order: the same answers as one `contains` per key. On an
+    /// error, the answers of earlier pipelines have been reported and no other.
+    pub fn contains_batch<K: Key>(
+        &mut self,
+        keys: &[K],
+        per_round_trip: usize,
+        found: impl FnMut(usize, bool),
+    ) -> Result<()> {
+        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
+        self.contains_digests(&digests, per_round_trip, found)
+    }
+
+    /// [`Self::contains_batch`] for precomputed digests.
+    pub fn contains_digests(
+        &mut self,
+        digests: &[Digest],
+        per_round_trip: usize,
+        mut found: impl FnMut(usize, bool),
+    ) -> Result<()> {
+        Self::check_batch(per_round_trip)?;
+        let mut owners = Vec::with_capacity(per_round_trip.min(digests.len()));
+        for (c, chunk) in digests.chunks(per_round_trip).enumerate() {
+            let mut cmds = Vec::with_capacity(chunk.len());
+            owners.clear();
+            let mut first = None;
+            for &d in chunk {
+                owners.push(self.push_commands(Op::Lookup, d, &mut cmds));
+                first.get_or_insert(self.planned_shard());
+            }
+            let replies = self.send(Op::Lookup, cmds, first.unwrap_or(0))?;
+            let mut answers = Vec::with_capacity(owners.len());
+            let mut replies = replies.iter();
+            for &count in &owners {
+                let mut all = true;
+                for _ in 0..count {
+                    let r = replies.next().ok_or_else(|| RedisFilterError::Reply {
+                        url: self.conn.url().to_owned(),
+                        operation: "lookup",
+                        key: self.shard_keys[0].clone(),
+                        reply: "fewer replies than commands".into(),
+                    })?;
+                    all &= self.all_set(r)?;
+                }
+                answers.push(all);
+            }
+            // Reported only once the whole pipeline's replies were read and checked.
+            for (j, hit) in answers.into_iter().enumerate() {
+                found(c * per_round_trip + j, hit);
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of shard `i` (GETRANGE of the whole string): bytes `i * shard_bits / 8`
+    /// onwards of the in-memory filter's bit array.
+    pub fn shard_bytes(&mut self, i: u64) -> Result<Vec<u8>> {
+        let key = self.shard_keys[i as usize].clone();
+        self.conn.query(
+            redis::cmd("GETRANGE").arg(&key).arg(0).arg(-1),
+            "read shard",
+            &key,
+        )
+    }
+
+    /// The whole bit array: the shards' bytes in order, equal to the in-memory twin's words as
+    /// little-endian bytes.
+    pub fn bytes(&mut self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        for i in 0..self.config.shards {
+            out.extend(self.shard_bytes(i)?);
+        }
+        Ok(out)
+    }
+
+    /// Number of bits set (BITCOUNT over the shards).
+    pub fn set_bits(&mut self) -> Result<u64> {
+        let mut total = 0;
+        for key in self.shard_keys.clone() {
+            let n: u64 = self
+                .conn
+                .query(redis::cmd("BITCOUNT").arg(&key), "count bits", &key)?;
+            total += n;
+        }
+        Ok(total)
+    }
+}
