@@ -86,6 +86,12 @@ impl<F: BitPositions> BatchMembership for Adapter<F> {
             estimated_count: -(config.bits as f64 / f64::from(config.hashes)) * (-fill).ln_1p(),
             fpr_theory: geometry.fpr(members),
             fpr_textbook: geometry.textbook_fpr(members),
+            // From the server's copy of the bits, as the in-memory twin computes it (a flat
+            // filter needs only the count of set bits).
+            fpr_given_bits: match geometry {
+                Geometry::Flat { hashes, .. } => fill.powi(hashes as i32),
+                _ => geometry.fpr_given_bytes(&self.filter.bytes().map_err(|e| e.to_string())?),
+            },
             counter_overflow_p: None,
         })
     }

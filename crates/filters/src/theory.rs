@@ -216,6 +216,50 @@ pub fn counter_saturation_fan_bound(counters: u64, hashes: u32, n: u64, counter_
 }
 
 impl Geometry {
+    /// [`crate::Filter::fpr_given_bits`] of a filter of this geometry whose bit array is `bytes`
+    /// (the in-memory layout's bytes: little-endian words, blocks in order), computed with the same
+    /// operations in the same order, so a copy of a filter's bits held elsewhere (a Redis string)
+    /// gives the in-memory filter's figure bit for bit. NaN when `bytes` is not `bits() / 8` long.
+    pub fn fpr_given_bytes(&self, bytes: &[u8]) -> f64 {
+        if bytes.len() as u64 * 8 != self.bits() {
+            return f64::NAN;
+        }
+        let ones = |b: &[u8]| b.iter().map(|x| x.count_ones()).sum::<u32>();
+        match *self {
+            Geometry::Flat { bits, hashes } => {
+                let set: u64 = bytes.iter().map(|x| u64::from(x.count_ones())).sum();
+                (set as f64 / bits as f64).powi(hashes as i32)
+            }
+            Geometry::Blocked {
+                blocks,
+                block_bits,
+                hashes,
+            } => {
+                let total: f64 = bytes
+                    .chunks(block_bits as usize / 8)
+                    .map(|b| (f64::from(ones(b)) / f64::from(block_bits)).powi(hashes as i32))
+                    .sum();
+                total / blocks as f64
+            }
+            Geometry::SplitBlock {
+                blocks,
+                words,
+                word_bits,
+            } => {
+                let word_bytes = word_bits as usize / 8;
+                let total: f64 = bytes
+                    .chunks(words as usize * word_bytes)
+                    .map(|b| {
+                        b.chunks(word_bytes)
+                            .map(|w| f64::from(ones(w)) / f64::from(word_bits))
+                            .product::<f64>()
+                    })
+                    .sum();
+                total / blocks as f64
+            }
+        }
+    }
+
     /// The layout-correct theoretical FPR after `n` distinct keys.
     pub fn fpr(&self, n: u64) -> f64 {
         match *self {

@@ -105,3 +105,33 @@ fn rates_given_the_bits_average_to_the_layout_theory() {
         );
     }
 }
+
+/// `Geometry::fpr_given_bytes` on a filter's bytes (its little-endian words, as a copy held in
+/// Redis has them) equals `fpr_given_bits` bit for bit, for the flat and the blocked layout.
+#[test]
+fn the_rate_from_a_copy_of_the_bytes_is_the_filters_own_bit_for_bit() {
+    use bloomlab_filters::positions::BitPositions;
+    use bloomlab_filters::{Blocked512, Bloom, FlatBits, KirschMitzenmacher, Xxh3};
+    fn check<F: BitPositions>(name: &str) {
+        let mut f = F::sized_for(5_000, 0.01).unwrap();
+        for i in 0..5_000 {
+            f.insert(&common::key(3, i));
+        }
+        let bytes: Vec<u8> = (0..f.bits() / 64)
+            .flat_map(|w| f.bit_word(w).to_le_bytes())
+            .collect();
+        let copy = f.geometry().fpr_given_bytes(&bytes);
+        assert_eq!(
+            copy.to_bits(),
+            f.fpr_given_bits().to_bits(),
+            "{name}: from the bytes {copy:e}, from the filter {:e}",
+            f.fpr_given_bits()
+        );
+        assert!(
+            f.geometry().fpr_given_bytes(&bytes[1..]).is_nan(),
+            "{name}: a copy of the wrong length has no rate"
+        );
+    }
+    check::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>("classic/xxh3/km/flat");
+    check::<Blocked512<Xxh3>>("blocked512/xxh3");
+}
