@@ -19,7 +19,7 @@
 //! when a key is inserted twice (a counter goes up; a stage counts one more key), so the static
 //! rows' re-insert timing would corrupt the workload. Instead:
 //! - `lookup_present_ns` / `lookup_absent_ns`: the median over the passes of one pass over up to
-//!   [`TIMING_BATCH`](crate::timing::TIMING_BATCH) current members and as many never-inserted keys
+//!   [`TIMING_BATCH`] current members and as many never-inserted keys
 //!   (lookups change nothing);
 //! - `insert_ns`: the wall time per key of the inserts the step itself made (a grow step's new
 //!   keys, stage growth included; a churn round's fresh keys; round 0's initial fill), one pass,
