@@ -153,15 +153,7 @@ pub fn run_with<F: Filter>(
         let len = (members - start).min(GEN_BATCH as u64) as usize;
         keys.fill(start, len, &mut batch);
         if let Some(miss) = batch.position_not(|b| filter.contains_bytes(b)) {
-            return Err(HarnessError::FalseNegative {
-                filter: spec.filter.clone(),
-                key_set: keys.kind().to_string(),
-                n: spec.n,
-                p: spec.p,
-                overfill: spec.overfill,
-                seed: sampling.seed,
-                index: start + miss as u64,
-            });
+            return Err(false_negative(spec, keys, sampling, start + miss as u64));
         }
         start += len as u64;
     }
@@ -252,15 +244,7 @@ pub fn run_batched<M: BatchMembership + ?Sized>(
             })
             .map_err(external)?;
         if let Some(miss) = miss {
-            return Err(HarnessError::FalseNegative {
-                filter: spec.filter.clone(),
-                key_set: keys.kind().to_string(),
-                n: spec.n,
-                p: spec.p,
-                overfill: spec.overfill,
-                seed: sampling.seed,
-                index: start + miss as u64,
-            });
+            return Err(false_negative(spec, keys, sampling, start + miss as u64));
         }
         start += len as u64;
     }
@@ -299,6 +283,24 @@ pub fn run_batched<M: BatchMembership + ?Sized>(
         false_positives,
         !met,
     ))
+}
+
+/// The error for member `index` not found: a false negative, with every coordinate to reproduce it.
+fn false_negative(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    index: u64,
+) -> HarnessError {
+    HarnessError::FalseNegative {
+        filter: spec.filter.clone(),
+        key_set: keys.kind().to_string(),
+        n: spec.n,
+        p: spec.p,
+        overfill: spec.overfill,
+        seed: sampling.seed,
+        index,
+    }
 }
 
 /// Queries in steps until the Clopper-Pearson interval's relative half-width reaches
