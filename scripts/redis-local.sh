@@ -8,6 +8,8 @@
 #   scripts/redis-local.sh status    what this script started and whether it still runs
 #   scripts/redis-local.sh stop      stops what this script started (by the pids it recorded) and
 #                                    removes the temp dirs
+#   scripts/redis-local.sh crash     SIGKILLs the single server it started (a power cut: nothing
+#                                    is flushed on the way down), for persistence tests
 #
 # Typical use:
 #   export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start)
@@ -16,7 +18,11 @@
 #   scripts/redis-local.sh stop
 #
 # Each server binds 127.0.0.1 only and keeps its data, pid file and log in its own `mktemp -d`
-# dir. Nothing is persisted (`--save ''`, `--appendonly no`). Memory settings are explicit because
+# dir. Nothing is persisted (`--save ''`, `--appendonly no`), unless BLOOMLAB_REDIS_PERSIST is
+# `aof` (append-only file, fsync on every write: `--appendonly yes --appendfsync always`) or `rdb`
+# (a snapshot on shutdown: `--save '3600 1'`); with BLOOMLAB_REDIS_DATA_DIR=DIR the single server
+# keeps its data in DIR instead of a temp dir, and `stop`/`crash` leave DIR in place, so a second
+# `start` with the same DIR restarts from what the first one persisted. Memory settings are explicit because
 # the tests depend on them: `--maxmemory` (default 2gb, override with BLOOMLAB_REDIS_MAXMEMORY;
 # the > 2^32-bit filter test needs about 600 MB) with `--maxmemory-policy noeviction`, because an
 # evicting policy would silently drop a filter's bits (false negatives); `--proto-max-bulk-len
@@ -30,6 +36,14 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 state_dir=${BLOOMLAB_REDIS_STATE_DIR:-$repo/target/redis-local}
 maxmemory=${BLOOMLAB_REDIS_MAXMEMORY:-2gb}
+persist=${BLOOMLAB_REDIS_PERSIST:-none}
+data_dir=${BLOOMLAB_REDIS_DATA_DIR:-}
+case "$persist" in
+    none) persist_args=(--save '' --appendonly no) ;;
+    aof) persist_args=(--save '' --appendonly yes --appendfsync always) ;;
+    rdb) persist_args=(--save '3600 1' --appendonly no) ;;
+    *) echo "redis-local.sh: BLOOMLAB_REDIS_PERSIST=$persist: it must be none, aof or rdb" >&2; exit 1 ;;
+esac
 
 die() { echo "redis-local.sh: $*" >&2; exit 1; }
 note() { echo "redis-local.sh: $*" >&2; }
@@ -55,16 +69,23 @@ free_port() {
     die "no free port found in 20000..49999 after 200 tries"
 }
 
-# Starts one server in a new temp dir on a free port. Prints "PORT PID DIR". Extra arguments are
-# passed to redis-server. Retries on another port if the one chosen was taken meanwhile.
+# Starts one server on a free port, in a new temp dir or in $KEEP_DIR when that is set. Prints
+# "PORT PID DIR". Extra arguments are passed to redis-server. Retries on another port if the one
+# chosen was taken meanwhile.
 start_server() {
     local attempt port dir pid
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
-        dir=$(mktemp -d "${TMPDIR:-/tmp}/bloomlab-redis.XXXXXX")
+        if [ -n "${KEEP_DIR:-}" ]; then
+            dir=$KEEP_DIR
+            mkdir -p "$dir"
+            rm -f "$dir/redis.pid"
+        else
+            dir=$(mktemp -d "${TMPDIR:-/tmp}/bloomlab-redis.XXXXXX")
+        fi
         if redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" \
             --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" \
-            --save '' --appendonly no \
+            "${persist_args[@]}" \
             --maxmemory "$maxmemory" --maxmemory-policy noeviction \
             --proto-max-bulk-len 512mb "$@" >/dev/null 2>&1; then
             for _ in $(seq 1 100); do
@@ -80,7 +101,7 @@ start_server() {
         note "a server on port $port did not start (attempt $attempt); its log:"
         tail -n 5 "$dir/redis.log" >&2 2>/dev/null || true
         [ -s "$dir/redis.pid" ] && stop_pid "$(cat "$dir/redis.pid")"
-        rm -rf "$dir"
+        [ -n "${KEEP_DIR:-}" ] || rm -rf "$dir"
     done
     die "could not start redis-server after 5 attempts"
 }
@@ -119,10 +140,14 @@ cmd_start() {
     mkdir -p "$state_dir"
     check_not_running single
     local port pid dir
-    read -r port pid dir < <(start_server)
+    read -r port pid dir < <(KEEP_DIR=$data_dir start_server)
     local url="redis://127.0.0.1:$port"
-    printf 'url=%s\npid=%s\ndir=%s\n' "$url" "$pid" "$dir" >"$state_dir/single.state"
-    note "started redis-server pid $pid on $url (data, log: $dir)"
+    if [ -n "$data_dir" ]; then
+        printf 'url=%s\npid=%s\nkept=%s\n' "$url" "$pid" "$dir" >"$state_dir/single.state"
+    else
+        printf 'url=%s\npid=%s\ndir=%s\n' "$url" "$pid" "$dir" >"$state_dir/single.state"
+    fi
+    note "started redis-server pid $pid on $url (persistence: $persist; data, log: $dir)"
     echo "$url"
 }
 
@@ -183,6 +208,26 @@ cmd_stop() {
     note "stopped $stopped server(s)"
 }
 
+cmd_crash() {
+    local file="$state_dir/single.state" pid
+    [ -f "$file" ] || die "no single server started by this script (state: $file)"
+    pid=$(sed -n 's/^pid=//p' "$file")
+    if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q redis-server; then
+        kill -9 "$pid"
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        note "SIGKILLed redis-server pid $pid"
+    else
+        note "pid $pid is not a running redis-server: nothing to kill"
+    fi
+    for dir in $(sed -n 's/^dir=//p' "$file"); do
+        case "$dir" in */bloomlab-redis.*) rm -rf "$dir" ;; esac
+    done
+    rm -f "$file"
+}
+
 cmd_status() {
     local kind file pid running=0
     for kind in single cluster; do
@@ -205,6 +250,7 @@ case "${1:-}" in
     start) cmd_start ;;
     cluster) cmd_cluster ;;
     stop) cmd_stop ;;
+    crash) cmd_crash ;;
     status) cmd_status ;;
-    *) die "usage: $0 start|cluster|status|stop" ;;
+    *) die "usage: $0 start|cluster|status|stop|crash" ;;
 esac

@@ -7,8 +7,8 @@
 //! deleted after the row), pipelining [`PER_ROUND_TRIP`] keys per round trip. The Redis filter
 //! sets the twin's bits, so every statistical column equals the twin's row bit for bit; the
 //! `filter` column is the Redis name, `memory_bytes` the bytes the shards hold on the server, and
-//! the timing columns are 0 (the round-trip cost is measured by `bloomlab-redis`'s `roundtrips`
-//! example).
+//! the timing columns are 0 (the round-trip cost is measured by the `redis-costs` binary, see
+//! [`crate::redis_costs`]).
 
 use bloomlab_filters::{BitPositions, Digest, Geometry};
 use bloomlab_harness::keys::Batch;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
 const GATE: &str = env!("CARGO_BIN_EXE_gate");
 const BLOOMLAB: &str = env!("CARGO_BIN_EXE_bloomlab");
+const REDIS_COSTS: &str = env!("CARGO_BIN_EXE_redis-costs");
 
 /// Far above what a refused run costs (a process start and some file checks); far below what any
 /// measurement here would take.
@@ -408,4 +409,40 @@ fn guava_build_takes_counts_as_sweep_does() {
     );
     assert!(!err.contains("0.000000"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn redis_costs_refuses_bad_flags_and_a_missing_server_before_connecting() {
+    // An address nothing listens on: the flags are checked before any connection is tried.
+    let url = "redis://127.0.0.1:1";
+    refused(
+        REDIS_COSTS,
+        &["--redis", url, "--batches", "1,0,16"],
+        &["--batches", "\"0\"", "from 1"],
+    );
+    refused(
+        REDIS_COSTS,
+        &["--redis", url, "--keys", "0"],
+        &["--keys = 0"],
+    );
+    refused(
+        REDIS_COSTS,
+        &["--redis", url, "--reps", "0"],
+        &["--reps = 0"],
+    );
+    let out = Command::new(REDIS_COSTS)
+        .env_remove("BLOOMLAB_REDIS_URL")
+        .env_remove("BLOOMLAB_REDIS_CLUSTER_URLS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("BLOOMLAB_REDIS_URL") && stderr.contains("scripts/redis-local.sh start"),
+        "{stderr}"
+    );
+    // A server that is not there: exit 1, the error names the address.
+    let r = run(REDIS_COSTS, &["--redis", url, "--keys", "1", "--reps", "1"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("127.0.0.1:1"), "{}", r.stderr);
 }

@@ -9,6 +9,7 @@ pub mod keys;
 pub mod memory;
 pub mod peer;
 pub mod preflight;
+pub mod roundtrip;
 pub mod row;
 pub mod stats;
 pub mod sweep;

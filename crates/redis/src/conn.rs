@@ -92,6 +92,33 @@ impl Connection {
         matches!(self.backend, Backend::Cluster(_))
     }
 
+    /// Field `field` of `INFO section` (e.g. `memory`, `used_memory`; `server`,
+    /// `redis_version`). On a cluster, the node that answers (the one the empty key's slot maps
+    /// to).
+    pub fn info_field(&mut self, section: &str, field: &str) -> Result<String> {
+        let info: String = self.query(redis::cmd("INFO").arg(section), "read INFO", section)?;
+        info.lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .map(|v| v.trim().to_owned())
+            .ok_or_else(|| RedisFilterError::Reply {
+                url: self.url.clone(),
+                operation: "read INFO",
+                key: section.to_owned(),
+                reply: format!("no {field} line"),
+            })
+    }
+
+    /// The server's `used_memory`: bytes it has allocated (`INFO memory`).
+    pub fn used_memory(&mut self) -> Result<u64> {
+        let v = self.info_field("memory", "used_memory")?;
+        v.parse().map_err(|_| RedisFilterError::Reply {
+            url: self.url.clone(),
+            operation: "read INFO",
+            key: "memory".into(),
+            reply: format!("used_memory:{v} is not a byte count"),
+        })
+    }
+
     fn command_error(
         &self,
         operation: &'static str,

@@ -5,11 +5,24 @@
 use std::path::Path;
 
 use bloomlab_harness::SweepRow;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::ReportError;
 
 /// Writes `rows` to `path` (created or truncated) with a header row.
 pub fn write_csv(rows: &[SweepRow], path: &Path) -> Result<(), ReportError> {
+    write_rows(rows, path)
+}
+
+/// Reads every row of a CSV written by [`write_csv`]. Errors name the path and, for a bad record,
+/// its position and the field that failed to parse.
+pub fn read_csv(path: &Path) -> Result<Vec<SweepRow>, ReportError> {
+    read_rows(path)
+}
+
+/// Writes any serde rows to `path` (created or truncated) with a header row.
+pub(crate) fn write_rows<T: Serialize>(rows: &[T], path: &Path) -> Result<(), ReportError> {
     let csv_err = |source| ReportError::Csv {
         path: path.to_path_buf(),
         cause: source,
@@ -25,9 +38,8 @@ pub fn write_csv(rows: &[SweepRow], path: &Path) -> Result<(), ReportError> {
     })
 }
 
-/// Reads every row of a CSV written by [`write_csv`]. Errors name the path and, for a bad record,
-/// its position and the field that failed to parse.
-pub fn read_csv(path: &Path) -> Result<Vec<SweepRow>, ReportError> {
+/// Reads every row of a CSV written by [`write_rows`].
+pub(crate) fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReportError> {
     let file = std::fs::File::open(path).map_err(|source| ReportError::Io {
         action: "opening",
         path: path.to_path_buf(),
@@ -36,7 +48,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<SweepRow>, ReportError> {
     let mut reader = csv::Reader::from_reader(std::io::BufReader::new(file));
     reader
         .deserialize()
-        .collect::<Result<Vec<SweepRow>, _>>()
+        .collect::<Result<Vec<T>, _>>()
         .map_err(|source| ReportError::Csv {
             path: path.to_path_buf(),
             cause: source,

@@ -8,6 +8,7 @@ pub mod csv_io;
 mod fmt;
 pub mod markdown;
 pub mod plot;
+pub mod roundtrips;
 mod select;
 pub mod summary;
 

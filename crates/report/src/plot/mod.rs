@@ -20,6 +20,7 @@ pub mod fpr_vs_growth;
 pub mod fpr_vs_overfill;
 pub mod fpr_vs_target;
 pub mod lookup_ns_vs_n;
+pub mod roundtrips;
 mod view;
 mod workload_view;
 

@@ -1,0 +1,455 @@
+//! `redis-costs`: what keeping a filter's bits in Redis costs and keeps, measured against a real
+//! server (and a cluster, when given): round trips by batch size against memory
+//! ([`measure_round_trips`]), one filter of more than 2^32 bits ([`measure_big`]), and the sweep's
+//! Redis rows against their in-memory twins' ([`compare_sweep`]).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use bloomlab_filters::{BitPositions, Bloom, Filter, FlatBits, KirschMitzenmacher, Xxh3};
+use bloomlab_harness::roundtrip::{RoundTripOp, RoundTripSample, Target};
+use bloomlab_harness::{Grid, KeySetKind, SweepConfig, sweep};
+use bloomlab_redis::config::MAX_SHARD_BITS;
+use bloomlab_redis::{Connection, RedisBloom};
+
+use crate::redis_sweep;
+
+/// The filter every round-trip cell measures: the flagship flat layout.
+pub type Measured = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
+
+/// What [`measure_round_trips`] measures.
+#[derive(Debug, Clone)]
+pub struct CostPlan {
+    /// Keys inserted, then looked up, per cell and repetition.
+    pub keys: usize,
+    /// Keys per round trip (pipeline), each a cell.
+    pub batches: Vec<u32>,
+    /// Repetitions of every cell.
+    pub reps: u32,
+    /// Expected count the filter is sized for.
+    pub n: u64,
+    /// Target false-positive rate it is sized for.
+    pub p: f64,
+    /// Bits per shard on the cluster: small, so that one filter's shards spread over the masters.
+    pub cluster_shard_bits: u64,
+    /// In memory, each repetition times this many passes (a pass over `keys` takes well under a
+    /// millisecond, too short to time alone).
+    pub memory_passes: u32,
+}
+
+impl Default for CostPlan {
+    fn default() -> Self {
+        Self {
+            keys: 16_384,
+            batches: vec![1, 16, 256, 4096],
+            reps: 7,
+            n: 1_000_000,
+            p: 0.01,
+            cluster_shard_bits: 1 << 20,
+            memory_passes: 32,
+        }
+    }
+}
+
+/// Where to measure.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    /// One server's URL.
+    pub server: String,
+    /// A cluster's node URLs (none: no cluster cells).
+    pub cluster: Option<Vec<String>>,
+}
+
+fn keys_of(rep: u32, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| format!("bloomlab-costs:{rep}:{i:08}"))
+        .collect()
+}
+
+/// Times `round` over `keys` in rounds of `batch`: per-round wall times and the total.
+fn rounds(
+    keys: &[String],
+    batch: usize,
+    mut round: impl FnMut(&[String]) -> Result<()>,
+) -> Result<(Vec<u64>, u64)> {
+    let mut each = Vec::with_capacity(keys.len().div_ceil(batch));
+    let start = Instant::now();
+    for chunk in keys.chunks(batch) {
+        let t = Instant::now();
+        round(chunk)?;
+        each.push(t.elapsed().as_nanos() as u64);
+    }
+    Ok((each, start.elapsed().as_nanos() as u64))
+}
+
+fn sample(
+    target: Target,
+    op: RoundTripOp,
+    per_round_trip: u32,
+    rep: u32,
+    keys: u64,
+    (round_trip_ns, total_ns): (Vec<u64>, u64),
+) -> RoundTripSample {
+    RoundTripSample {
+        target,
+        op,
+        per_round_trip,
+        rep,
+        keys,
+        total_ns,
+        round_trip_ns,
+    }
+}
+
+fn memory_cells(plan: &CostPlan, rep: u32, keys: &[String]) -> Result<Vec<RoundTripSample>> {
+    let passes = plan.memory_passes.max(1);
+    let mut insert_ns = 0;
+    let mut lookup_ns = 0;
+    for _ in 0..passes {
+        let mut f = Measured::new(plan.n, plan.p)?;
+        let t = Instant::now();
+        for k in keys {
+            f.insert(k.as_str());
+        }
+        insert_ns += t.elapsed().as_nanos() as u64;
+        let t = Instant::now();
+        let mut found = 0usize;
+        for k in keys {
+            found += usize::from(black_box(&f).contains(k.as_str()));
+        }
+        lookup_ns += t.elapsed().as_nanos() as u64;
+        ensure!(
+            found == keys.len(),
+            "in memory: {} of {} inserted keys not found",
+            keys.len() - found,
+            keys.len()
+        );
+    }
+    let total = keys.len() as u64 * u64::from(passes);
+    Ok(vec![
+        sample(
+            Target::Memory,
+            RoundTripOp::Insert,
+            0,
+            rep,
+            total,
+            (Vec::new(), insert_ns),
+        ),
+        sample(
+            Target::Memory,
+            RoundTripOp::Lookup,
+            0,
+            rep,
+            total,
+            (Vec::new(), lookup_ns),
+        ),
+    ])
+}
+
+fn remote_cells(
+    plan: &CostPlan,
+    target: Target,
+    conn: Connection,
+    batch: u32,
+    rep: u32,
+    keys: &[String],
+) -> Result<Vec<RoundTripSample>> {
+    let shard_bits = match target {
+        Target::Cluster => plan.cluster_shard_bits,
+        _ => bloomlab_redis::config::DEFAULT_SHARD_BITS,
+    };
+    let name = format!("bloomlab-costs:{}:{rep}:{batch}", std::process::id());
+    let mut f =
+        RedisBloom::<Measured>::create_or_open_sharded(conn, &name, plan.n, plan.p, shard_bits)?;
+    let per = batch as usize;
+    let insert = rounds(keys, per, |chunk| Ok(f.insert_batch(chunk, per)?));
+    let mut missing = 0usize;
+    let lookup = rounds(keys, per, |chunk| {
+        Ok(f.contains_batch(chunk, per, |_, hit| missing += usize::from(!hit))?)
+    });
+    f.destroy()?;
+    let (insert, lookup) = (insert?, lookup?);
+    if missing > 0 {
+        bail!(
+            "{}: {missing} of {} inserted keys not found at {batch} keys per round trip: a false negative",
+            target.label(),
+            keys.len()
+        );
+    }
+    let n = keys.len() as u64;
+    Ok(vec![
+        sample(target, RoundTripOp::Insert, batch, rep, n, insert),
+        sample(target, RoundTripOp::Lookup, batch, rep, n, lookup),
+    ])
+}
+
+/// Every cell of `plan`, `plan.reps` times: each repetition measures memory first, then each
+/// batch size on the server and on the cluster, each into a fresh filter (created untimed,
+/// deleted after), with keys of its own. `progress` gets a line per cell.
+pub fn measure_round_trips(
+    plan: &CostPlan,
+    at: &Endpoints,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<RoundTripSample>> {
+    ensure!(plan.keys > 0, "keys = 0: at least 1 key per cell is needed");
+    ensure!(plan.reps > 0, "reps = 0: at least 1 repetition is needed");
+    if let Some(&b) = plan.batches.iter().find(|&&b| b == 0) {
+        bail!("keys per round trip = {b}: each must be at least 1");
+    }
+    let mut out = Vec::new();
+    for rep in 0..plan.reps {
+        let keys = keys_of(rep, plan.keys);
+        progress(&format!("repetition {}/{}: in memory", rep + 1, plan.reps));
+        out.extend(memory_cells(plan, rep, &keys)?);
+        for &batch in &plan.batches {
+            progress(&format!(
+                "repetition {}/{}: one server, {batch} keys per round trip",
+                rep + 1,
+                plan.reps
+            ));
+            let conn = Connection::single(&at.server)?;
+            out.extend(remote_cells(plan, Target::Server, conn, batch, rep, &keys)?);
+            if let Some(urls) = &at.cluster {
+                progress(&format!(
+                    "repetition {}/{}: cluster, {batch} keys per round trip",
+                    rep + 1,
+                    plan.reps
+                ));
+                let conn = Connection::cluster(urls)?;
+                out.extend(remote_cells(
+                    plan,
+                    Target::Cluster,
+                    conn,
+                    batch,
+                    rep,
+                    &keys,
+                )?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What [`measure_big`] found.
+#[derive(Debug, Clone)]
+pub struct BigFilter {
+    /// Expected count and target rate it was sized for.
+    pub n: u64,
+    /// Target rate.
+    pub p: f64,
+    /// Its bits, and the limit of one Redis string.
+    pub bits: u64,
+    /// Shards (Redis strings) holding them, and bits per full shard.
+    pub shards: u64,
+    /// Bits in each shard but the last.
+    pub shard_bits: u64,
+    /// Hash functions.
+    pub hashes: u32,
+    /// Members inserted (pipelined, 4096 per round trip) and found afterwards.
+    pub members: u64,
+    /// Members found on lookup (must equal `members`).
+    pub found: u64,
+    /// Bit positions of the members that fall in the second shard, and how many of them lie at
+    /// or above 2^32 (past what one string can address).
+    pub positions_past_first_shard: u64,
+    /// Of those, at or above 2^32.
+    pub positions_at_or_above_2_pow_32: u64,
+    /// Whether the shards' bytes equal the in-memory twin's, shard by shard.
+    pub bytes_equal_twin: bool,
+    /// Non-members looked up, and whether every answer equals the twin's.
+    pub non_members: u64,
+    /// Every answer the same as the twin's.
+    pub non_member_answers_equal_twin: bool,
+    /// Server memory before creating the filter and with it filled, in bytes.
+    pub used_memory_before: u64,
+    /// After filling.
+    pub used_memory_after: u64,
+    /// Wall times: create (both shards allocated), insert, lookup.
+    pub create: Duration,
+    /// Inserting the members.
+    pub insert: Duration,
+    /// Looking the members up.
+    pub lookup: Duration,
+}
+
+/// One filter of more than 2^32 bits on the server at `url` (460M keys at 1%: about 4.41e9 bits,
+/// two shards, about 550 MB of server memory and as much here for the in-memory twin): `members`
+/// keys inserted and found, positions past 2^32 counted, bytes and non-member answers compared
+/// with the twin.
+pub fn measure_big(url: &str, members: u64, progress: &dyn Fn(&str)) -> Result<BigFilter> {
+    let (n, p) = (460_000_000, 0.01);
+    let name = format!("bloomlab-costs-big:{}", std::process::id());
+    let mut conn = Connection::single(url)?;
+    let used_memory_before = conn.used_memory()?;
+    progress("big filter: creating two shards (about 550 MB)");
+    let start = Instant::now();
+    let mut f = RedisBloom::<Measured>::create_or_open(conn, &name, n, p)?;
+    let create = start.elapsed();
+    let result = fill_and_check(&mut f, members, progress);
+    let used_memory_after = match &result {
+        Ok(_) => Connection::single(url)?.used_memory()?,
+        Err(_) => 0,
+    };
+    f.destroy()
+        .with_context(|| format!("deleting the big filter {name}"))?;
+    let mut big = result?;
+    big.create = create;
+    big.used_memory_before = used_memory_before;
+    big.used_memory_after = used_memory_after;
+    Ok(big)
+}
+
+fn fill_and_check(
+    f: &mut RedisBloom<Measured>,
+    members: u64,
+    progress: &dyn Fn(&str),
+) -> Result<BigFilter> {
+    let config = f.config().clone();
+    ensure!(
+        config.bits > MAX_SHARD_BITS && config.shards == 2,
+        "the big filter has {} bits in {} shards, not more than 2^32 bits in 2",
+        config.bits,
+        config.shards
+    );
+    let mut twin = Measured::new(config.n, config.p)?;
+    ensure!(twin.bits() == config.bits, "twin bits differ from Redis's");
+    let keys: Vec<String> = (0..members)
+        .map(|i| format!("big-member-{i:010}"))
+        .collect();
+    progress(&format!("big filter: inserting {members} members"));
+    let t = Instant::now();
+    f.insert_batch(&keys, 4096)?;
+    let insert = t.elapsed();
+    for k in &keys {
+        twin.insert(k.as_str());
+    }
+    progress("big filter: looking the members up");
+    let mut found = 0u64;
+    let t = Instant::now();
+    f.contains_batch(&keys, 4096, |_, hit| found += u64::from(hit))?;
+    let lookup = t.elapsed();
+
+    let boundary = config.shard_bits;
+    let (mut past, mut above) = (0u64, 0u64);
+    for k in &keys {
+        let d = Measured::digest_of(k.as_bytes());
+        Measured::for_each_position(config.bits, config.hashes, d, |g| {
+            past += u64::from(g >= boundary);
+            above += u64::from(g >= MAX_SHARD_BITS);
+        });
+    }
+
+    progress("big filter: comparing both shards' bytes with the in-memory twin");
+    let mut bytes_equal_twin = true;
+    for shard in 0..config.shards {
+        let first_word = shard * boundary / 64;
+        let last_word = ((shard + 1) * boundary).min(config.bits) / 64;
+        let got = f.shard_bytes(shard)?;
+        let expected = (first_word..last_word).flat_map(|w| twin.bit_word(w).to_le_bytes());
+        bytes_equal_twin &=
+            got.len() as u64 == (last_word - first_word) * 8 && got.iter().copied().eq(expected);
+    }
+
+    let others: Vec<String> = (0..100_000).map(|i| format!("big-other-{i:08}")).collect();
+    let mut same = true;
+    f.contains_batch(&others, 4096, |i, hit| {
+        same &= hit == twin.contains(others[i].as_str())
+    })?;
+
+    Ok(BigFilter {
+        n: config.n,
+        p: config.p,
+        bits: config.bits,
+        shards: config.shards,
+        shard_bits: config.shard_bits,
+        hashes: config.hashes,
+        members,
+        found,
+        positions_past_first_shard: past,
+        positions_at_or_above_2_pow_32: above,
+        bytes_equal_twin,
+        non_members: others.len() as u64,
+        non_member_answers_equal_twin: same,
+        used_memory_before: 0,
+        used_memory_after: 0,
+        create: Duration::ZERO,
+        insert,
+        lookup,
+    })
+}
+
+/// One sweep row in Redis against its twin's.
+#[derive(Debug, Clone)]
+pub struct SweepPair {
+    /// The Redis variant.
+    pub redis: String,
+    /// Its in-memory twin.
+    pub twin: String,
+    /// Key set, n and p of the row.
+    pub key_set: String,
+    /// Expected count.
+    pub n: u64,
+    /// Target rate.
+    pub p: f64,
+    /// Non-member queries and false positives (the Redis row's).
+    pub queries: u64,
+    /// False positives among them.
+    pub false_positives: u64,
+    /// The observed rate and its interval.
+    pub fpr: f64,
+    /// Interval.
+    pub ci: (f64, f64),
+    /// Every statistical column equal, bit for bit.
+    pub equal: bool,
+}
+
+/// The sweep run twice on the same plan, once with the filters in memory and once in Redis (at
+/// `url`), and every row compared in every column but the name and the memory held.
+pub fn compare_sweep(url: &str, progress: &dyn Fn(&str)) -> Result<Vec<SweepPair>> {
+    let redis_names = [
+        "redis/classic/xxh3/km",
+        "redis/classic/murmur3/mitz64",
+        "redis/blocked512/xxh3",
+    ];
+    let twins = redis_names
+        .iter()
+        .map(|r| redis_sweep::twin_name(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut config = SweepConfig::with_grids(vec![Grid {
+        filters: twins,
+        key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
+        n: vec![100_000],
+        p: vec![0.01, 0.001],
+        overfill: vec![1.0],
+    }]);
+    config.timing = false;
+    let plan = config.plan()?;
+    progress("sweep: in memory");
+    let memory = sweep::run(&config, &plan, &|_| {})?;
+    progress("sweep: in Redis");
+    let in_redis = redis_sweep::run(&config, &plan, url, &|_| {})?;
+    ensure!(memory.len() == in_redis.len(), "row counts differ");
+    Ok(memory
+        .iter()
+        .zip(&in_redis)
+        .map(|(m, r)| {
+            let mut same = r.clone();
+            same.filter = m.filter.clone();
+            same.memory_bytes = m.memory_bytes;
+            SweepPair {
+                redis: r.filter.clone(),
+                twin: m.filter.clone(),
+                key_set: r.key_set.clone(),
+                n: r.n,
+                p: r.p,
+                queries: r.queries,
+                false_positives: r.false_positives,
+                fpr: r.fpr,
+                ci: (r.ci_low, r.ci_high),
+                // Debug prints every f64 exactly, NaN included.
+                equal: format!("{same:?}") == format!("{m:?}"),
+            }
+        })
+        .collect())
+}
