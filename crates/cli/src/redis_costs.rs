@@ -46,7 +46,7 @@ impl Default for CostPlan {
             reps: 7,
             n: 1_000_000,
             p: 0.01,
-            cluster_shard_bits: 1 << 20,
+            cluster_shard_bits: bloomlab_redis::config::CLUSTER_SHARD_BITS,
             memory_passes: 32,
         }
     }

@@ -97,7 +97,9 @@ impl<F: BitPositions> BatchMembership for Adapter<F> {
     }
 }
 
-/// Runs every planned row (planned with twin names) against Redis at `url`, one row at a time,
+/// Runs every planned row (planned with twin names) against Redis at `url` (several
+/// comma-separated URLs: a cluster's nodes, the filter in shards of
+/// [`bloomlab_redis::config::CLUSTER_SHARD_BITS`] spread over them), one row at a time,
 /// and returns the rows in plan order with their Redis names. `progress` is called after each row.
 pub fn run(
     config: &SweepConfig,
@@ -121,10 +123,17 @@ pub fn run(
                 p: self.spec.p,
                 reason: e.to_string(),
             };
-            let conn = Connection::single(self.url).map_err(external)?;
+            let conn = Connection::open(self.url).map_err(external)?;
+            let shard_bits = conn.default_shard_bits();
             let name = format!("bloomlab-sweep:{}:{}", std::process::id(), self.index);
-            let filter = RedisBloom::<F>::create_or_open(conn, &name, self.spec.n, self.spec.p)
-                .map_err(external)?;
+            let filter = RedisBloom::<F>::create_or_open_sharded(
+                conn,
+                &name,
+                self.spec.n,
+                self.spec.p,
+                shard_bits,
+            )
+            .map_err(external)?;
             let mut adapter = Adapter {
                 filter,
                 digests: Vec::new(),

@@ -7,21 +7,21 @@ use std::io::Write;
 use bloomlab_cli::redis_sweep;
 use bloomlab_harness::{Grid, KeySetKind, SweepConfig, sweep};
 
-fn url(test: &str) -> Option<String> {
-    let url = std::env::var("BLOOMLAB_REDIS_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty());
+/// The URL(s) in `var`; None (the test skipped, said on stderr) when unset, a failure when
+/// BLOOMLAB_REQUIRE_SERVICES=1.
+fn url(test: &str, var: &str, how: &str) -> Option<String> {
+    let url = std::env::var(var).ok().filter(|u| !u.trim().is_empty());
     if url.is_none() {
-        let how = "export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start)";
+        let how = format!("export {var}=$(scripts/redis-local.sh {how})");
         if std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
             panic!(
-                "bloomlab-cli test {test} cannot run: BLOOMLAB_REDIS_URL is not set, and BLOOMLAB_REQUIRE_SERVICES=1 makes a missing service a failure. Start it: {how}"
+                "bloomlab-cli test {test} cannot run: {var} is not set, and BLOOMLAB_REQUIRE_SERVICES=1 makes a missing service a failure. Start it: {how}"
             );
         }
         // Straight to stderr: the harness captures eprintln! of passing tests.
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED bloomlab-cli test {test}: BLOOMLAB_REDIS_URL is not set. To run it: {how}"
+            "SKIPPED bloomlab-cli test {test}: {var} is not set. To run it: {how}"
         );
     }
     url
@@ -29,9 +29,23 @@ fn url(test: &str) -> Option<String> {
 
 #[test]
 fn redis_rows_equal_the_in_memory_twins_rows_bit_for_bit() {
-    let Some(url) = url("redis_rows_equal_the_in_memory_twins_rows_bit_for_bit") else {
-        return;
-    };
+    let test = "redis_rows_equal_the_in_memory_twins_rows_bit_for_bit";
+    if let Some(url) = url(test, "BLOOMLAB_REDIS_URL", "start") {
+        rows_equal_twins(&url);
+    }
+}
+
+#[test]
+fn redis_cluster_rows_equal_the_in_memory_twins_rows_bit_for_bit() {
+    let test = "redis_cluster_rows_equal_the_in_memory_twins_rows_bit_for_bit";
+    if let Some(urls) = url(test, "BLOOMLAB_REDIS_CLUSTER_URLS", "cluster") {
+        assert!(urls.contains(','), "{urls}: a cluster's node URLs");
+        rows_equal_twins(&urls);
+    }
+}
+
+/// Runs one plan in memory and in Redis at `url` and compares every row.
+fn rows_equal_twins(url: &str) {
     let redis_names = [
         "redis/classic/xxh3/km",
         "redis/classic/murmur3/mitz64",
@@ -63,7 +77,7 @@ fn redis_rows_equal_the_in_memory_twins_rows_bit_for_bit() {
     config.threads = 1;
     let plan = config.plan().unwrap();
     let memory = sweep::run(&config, &plan, &|_| {}).unwrap();
-    let in_redis = redis_sweep::run(&config, &plan, &url, &|_| {}).unwrap();
+    let in_redis = redis_sweep::run(&config, &plan, url, &|_| {}).unwrap();
     assert_eq!(memory.len(), in_redis.len());
     assert_eq!(memory.len(), 4 * 2 * 2);
     for (m, r) in memory.iter().zip(&in_redis) {

@@ -22,6 +22,12 @@ pub const MAX_SHARD_BITS: u64 = 1 << 32;
 /// shorter), so the default stays 4096 bits (512 bytes) below the limit.
 pub const DEFAULT_SHARD_BITS: u64 = MAX_SHARD_BITS - 4096;
 
+/// A shard size for filters on a cluster: 2^20 bits (128 KiB), small enough that a filter of a
+/// few million bits spreads over every master (each shard's hash tag maps it to a slot), large
+/// enough that a pipeline's keys still fall into few shards. Used by `sweep --redis` with a
+/// cluster and by `redis-costs`.
+pub const CLUSTER_SHARD_BITS: u64 = 1 << 20;
+
 /// Shards are whole 512-bit blocks, so that a blocked filter's block never straddles two keys
 /// (one key per lookup) and every shard starts on a byte (and 64-bit word) boundary.
 pub const SHARD_UNIT: u64 = 512;

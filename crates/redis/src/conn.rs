@@ -82,6 +82,29 @@ impl Connection {
         })
     }
 
+    /// [`Connection::cluster`] when `urls` lists several comma-separated URLs (a cluster's
+    /// nodes), [`Connection::single`] for one.
+    pub fn open(urls: &str) -> Result<Self> {
+        if urls.contains(',') {
+            let nodes: Vec<&str> = urls.split(',').map(str::trim).collect();
+            Self::cluster(&nodes)
+        } else {
+            Self::single(urls.trim())
+        }
+    }
+
+    /// The shard size a filter created through this connection should use:
+    /// [`config::DEFAULT_SHARD_BITS`](crate::config::DEFAULT_SHARD_BITS) on one server,
+    /// [`config::CLUSTER_SHARD_BITS`](crate::config::CLUSTER_SHARD_BITS) on a cluster, so its
+    /// shards spread over the nodes.
+    pub fn default_shard_bits(&self) -> u64 {
+        if self.is_cluster() {
+            crate::config::CLUSTER_SHARD_BITS
+        } else {
+            crate::config::DEFAULT_SHARD_BITS
+        }
+    }
+
     /// The URL connected to (for a cluster, the node URLs given, comma-separated).
     pub fn url(&self) -> &str {
         &self.url

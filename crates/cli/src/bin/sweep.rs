@@ -85,13 +85,15 @@ struct Args {
     /// Comma-separated filter names (see --list), or `all`.
     #[arg(long, value_name = "NAMES")]
     filters: Option<String>,
-    /// Run the filters in the Redis server at URL (e.g. redis://127.0.0.1:6379): every --filters
+    /// Run the filters in the Redis server at URL (e.g. redis://127.0.0.1:6379), or in the
+    /// cluster whose nodes are the comma-separated URLs given (shards of 2^20 bits, spread over
+    /// the masters): every --filters
     /// name must then be a Redis one (redis/classic/HASH/INDEX, redis/blocked512/HASH;
     /// see --list). Each row's filter is created under a fresh name and deleted afterwards; rows
     /// run one at a time, 4096 keys per round trip, static workload only. The statistical
     /// columns equal the in-memory twin's (classic/HASH/INDEX/flat, blocked512/HASH) bit
     /// for bit; memory_bytes is the bytes held on the server; the timing columns are 0.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL[,URL...]")]
     redis: Option<String>,
     /// Comma-separated expected counts the filters are sized for; scientific notation allowed
     /// (e.g. 1e4,1e5).
