@@ -8,13 +8,14 @@
 //! **Threads.**
 //! - *Writer*: in transactions of 50 changes, inserts new ids (two thirds) and deletes live ones
 //!   (one third), and logs every change in `bloomlab_swap_log` (`seq`, `id`, `op` = +1 or -1) in
-//!   the same transaction. After each commit it adds the inserted ids to the current generation
-//!   through `&self` (an atomic bit store: concurrent inserts and lookups are safe) and, while a
-//!   rebuild is under way, to the generation being built too. Without that second write, an id
-//!   committed after the rebuild's snapshot would be missing from the new generation: the classic
-//!   rebuild race, a false negative.
+//!   the same transaction. Before the commit it adds each inserted id to the generation being
+//!   built (while a rebuild is under way) and to the current one, through `&self` (an atomic bit
+//!   store: concurrent inserts and lookups are safe), holding a lock from its first insert to the
+//!   commit that the rebuild takes to publish its next generation. Without the write to the next
+//!   generation, an id committed after the rebuild's snapshot would be missing from it: the
+//!   classic rebuild race, a false negative ([`SwapConfig::close_race`] off shows it).
 //! - *Rebuild job*: [`SwapConfig::rebuilds`] times, after a quiet period: publishes an empty next
-//!   generation, reads a consistent snapshot of the table and the log's last `seq` in one
+//!   generation (under the writer's lock, so between two transactions), reads a consistent snapshot of the table and the log's last `seq` in one
 //!   transaction (`REPEATABLE READ` on PostgreSQL; a WAL read transaction on SQLite), inserts the
 //!   snapshot's ids, swaps it in. It is sized for 1.5x the snapshot's rows (headroom for the
 //!   writer's inserts until the next rebuild).
@@ -24,8 +25,8 @@
 //!
 //! **Checks, afterwards.** Every negative answer is kept (id, generation, time; a positive cannot
 //! be a false negative) and checked: it is a false negative if the id was in the snapshot the
-//! answering generation was built from, or if the writer had finished adding it to that generation
-//! before the query started. The snapshots themselves are checked against the database: each must
+//! answering generation was built from, or if its insert had committed before the query started
+//! and it was not deleted by that generation's snapshot (deletes come from the log's `seq`). The snapshots themselves are checked against the database: each must
 //! equal the log replayed up to its `seq` (SQL: `GROUP BY id HAVING SUM(op) > 0`), and the final
 //! table must equal the whole log replayed and the writer's own record; every row at the end must
 //! be in the final filter. The report counts separately the answers for ids present in both the
@@ -94,6 +95,10 @@ pub struct SwapConfig {
     pub seed: u64,
     /// Live heap bytes of the process, when the binary counts them.
     pub heap_bytes: Option<fn() -> usize>,
+    /// Whether the writer closes the rebuild race (true, always, in the binary): it adds each
+    /// insert to the generation being built too, under a lock the rebuild takes to publish it.
+    /// False only to show what the check catches without it (a test does).
+    pub close_race: bool,
 }
 
 impl SwapConfig {
@@ -109,6 +114,7 @@ impl SwapConfig {
             quiet: Duration::from_millis(500),
             seed: 2024,
             heap_bytes: None,
+            close_race: true,
         }
     }
 
@@ -268,14 +274,9 @@ struct GenRecord {
     fill_at_end: f64,
 }
 
-/// The writer's record of one id it added to a generation's filter (`done`: ns since the start
-/// of the concurrent phase, when the insert had returned).
-#[derive(Clone, Copy)]
-struct Added {
-    id: i64,
-    generation: u32,
-    done: u64,
-}
+/// The writer's record: (id, ns since the start when its insert's commit had returned) per
+/// insert, (id, seq) per delete, the ids live at the end, and the changes committed.
+type WriterLog = (Vec<(i64, u64)>, Vec<(i64, i64)>, Vec<i64>, u64);
 
 /// A negative reader answer (`at`: ns since the start, before the generation was loaded).
 #[derive(Clone, Copy)]
@@ -301,7 +302,9 @@ fn snapshot(db: &mut Db, pg: bool) -> Result<(i64, Vec<i64>)> {
     Ok((seq, ids))
 }
 
-fn bitset(ids: &[i64], len: usize) -> Vec<bool> {
+/// Membership of `ids` (non-negative), indexed by id.
+fn bitset(ids: &[i64]) -> Vec<bool> {
+    let len = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
     let mut v = vec![false; len];
     for &i in ids {
         if let Some(slot) = usize::try_from(i).ok().and_then(|i| v.get_mut(i)) {
@@ -363,7 +366,7 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
     let heap = || config.heap_bytes.map_or(0, |f| f() as u64);
     let mut records = vec![GenRecord {
         snapshot_seq: seq0,
-        members: bitset(&ids0, config.initial_ids as usize),
+        members: bitset(&ids0),
         filter_bits: f0.bits(),
         filter_bytes: f0.memory_bytes() as u64,
         both_bytes: f0.memory_bytes() as u64,
@@ -381,8 +384,8 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
     let stop = AtomicBool::new(false);
     // Ids 0..published have been allocated (and, if live, added to the filter): what readers ask.
     let published = AtomicI64::new(config.initial_ids as i64);
-    let writer_log: Mutex<(Vec<Added>, Vec<i64>, u64, u64)> =
-        Mutex::new((Vec::new(), Vec::new(), 0, 0));
+    let writer_log: Mutex<WriterLog> = Mutex::new(Default::default());
+    let race = Mutex::new(());
     let started = Instant::now();
 
     let (readers, writer_result, rebuild_result) = std::thread::scope(|s| {
@@ -437,10 +440,17 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             let mut live: Vec<i64> = (0..config.initial_ids as i64).collect();
             let mut next = config.initial_ids as i64;
             let mut seq = config.initial_ids as i64;
-            let mut added = Vec::new();
-            let (mut changes, mut inserts) = (0u64, 0u64);
+            let mut inserted = Vec::new();
+            let mut deleted = Vec::new();
+            let mut changes = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let mut batch_inserts = Vec::new();
+                let mut batch = Vec::new();
+                // Held from the first filter insert to the commit, so a rebuild publishes its
+                // next generation either before (then this transaction adds to it) or after
+                // (then the commit precedes its snapshot).
+                let guard = config
+                    .close_race
+                    .then(|| race.lock().unwrap_or_else(|e| e.into_inner()));
                 db.begin()?;
                 for _ in 0..50 {
                     seq += 1;
@@ -455,8 +465,18 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
                             "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, 1)",
                             &[Param::Int(seq), Param::Int(id)],
                         )?;
+                        // Into the filters before the commit: once a reader can find the row in
+                        // the database, every generation it can load has the id. Pending first:
+                        // the rebuild swaps before it clears `pending`, so a cleared `pending`
+                        // means `current` is already the new generation.
+                        if config.close_race
+                            && let Some(p) = pending.load().as_ref()
+                        {
+                            p.filter.insert_id(id);
+                        }
+                        current.load().filter.insert_id(id);
                         live.push(id);
-                        batch_inserts.push(id);
+                        batch.push(id);
                     } else {
                         let id = live.swap_remove(rng.random_range(0..live.len()));
                         db.exec(
@@ -467,32 +487,18 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
                             "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, -1)",
                             &[Param::Int(seq), Param::Int(id)],
                         )?;
+                        deleted.push((id, seq));
                     }
                 }
                 db.commit()?;
+                drop(guard);
+                let done = ns_since(started);
                 changes += 50;
-                inserts += batch_inserts.len() as u64;
-                // After the commit: into the current generation, and into the one being built.
-                for &id in &batch_inserts {
-                    let cur = current.load();
-                    cur.filter.insert_id(id);
-                    added.push(Added {
-                        id,
-                        generation: cur.number,
-                        done: ns_since(started),
-                    });
-                    if let Some(p) = pending.load().as_ref() {
-                        p.filter.insert_id(id);
-                        added.push(Added {
-                            id,
-                            generation: p.number,
-                            done: ns_since(started),
-                        });
-                    }
-                }
+                inserted.extend(batch.into_iter().map(|id| (id, done)));
                 published.store(next, Ordering::Release);
             }
-            *writer_log.lock().unwrap_or_else(|e| e.into_inner()) = (added, live, changes, inserts);
+            *writer_log.lock().unwrap_or_else(|e| e.into_inner()) =
+                (inserted, deleted, live, changes);
             Ok(())
         });
 
@@ -512,7 +518,11 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
                         number: g,
                         filter: build_shared(&config.filter, n, config.p)?,
                     });
-                    pending.store(Some(next.clone()));
+                    {
+                        let _writer_between_transactions =
+                            race.lock().unwrap_or_else(|e| e.into_inner());
+                        pending.store(Some(next.clone()));
+                    }
                     let (seq, ids) = snapshot(&mut db, pg)?;
                     for &id in &ids {
                         next.filter.insert_id(id);
@@ -535,11 +545,10 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
                             }
                         }
                     }
-                    let len = published.load(Ordering::Acquire) as usize;
                     out.push((
                         GenRecord {
                             snapshot_seq: seq,
-                            members: bitset(&ids, len),
+                            members: bitset(&ids),
                             filter_bits: next.filter.bits(),
                             filter_bytes: next.filter.memory_bytes() as u64,
                             both_bytes: old_bytes + next.filter.memory_bytes() as u64,
@@ -582,8 +591,9 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
     for (r, f) in records.iter_mut().zip(fills) {
         r.fill_at_end = f;
     }
-    let (added, live, changes, inserts) =
+    let (inserted, deleted, live, changes) =
         std::mem::take(&mut *writer_log.lock().unwrap_or_else(|e| e.into_inner()));
+    let inserts = inserted.len() as u64;
 
     let (mut outside, mut during) = (Histogram::new(), Histogram::new());
     let mut negatives = Vec::new();
@@ -611,8 +621,21 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             .filter(|&i| r.members[i as usize])
             .collect();
         if replayed != snap {
+            let only_log: Vec<i64> = replayed
+                .iter()
+                .filter(|i| snap.binary_search(i).is_err())
+                .take(5)
+                .copied()
+                .collect();
+            let only_snap: Vec<i64> = snap
+                .iter()
+                .filter(|i| replayed.binary_search(i).is_err())
+                .take(5)
+                .copied()
+                .collect();
             return Err(ScenarioError::Verification(format!(
-                "generation {g}'s snapshot ({} rows at seq {}) differs from the log replayed to \
+                "generation {g}: ids only in the log replay {only_log:?}, only in the snapshot {only_snap:?}; \
+                 its snapshot ({} rows at seq {}) differs from the log replayed to \
                  that seq ({} rows): the snapshot was not consistent",
                 snap.len(),
                 r.snapshot_seq,
@@ -638,20 +661,9 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             live.len()
         )));
     }
-    let last = current.load();
-    if let Some(&id) = table.iter().find(|&&id| !last.filter.contains_id(id)) {
-        return Err(ScenarioError::Verification(format!(
-            "id {id} is in the table at the end but not in the final generation {}",
-            last.number
-        )));
-    }
-
     // Every negative reader answer.
-    let mut first_added: std::collections::HashMap<(i64, u32), u64> =
-        std::collections::HashMap::new();
-    for a in &added {
-        first_added.entry((a.id, a.generation)).or_insert(a.done);
-    }
+    let committed: std::collections::HashMap<i64, u64> = inserted.into_iter().collect();
+    let deleted_seq: std::collections::HashMap<i64, i64> = deleted.into_iter().collect();
     let mut rows: Vec<GenRow> = records
         .iter()
         .enumerate()
@@ -686,10 +698,15 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
         let g = n.generation as usize;
         rows[g].negatives += 1;
         let in_snapshot = member(g, n.id);
-        let added_before = first_added
-            .get(&(n.id, n.generation))
-            .is_some_and(|&d| d < n.at);
-        if in_snapshot || added_before {
+        // Present for this generation: committed before the query started (initial rows: at
+        // the start), and not deleted by the generation's snapshot (a later delete does not
+        // remove it from this generation).
+        let committed_before = n.id < config.initial_ids as i64
+            || committed.get(&n.id).is_some_and(|&done| done < n.at);
+        let deleted_by_snapshot = deleted_seq
+            .get(&n.id)
+            .is_some_and(|&d| d <= records[g].snapshot_seq);
+        if in_snapshot || (committed_before && !deleted_by_snapshot) {
             rows[g].false_negatives += 1;
             first_fn.get_or_insert((n.id, g, in_snapshot));
         }
@@ -716,6 +733,14 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             }
         )));
     }
+    let last = current.load();
+    if let Some(&id) = table.iter().find(|&&id| !last.filter.contains_id(id)) {
+        return Err(ScenarioError::Verification(format!(
+            "id {id} is in the table at the end but not in the final generation {}",
+            last.number
+        )));
+    }
+
     progress("swap: checked", 1, 1);
     Ok(SwapOutcome {
         config: config.clone(),
@@ -751,6 +776,7 @@ pub fn write_report(o: &SwapOutcome, dir: &std::path::Path, revision: &str) -> R
         .iter()
         .map(|g| g.negatives_present_in_both)
         .sum();
+    let stale = negatives - fns;
     let mut md = format!(
         "# Rebuild-and-swap against {}\n\n\
          Generated by `scenario swap` (revision {revision}); regenerate, do not edit.\n\n\
@@ -761,10 +787,13 @@ pub fn write_report(o: &SwapOutcome, dir: &std::path::Path, revision: &str) -> R
          rebuild began; {} rebuilds, {} s apart; {} reader threads; {} s in all.\n\n\
          ## Correctness (checked after the run)\n\n\
          - Reader answers: {answers}, of which {negatives} negative. **False negatives: {fns}** \
-         (a negative for an id in the answering generation's snapshot, or one the writer had \
-         added to that generation before the query started).\n\
+         (a negative for an id in the answering generation's snapshot, or one whose insert had \
+         committed before the query started and that was not deleted by that generation's \
+         snapshot).\n\
          - Negatives for ids present in both the answering generation's snapshot and the \
          previous one's: **{both_neg}**.\n\
+         - {stale} negatives were for ids deleted by the answering generation's snapshot or \
+         not yet committed when the query started: correct answers.\n\
          - Every generation's snapshot equals the change log replayed to its `seq` (SQL \
          `GROUP BY id HAVING SUM(op) > 0`); the final table equals the whole log replayed and the \
          writer's own record; every final row is in the final generation. A difference would have \
@@ -868,7 +897,8 @@ pub fn write_report(o: &SwapOutcome, dir: &std::path::Path, revision: &str) -> R
          generation's and the new one's `memory_bytes()` at the swap (exact sizes of the \
          structures). The heap columns are the process's live heap bytes from the counting \
          allocator the binary installs, read just before the swap and after the last reader let \
-         go of the old generation: their difference is the old generation's release.\n\n\
+         go of the old generation; they include the readers' growing logs of negative answers \
+         (kept for the check), so they rise over the run and show the process, not the filters.\n\n\
          ## How to read it\n\n\
          - A rebuild that misses a write (an id committed after its snapshot, not added to the \
          new generation) shows up as false negatives; the writer adds each insert to the current \
