@@ -443,7 +443,7 @@ fn run_mode(
             } else {
                 false
             };
-            if present != !fresh {
+            if present == fresh {
                 return Err(ScenarioError::Verification(format!(
                     "day {day}: article {id} ({}) was {} in the database, but it is {}",
                     if ask_db {

@@ -552,7 +552,7 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
                             filter_bits: next.filter.bits(),
                             filter_bytes: next.filter.memory_bytes() as u64,
                             both_bytes: old_bytes + next.filter.memory_bytes() as u64,
-                            heap_before: heap_before,
+                            heap_before,
                             heap_after: heap(),
                             rebuild_ms,
                             fill_at_end: 0.0,
