@@ -1,6 +1,6 @@
 //! `scenario`: the classic Bloom filter deployments run against a real database (SQLite built in,
 //! or PostgreSQL), measured, their end state checked with SQL, reported under
-//! reports/scenarios/<scenario>/.
+//! `reports/scenarios/<scenario>/`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,7 +38,7 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// it before measuring (a rerun starts clean) and writes in transactions (an interrupted run
 /// leaves the database consistent).
 ///
-/// Outputs in --out (default reports/scenarios/<scenario>/): a CSV, summary.md (which explains
+/// Outputs in --out (default reports/scenarios/SCENARIO/): a CSV, summary.md (which explains
 /// every figure) and a PNG. Exit status: 0 success, 1 a verification failed (rows lost or stored
 /// twice, a false negative), 2 bad input or an unusable database (nothing measured).
 #[derive(Debug, Parser)]
@@ -74,7 +74,7 @@ struct Args {
     /// Seed of the generated workload.
     #[arg(long, default_value_t = 2024)]
     seed: u64,
-    /// Output directory. Default: reports/scenarios/<scenario>/ (or <scenario>-postgres/ with a
+    /// Output directory. Default: reports/scenarios/SCENARIO/ (or SCENARIO-postgres/ with a
     /// PostgreSQL --db).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
