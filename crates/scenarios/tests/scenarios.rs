@@ -16,6 +16,14 @@ use bloomlab_scenarios::swap::{self, SwapConfig};
 const PG_VAR: &str = "BLOOMLAB_POSTGRES_URL";
 const REQUIRE_VAR: &str = "BLOOMLAB_REQUIRE_SERVICES";
 
+/// The tests share one PostgreSQL database and the scenarios' table names (the foreign-schema
+/// test replaces one table): each holds this lock while it runs, so they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The databases to run on: a fresh SQLite file, and PostgreSQL when configured. Reports a skip
 /// on the terminal (not captured), or panics when services are required.
 fn databases(test: &str) -> Vec<(DbUrl, Option<tempdir::Dir>)> {
@@ -70,6 +78,7 @@ fn nop() -> impl FnMut(&str, u64, u64) {
 
 #[test]
 fn dedup_counts_follow_from_the_workload_and_the_end_state_is_verified() {
+    let _serial = serial();
     for (db, _dir) in databases("dedup") {
         let mut c = DedupConfig::new(db.clone(), "classic/xxh3/km/flat", 0.01);
         c.days = 3;
@@ -134,6 +143,7 @@ fn dedup_counts_follow_from_the_workload_and_the_end_state_is_verified() {
 
 #[test]
 fn penetration_attack_share_is_the_filters_rate_and_every_answer_is_right() {
+    let _serial = serial();
     for (db, _dir) in databases("penetration") {
         let mut c = PenetrationConfig::new(db.clone(), "classic/xxh3/km/flat", vec![0.05]);
         c.valid_ids = 5000;
@@ -188,6 +198,7 @@ fn small_swap(db: &DbUrl) -> SwapConfig {
 
 #[test]
 fn swap_has_no_false_negative_and_its_snapshots_match_the_log() {
+    let _serial = serial();
     for (db, _dir) in databases("swap") {
         let o = swap::run(&small_swap(&db), &mut nop()).unwrap_or_else(|e| panic!("{db}: {e}"));
         assert_eq!(o.generations.len(), 4, "{db}");
@@ -214,6 +225,7 @@ fn swap_has_no_false_negative_and_its_snapshots_match_the_log() {
 
 #[test]
 fn the_swap_check_catches_the_rebuild_race_when_the_writer_leaves_it_open() {
+    let _serial = serial();
     // Planted defect: the writer adds inserts to the current generation only, so ids committed
     // between a rebuild's snapshot and its swap are missing from the new generation, and readers
     // asking for them get false negatives, which the check must report.
@@ -231,6 +243,7 @@ fn the_swap_check_catches_the_rebuild_race_when_the_writer_leaves_it_open() {
 
 #[test]
 fn bad_input_is_an_error_naming_the_value_and_its_range() {
+    let _serial = serial();
     let dir = tempdir::Dir::new("bad");
     let db = DbUrl::Sqlite(dir.path.join("db.sqlite"));
     let err = |c: &DedupConfig| dedup::run(c, &mut nop()).unwrap_err().to_string();
@@ -281,6 +294,7 @@ fn bad_input_is_an_error_naming_the_value_and_its_range() {
 
 #[test]
 fn an_unreachable_database_is_an_error_naming_its_address() {
+    let _serial = serial();
     // Port 1 on loopback: nothing listens there (connection refused at once).
     let url: DbUrl = "postgres://bloomlab@127.0.0.1:1/postgres".parse().unwrap();
     let e = dedup::run(
@@ -305,6 +319,7 @@ fn an_unreachable_database_is_an_error_naming_its_address() {
 
 #[test]
 fn a_foreign_table_of_the_scenarios_name_is_refused_and_left_alone() {
+    let _serial = serial();
     for (db, _dir) in databases("foreign") {
         let mut conn = Db::connect(&db).unwrap();
         conn.batch("DROP TABLE IF EXISTS bloomlab_penetration_items")
