@@ -74,8 +74,9 @@ pub fn plot_fpr_vs_overfill(rows: &[SweepRow], path: &Path) -> Result<PathBuf, R
 }
 
 /// Registers DejaVu Sans (regular and bold) with plotters under the generic family names, once
-/// per process.
-fn register_fonts() -> Result<(), ReportError> {
+/// per process. Public so that other crates drawing with plotters (crates/scenarios) render text
+/// the same way.
+pub fn register_fonts() -> Result<(), ReportError> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {

@@ -1,0 +1,194 @@
+//! One small picture type the scenario reports share: side-by-side panels of line series against a
+//! common kind of x axis, with optional horizontal reference lines, drawn with plotters' bitmap
+//! backend and DejaVu Sans (registered by `bloomlab-report`), from the rows the CSV holds.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::error::{Result, ScenarioError};
+
+/// One line series.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// Points (x, y).
+    pub points: Vec<(f64, f64)>,
+    /// Colour index into the palette.
+    pub color: usize,
+}
+
+/// A horizontal reference line.
+#[derive(Debug, Clone)]
+pub struct HLine {
+    /// Legend text.
+    pub name: String,
+    /// Its y.
+    pub y: f64,
+}
+
+/// One panel.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    /// Caption.
+    pub title: String,
+    /// X axis label (with unit).
+    pub x_label: String,
+    /// Y axis label (with unit).
+    pub y_label: String,
+    /// Logarithmic y axis (values <= 0 are left out).
+    pub log_y: bool,
+    /// The series.
+    pub series: Vec<Series>,
+    /// Reference lines (dashed, black).
+    pub hlines: Vec<HLine>,
+}
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn write_err(path: &Path, e: impl std::fmt::Display) -> ScenarioError {
+    ScenarioError::Write {
+        path: path.display().to_string(),
+        cause: e.to_string(),
+    }
+}
+
+/// Draws `panels` side by side under `title` into a PNG at `path` (700 px wide per panel).
+pub fn draw(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
+    bloomlab_report::plot::register_fonts().map_err(|e| write_err(path, e))?;
+    let width = 700 * panels.len().max(1) as u32;
+    let root = BitMapBackend::new(path, (width, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| write_err(path, e))?;
+    let root = root
+        .titled(title, ("sans-serif", 24))
+        .map_err(|e| write_err(path, e))?;
+    let areas = root.split_evenly((1, panels.len().max(1)));
+    for (panel, area) in panels.iter().zip(areas.iter()) {
+        draw_panel(panel, area).map_err(|e| write_err(path, e))?;
+    }
+    root.present().map_err(|e| write_err(path, e))?;
+    Ok(())
+}
+
+type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
+fn draw_panel(
+    panel: &Panel,
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+) -> DrawResult {
+    let keep = |y: f64| y.is_finite() && (!panel.log_y || y > 0.0);
+    let pts = || {
+        panel
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .filter(|&(_, y)| keep(y))
+    };
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (x, y) in pts().chain(
+        panel
+            .hlines
+            .iter()
+            .map(|h| (f64::NAN, h.y))
+            .filter(|&(_, y)| keep(y)),
+    ) {
+        if x.is_finite() {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if !y0.is_finite() {
+        (y0, y1) = (if panel.log_y { 1e-6 } else { 0.0 }, 1.0);
+    }
+    let mut chart = ChartBuilder::on(area);
+    chart
+        .caption(&panel.title, ("sans-serif", 18))
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(80);
+    let series_style = |i: usize| PALETTE[i % PALETTE.len()];
+    if panel.log_y {
+        let (lo, hi) = (y0 / 2.0, y1 * 2.0);
+        let mut c = chart.build_cartesian_2d(x0..x1, (lo..hi).log_scale())?;
+        c.configure_mesh()
+            .x_desc(&panel.x_label)
+            .y_desc(&panel.y_label)
+            .y_label_formatter(&|v| format!("{v:.1e}"))
+            .draw()?;
+        for s in &panel.series {
+            let col = series_style(s.color);
+            let p: Vec<_> = s.points.iter().copied().filter(|&(_, y)| keep(y)).collect();
+            c.draw_series(LineSeries::new(p.clone(), col.stroke_width(2)))?
+                .label(&s.name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
+                });
+            c.draw_series(p.iter().map(|&q| Circle::new(q, 3, col.filled())))?;
+        }
+        for h in &panel.hlines {
+            c.draw_series(DashedLineSeries::new(
+                vec![(x0, h.y), (x1, h.y)],
+                8,
+                5,
+                BLACK.stroke_width(1),
+            ))?
+            .label(&h.name)
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+        }
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
+    } else {
+        let pad = (y1 - y0).abs().max(1e-12) * 0.08;
+        let lo = if y0 >= 0.0 { 0.0 } else { y0 - pad };
+        let mut c = chart.build_cartesian_2d(x0..x1, lo..y1 + pad)?;
+        c.configure_mesh()
+            .x_desc(&panel.x_label)
+            .y_desc(&panel.y_label)
+            .draw()?;
+        for s in &panel.series {
+            let col = series_style(s.color);
+            c.draw_series(LineSeries::new(s.points.clone(), col.stroke_width(2)))?
+                .label(&s.name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
+                });
+            c.draw_series(s.points.iter().map(|&q| Circle::new(q, 3, col.filled())))?;
+        }
+        for h in &panel.hlines {
+            c.draw_series(DashedLineSeries::new(
+                vec![(x0, h.y), (x1, h.y)],
+                8,
+                5,
+                BLACK.stroke_width(1),
+            ))?
+            .label(&h.name)
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+        }
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
+    }
+    Ok(())
+}

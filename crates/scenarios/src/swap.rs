@@ -1,0 +1,912 @@
+//! Rebuild-and-swap: readers query a filter on several threads while a writer changes the
+//! database and a background job rebuilds the filter from the database and swaps it in.
+//!
+//! **The pattern.** Rather than deleting from a filter, rebuild it periodically from the database
+//! of record and switch readers to the new one atomically (here `arc-swap`: readers load the
+//! current generation without locks; the old one is freed when its last reader lets go).
+//!
+//! **Threads.**
+//! - *Writer*: in transactions of 50 changes, inserts new ids (two thirds) and deletes live ones
+//!   (one third), and logs every change in `bloomlab_swap_log` (`seq`, `id`, `op` = +1 or -1) in
+//!   the same transaction. Before the commit it adds each inserted id to the generation being
+//!   built (while a rebuild is under way) and to the current one, through `&self` (an atomic bit
+//!   store: concurrent inserts and lookups are safe), holding a lock from its first insert to the
+//!   commit that the rebuild takes to publish its next generation. Without the write to the next
+//!   generation, an id committed after the rebuild's snapshot would be missing from it: the
+//!   classic rebuild race, a false negative ([`SwapConfig::close_race`] off shows it).
+//! - *Rebuild job*: [`SwapConfig::rebuilds`] times, after a quiet period: publishes an empty next
+//!   generation (under the writer's lock, so between two transactions), reads a consistent snapshot of the table and the log's last `seq` in one
+//!   transaction (`REPEATABLE READ` on PostgreSQL; a WAL read transaction on SQLite), inserts the
+//!   snapshot's ids, swaps it in. It is sized for 1.5x the snapshot's rows (headroom for the
+//!   writer's inserts until the next rebuild).
+//! - *Readers* (`--threads`): query uniformly random ids among all ids ever allocated, as fast as
+//!   they can, timing each lookup and recording it as *during a rebuild* or *outside* (by a flag
+//!   the rebuild job raises from publishing the next generation until the swap).
+//!
+//! **Checks, afterwards.** Every negative answer is kept (id, generation, time; a positive cannot
+//! be a false negative) and checked: it is a false negative if the id was in the snapshot the
+//! answering generation was built from, or if its insert had committed before the query started
+//! and it was not deleted by that generation's snapshot (deletes come from the log's `seq`). The snapshots themselves are checked against the database: each must
+//! equal the log replayed up to its `seq` (SQL: `GROUP BY id HAVING SUM(op) > 0`), and the final
+//! table must equal the whole log replayed and the writer's own record; every row at the end must
+//! be in the final filter. The report counts separately the answers for ids present in both the
+//! answering generation's snapshot and the previous one's ("present in both generations").
+//!
+//! **Memory.** At each swap, both generations are alive: the report gives their
+//! `Filter::memory_bytes` (exact, from the structures) and, when the binary installed the counting
+//! allocator, the process's live heap just before the swap and after the old generation was freed.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::{ArcSwap, ArcSwapOption};
+use bloomlab_filters::{
+    AtomicBits, Bloom, EnhancedDoubleHash, Filter, FilterExt, Fnv1a, GuavaMitz32, GuavaMitz64,
+    HashStrategy, IndexScheme, KirschMitzenmacher, Murmur3, Variant, Xxh3, Xxh3Wide, Xxh64,
+    registry,
+};
+use bloomlab_harness::keys::derive_seed;
+use rand::{RngExt as _, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+
+use crate::db::{ColType, Db, DbUrl, Param, TableSpec};
+use crate::error::{Result, ScenarioError};
+use crate::latency::Histogram;
+use crate::{Progress, check_count, check_p};
+
+/// The table of record.
+pub const ITEMS: TableSpec = TableSpec {
+    name: "bloomlab_swap_items",
+    columns: &[("id", ColType::Int)],
+};
+/// The change log, written in the same transactions.
+pub const LOG: TableSpec = TableSpec {
+    name: "bloomlab_swap_log",
+    columns: &[
+        ("seq", ColType::Int),
+        ("id", ColType::Int),
+        ("op", ColType::Int),
+    ],
+};
+
+/// Default reader threads.
+pub const DEFAULT_THREADS: u64 = 2;
+
+/// The settings of a run.
+#[derive(Debug, Clone)]
+pub struct SwapConfig {
+    /// The database of record.
+    pub db: DbUrl,
+    /// Registry name of the filter: a `classic/<hash>/<index>/atomic` variant.
+    pub filter: String,
+    /// Target rate each generation is sized for.
+    pub p: f64,
+    /// Reader threads, 1 to 64.
+    pub threads: u64,
+    /// Rows at the start.
+    pub initial_ids: u64,
+    /// Rebuilds (generations after the first).
+    pub rebuilds: u64,
+    /// Quiet time before each rebuild and after the last.
+    pub quiet: Duration,
+    /// Seed of the writer's and readers' choices.
+    pub seed: u64,
+    /// Live heap bytes of the process, when the binary counts them.
+    pub heap_bytes: Option<fn() -> usize>,
+    /// Whether the writer closes the rebuild race (true, always, in the binary): it adds each
+    /// insert to the generation being built too, under a lock the rebuild takes to publish it.
+    /// False only to show what the check catches without it (a test does).
+    pub close_race: bool,
+}
+
+impl SwapConfig {
+    /// 100,000 initial rows, 4 rebuilds 0.5 s apart.
+    pub fn new(db: DbUrl, filter: &str, p: f64) -> Self {
+        SwapConfig {
+            db,
+            filter: filter.to_owned(),
+            p,
+            threads: DEFAULT_THREADS,
+            initial_ids: 100_000,
+            rebuilds: 4,
+            quiet: Duration::from_millis(500),
+            seed: 2024,
+            heap_bytes: None,
+            close_race: true,
+        }
+    }
+
+    /// Checks every setting and that the filter takes concurrent inserts.
+    pub fn check(&self) -> Result<()> {
+        check_p(self.p)?;
+        check_count("--threads", self.threads, 1, 64)?;
+        check_count("--initial-ids", self.initial_ids, 1, 10_000_000)?;
+        check_count("--rebuilds", self.rebuilds, 1, 1000)?;
+        build_shared(&self.filter, self.initial_ids, self.p).map(|_| ())
+    }
+}
+
+/// A filter readers query while the writer inserts through `&self`.
+pub trait SharedFilter: Filter {
+    /// Inserts `id`; safe while other threads insert and query.
+    fn insert_id(&self, id: i64);
+    /// Whether `id` may be present.
+    fn contains_id(&self, id: i64) -> bool;
+}
+
+impl<H: HashStrategy, I: IndexScheme> SharedFilter for Bloom<H, I, AtomicBits> {
+    #[inline]
+    fn insert_id(&self, id: i64) {
+        self.insert_shared(&id);
+    }
+    #[inline]
+    fn contains_id(&self, id: i64) -> bool {
+        FilterExt::contains(self, &id)
+    }
+}
+
+/// Builds the `classic/<hash>/<index>/atomic` filter named `name` for `n` keys at `p`. An unknown
+/// name is the registry's error; a registered name without a concurrent store is an error saying
+/// which names have one.
+pub fn build_shared(name: &str, n: u64, p: f64) -> Result<Box<dyn SharedFilter>> {
+    macro_rules! try_hashes {
+        ($($h:ty),*) => {$( try_index!($h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32); )*};
+    }
+    macro_rules! try_index {
+        ($h:ty; $($i:ty),*) => {$(
+            if name == <Bloom<$h, $i, AtomicBits> as Variant>::variant_name() {
+                return Ok(Box::new(<Bloom<$h, $i, AtomicBits> as Variant>::sized_for(n, p)?));
+            }
+        )*};
+    }
+    try_hashes!(Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+    registry::capabilities(name)?;
+    Err(ScenarioError::BadInput(format!(
+        "--filter {name} cannot take inserts from the writer while readers query it: swap needs a \
+         filter with an atomic bit store, classic/<hash>/<index>/atomic (e.g. classic/xxh3/km/atomic)"
+    )))
+}
+
+/// One generation: a CSV row.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenRow {
+    /// `SQLite` or `PostgreSQL`.
+    pub backend: String,
+    /// Generation, from 0.
+    pub generation: u32,
+    /// The log's last seq in its snapshot.
+    pub snapshot_seq: i64,
+    /// Rows in its snapshot.
+    pub snapshot_rows: u64,
+    /// Bits of its filter.
+    pub filter_bits: u64,
+    /// Bytes of its filter.
+    pub filter_bytes: u64,
+    /// Both generations' filter bytes at its swap (old + new; this one's alone for gen 0).
+    pub both_generations_bytes: u64,
+    /// Live heap just before the swap (0 if not counted).
+    pub heap_before_swap: u64,
+    /// Live heap after the old generation was freed (0 if not counted).
+    pub heap_after_release: u64,
+    /// Time from publishing the empty generation to the swap, ms.
+    pub rebuild_ms: f64,
+    /// Reader answers given by this generation.
+    pub answers: u64,
+    /// Of which negative.
+    pub negatives: u64,
+    /// Negatives for ids in this generation's snapshot (must be 0).
+    pub false_negatives: u64,
+    /// Ids present in both this and the previous generation's snapshot.
+    pub ids_present_in_both: u64,
+    /// Of which negative (must be 0).
+    pub negatives_present_in_both: u64,
+    /// Its fill ratio when it was replaced (or at the end).
+    pub fill_ratio_at_end: f64,
+}
+
+/// A run's results.
+#[derive(Debug, Clone)]
+pub struct SwapOutcome {
+    /// The settings.
+    pub config: SwapConfig,
+    /// The database's version.
+    pub db_version: String,
+    /// One row per generation.
+    pub generations: Vec<GenRow>,
+    /// Reader lookups outside rebuilds.
+    pub outside: HistSummary,
+    /// Reader lookups during rebuilds.
+    pub during: HistSummary,
+    /// Writer changes committed.
+    pub changes: u64,
+    /// Inserts among them.
+    pub inserts: u64,
+    /// Rows at the end (verified).
+    pub rows_at_end: u64,
+    /// Wall time of the concurrent phase, s.
+    pub wall_s: f64,
+}
+
+/// Quantiles of a histogram.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct HistSummary {
+    /// Lookups.
+    pub count: u64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// Largest, ns.
+    pub max_ns: u64,
+}
+
+impl From<&Histogram> for HistSummary {
+    fn from(h: &Histogram) -> Self {
+        HistSummary {
+            count: h.count(),
+            p50_ns: h.quantile_ns(0.5),
+            p99_ns: h.quantile_ns(0.99),
+            p999_ns: h.quantile_ns(0.999),
+            max_ns: h.max_ns(),
+        }
+    }
+}
+
+struct Generation {
+    number: u32,
+    filter: Box<dyn SharedFilter>,
+}
+
+/// What the rebuild job records per generation.
+struct GenRecord {
+    snapshot_seq: i64,
+    members: Vec<bool>,
+    filter_bits: u64,
+    filter_bytes: u64,
+    both_bytes: u64,
+    heap_before: u64,
+    heap_after: u64,
+    rebuild_ms: f64,
+    fill_at_end: f64,
+}
+
+/// The writer's record: (id, ns since the start when its insert's commit had returned) per
+/// insert, (id, seq) per delete, the ids live at the end, and the changes committed.
+type WriterLog = (Vec<(i64, u64)>, Vec<(i64, i64)>, Vec<i64>, u64);
+
+/// A negative reader answer (`at`: ns since the start, before the generation was loaded).
+#[derive(Clone, Copy)]
+struct Negative {
+    id: i64,
+    generation: u32,
+    at: u64,
+}
+
+fn ns_since(t0: Instant) -> u64 {
+    t0.elapsed().as_nanos() as u64
+}
+
+fn snapshot(db: &mut Db, pg: bool) -> Result<(i64, Vec<i64>)> {
+    db.batch(if pg {
+        "BEGIN ISOLATION LEVEL REPEATABLE READ"
+    } else {
+        "BEGIN"
+    })?;
+    let seq = db.int("SELECT COALESCE(MAX(seq), 0) FROM bloomlab_swap_log", &[])?;
+    let ids = db.ints("SELECT id FROM bloomlab_swap_items", &[])?;
+    db.commit()?;
+    Ok((seq, ids))
+}
+
+/// Membership of `ids` (non-negative), indexed by id.
+fn bitset(ids: &[i64]) -> Vec<bool> {
+    let len = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
+    let mut v = vec![false; len];
+    for &i in ids {
+        if let Some(slot) = usize::try_from(i).ok().and_then(|i| v.get_mut(i)) {
+            *slot = true;
+        }
+    }
+    v
+}
+
+/// Runs the scenario and checks every reader answer and the database.
+pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
+    config.check()?;
+    let pg = matches!(config.db, DbUrl::Postgres(_));
+    let mut db = Db::connect(&config.db)?;
+    db.ensure_table(&ITEMS, &[])?;
+    db.ensure_table(&LOG, &[])?;
+    let db_version = db.version()?;
+    // Start clean, then the initial rows, logged as inserts.
+    db.begin()?;
+    db.batch("DELETE FROM bloomlab_swap_items; DELETE FROM bloomlab_swap_log")?;
+    let mut i = 0;
+    while i < config.initial_ids {
+        let n = 400.min(config.initial_ids - i);
+        let items: Vec<String> = (0..n).map(|j| format!("(${})", j + 1)).collect();
+        let logs: Vec<String> = (0..n)
+            .map(|j| format!("(${}, ${}, 1)", 2 * j + 1, 2 * j + 2))
+            .collect();
+        let ids: Vec<Param> = (i..i + n).map(|x| Param::Int(x as i64)).collect();
+        let mut log_params = Vec::with_capacity(2 * n as usize);
+        for x in i..i + n {
+            log_params.push(Param::Int(x as i64 + 1));
+            log_params.push(Param::Int(x as i64));
+        }
+        db.exec(
+            &format!(
+                "INSERT INTO bloomlab_swap_items (id) VALUES {}",
+                items.join(", ")
+            ),
+            &ids,
+        )?;
+        db.exec(
+            &format!(
+                "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES {}",
+                logs.join(", ")
+            ),
+            &log_params,
+        )?;
+        i += n;
+        progress("swap: writing the initial rows", i, config.initial_ids);
+    }
+    db.commit()?;
+
+    // Generation 0, built before the readers start.
+    let (seq0, ids0) = snapshot(&mut db, pg)?;
+    let f0 = build_shared(&config.filter, (ids0.len() as u64 * 3 / 2).max(1), config.p)?;
+    for &id in &ids0 {
+        f0.insert_id(id);
+    }
+    let heap = || config.heap_bytes.map_or(0, |f| f() as u64);
+    let mut records = vec![GenRecord {
+        snapshot_seq: seq0,
+        members: bitset(&ids0),
+        filter_bits: f0.bits(),
+        filter_bytes: f0.memory_bytes() as u64,
+        both_bytes: f0.memory_bytes() as u64,
+        heap_before: heap(),
+        heap_after: heap(),
+        rebuild_ms: 0.0,
+        fill_at_end: 0.0,
+    }];
+    let current = ArcSwap::from_pointee(Generation {
+        number: 0,
+        filter: f0,
+    });
+    let pending: ArcSwapOption<Generation> = ArcSwapOption::empty();
+    let rebuilding = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
+    // Ids 0..published have been allocated (and, if live, added to the filter): what readers ask.
+    let published = AtomicI64::new(config.initial_ids as i64);
+    let writer_log: Mutex<WriterLog> = Mutex::new(Default::default());
+    let race = Mutex::new(());
+    let started = Instant::now();
+
+    let (readers, writer_result, rebuild_result) = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..config.threads)
+            .map(|t| {
+                let (current, rebuilding, stop, published, started) =
+                    (&current, &rebuilding, &stop, &published, &started);
+                s.spawn(move || {
+                    let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(
+                        config.seed,
+                        &format!("swap-reader-{t}"),
+                    ));
+                    let (mut outside, mut during) = (Histogram::new(), Histogram::new());
+                    let mut negatives = Vec::new();
+                    let mut answers: Vec<u64> = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..256 {
+                            let id = rng.random_range(0..published.load(Ordering::Acquire));
+                            let in_rebuild = rebuilding.load(Ordering::Relaxed);
+                            let t = Instant::now();
+                            let g = current.load();
+                            let found = g.filter.contains_id(id);
+                            let took = t.elapsed();
+                            if in_rebuild {
+                                during.record(took)
+                            } else {
+                                outside.record(took)
+                            }
+                            let n = g.number as usize;
+                            if answers.len() <= n {
+                                answers.resize(n + 1, 0);
+                            }
+                            answers[n] += 1;
+                            if !found {
+                                let at = t.duration_since(*started).as_nanos() as u64;
+                                negatives.push(Negative {
+                                    id,
+                                    generation: g.number,
+                                    at,
+                                });
+                            }
+                        }
+                    }
+                    (outside, during, negatives, answers)
+                })
+            })
+            .collect();
+
+        let writer = s.spawn(|| -> Result<()> {
+            let mut db = Db::connect(&config.db)?;
+            let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(config.seed, "swap-writer"));
+            let mut live: Vec<i64> = (0..config.initial_ids as i64).collect();
+            let mut next = config.initial_ids as i64;
+            let mut seq = config.initial_ids as i64;
+            let mut inserted = Vec::new();
+            let mut deleted = Vec::new();
+            let mut changes = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let mut batch = Vec::new();
+                // Held from the first filter insert to the commit, so a rebuild publishes its
+                // next generation either before (then this transaction adds to it) or after
+                // (then the commit precedes its snapshot).
+                let guard = config
+                    .close_race
+                    .then(|| race.lock().unwrap_or_else(|e| e.into_inner()));
+                db.begin()?;
+                for _ in 0..50 {
+                    seq += 1;
+                    if rng.random_range(0..3) < 2 || live.is_empty() {
+                        let id = next;
+                        next += 1;
+                        db.exec(
+                            "INSERT INTO bloomlab_swap_items (id) VALUES ($1)",
+                            &[Param::Int(id)],
+                        )?;
+                        db.exec(
+                            "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, 1)",
+                            &[Param::Int(seq), Param::Int(id)],
+                        )?;
+                        // Into the filters before the commit: once a reader can find the row in
+                        // the database, every generation it can load has the id. Pending first:
+                        // the rebuild swaps before it clears `pending`, so a cleared `pending`
+                        // means `current` is already the new generation.
+                        if config.close_race
+                            && let Some(p) = pending.load().as_ref()
+                        {
+                            p.filter.insert_id(id);
+                        }
+                        current.load().filter.insert_id(id);
+                        live.push(id);
+                        batch.push(id);
+                    } else {
+                        let id = live.swap_remove(rng.random_range(0..live.len()));
+                        db.exec(
+                            "DELETE FROM bloomlab_swap_items WHERE id = $1",
+                            &[Param::Int(id)],
+                        )?;
+                        db.exec(
+                            "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, -1)",
+                            &[Param::Int(seq), Param::Int(id)],
+                        )?;
+                        deleted.push((id, seq));
+                    }
+                }
+                db.commit()?;
+                drop(guard);
+                let done = ns_since(started);
+                changes += 50;
+                inserted.extend(batch.into_iter().map(|id| (id, done)));
+                published.store(next, Ordering::Release);
+            }
+            *writer_log.lock().unwrap_or_else(|e| e.into_inner()) =
+                (inserted, deleted, live, changes);
+            Ok(())
+        });
+
+        let rebuilder = s.spawn(|| -> Result<Vec<GenRecord>> {
+            let mut db = Db::connect(&config.db)?;
+            let mut out = Vec::new();
+            let result = (|| {
+                for g in 1..=config.rebuilds as u32 {
+                    std::thread::sleep(config.quiet);
+                    let t = Instant::now();
+                    rebuilding.store(true, Ordering::SeqCst);
+                    // The size is fixed before the snapshot: the current row count from the last
+                    // generation's snapshot plus the writer's net growth since (estimated by
+                    // `published`), with 1.5x headroom.
+                    let n = (published.load(Ordering::Acquire) as u64 * 3 / 2).max(1);
+                    let next = Arc::new(Generation {
+                        number: g,
+                        filter: build_shared(&config.filter, n, config.p)?,
+                    });
+                    {
+                        let _writer_between_transactions =
+                            race.lock().unwrap_or_else(|e| e.into_inner());
+                        pending.store(Some(next.clone()));
+                    }
+                    let (seq, ids) = snapshot(&mut db, pg)?;
+                    for &id in &ids {
+                        next.filter.insert_id(id);
+                    }
+                    let old_bytes = current.load().filter.memory_bytes() as u64;
+                    let heap_before = heap();
+                    let old = current.swap(next.clone());
+                    pending.store(None);
+                    rebuilding.store(false, Ordering::SeqCst);
+                    let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
+                    let old_fill = old.filter.fill_ratio();
+                    // Wait for readers to let go of the old generation, then measure the heap.
+                    let mut old = Some(old);
+                    while let Some(o) = old.take() {
+                        match Arc::try_unwrap(o) {
+                            Ok(g) => drop(g),
+                            Err(o) => {
+                                old = Some(o);
+                                std::thread::yield_now();
+                            }
+                        }
+                    }
+                    out.push((
+                        GenRecord {
+                            snapshot_seq: seq,
+                            members: bitset(&ids),
+                            filter_bits: next.filter.bits(),
+                            filter_bytes: next.filter.memory_bytes() as u64,
+                            both_bytes: old_bytes + next.filter.memory_bytes() as u64,
+                            heap_before,
+                            heap_after: heap(),
+                            rebuild_ms,
+                            fill_at_end: 0.0,
+                        },
+                        old_fill,
+                    ));
+                }
+                std::thread::sleep(config.quiet);
+                Ok::<_, ScenarioError>(())
+            })();
+            stop.store(true, Ordering::SeqCst);
+            result?;
+            Ok(out
+                .into_iter()
+                .map(|(mut r, fill)| {
+                    r.fill_at_end = fill;
+                    r
+                })
+                .collect::<Vec<_>>())
+        });
+
+        let writer_result = writer.join();
+        let rebuild_result = rebuilder.join();
+        stop.store(true, Ordering::SeqCst);
+        let readers: Vec<_> = readers.into_iter().map(|r| r.join()).collect();
+        (readers, writer_result, rebuild_result)
+    });
+    let wall_s = started.elapsed().as_secs_f64();
+    let panic = |who: &str| ScenarioError::Verification(format!("the {who} thread panicked"));
+    writer_result.map_err(|_| panic("writer"))??;
+    let rebuilt = rebuild_result.map_err(|_| panic("rebuild"))??;
+    // Fill ratio of each generation when it was replaced; the last one's now.
+    let mut fills: Vec<f64> = rebuilt.iter().map(|r| r.fill_at_end).collect();
+    fills.push(current.load().filter.fill_ratio());
+    records.extend(rebuilt);
+    for (r, f) in records.iter_mut().zip(fills) {
+        r.fill_at_end = f;
+    }
+    let (inserted, deleted, live, changes) =
+        std::mem::take(&mut *writer_log.lock().unwrap_or_else(|e| e.into_inner()));
+    let inserts = inserted.len() as u64;
+
+    let (mut outside, mut during) = (Histogram::new(), Histogram::new());
+    let mut negatives = Vec::new();
+    let mut answers = vec![0u64; records.len()];
+    for r in readers {
+        let (o, d, n, a) = r.map_err(|_| panic("reader"))?;
+        outside.merge(&o);
+        during.merge(&d);
+        negatives.extend(n);
+        for (i, c) in a.into_iter().enumerate() {
+            if let Some(slot) = answers.get_mut(i) {
+                *slot += c;
+            }
+        }
+    }
+
+    // The snapshots against the database's log.
+    for (g, r) in records.iter().enumerate() {
+        let mut replayed = db.ints(
+            "SELECT id FROM bloomlab_swap_log WHERE seq <= $1 GROUP BY id HAVING SUM(op) > 0",
+            &[Param::Int(r.snapshot_seq)],
+        )?;
+        replayed.sort_unstable();
+        let snap: Vec<i64> = (0..r.members.len() as i64)
+            .filter(|&i| r.members[i as usize])
+            .collect();
+        if replayed != snap {
+            let only_log: Vec<i64> = replayed
+                .iter()
+                .filter(|i| snap.binary_search(i).is_err())
+                .take(5)
+                .copied()
+                .collect();
+            let only_snap: Vec<i64> = snap
+                .iter()
+                .filter(|i| replayed.binary_search(i).is_err())
+                .take(5)
+                .copied()
+                .collect();
+            return Err(ScenarioError::Verification(format!(
+                "generation {g}: ids only in the log replay {only_log:?}, only in the snapshot {only_snap:?}; \
+                 its snapshot ({} rows at seq {}) differs from the log replayed to \
+                 that seq ({} rows): the snapshot was not consistent",
+                snap.len(),
+                r.snapshot_seq,
+                replayed.len()
+            )));
+        }
+    }
+    // The end state: table = whole log replayed = the writer's record.
+    let mut table = db.ints("SELECT id FROM bloomlab_swap_items", &[])?;
+    table.sort_unstable();
+    let mut replayed = db.ints(
+        "SELECT id FROM bloomlab_swap_log GROUP BY id HAVING SUM(op) > 0",
+        &[],
+    )?;
+    replayed.sort_unstable();
+    let mut live = live;
+    live.sort_unstable();
+    if table != replayed || table != live {
+        return Err(ScenarioError::Verification(format!(
+            "the table holds {} rows, the log replays to {}, the writer committed {}",
+            table.len(),
+            replayed.len(),
+            live.len()
+        )));
+    }
+    // Every negative reader answer.
+    let committed: std::collections::HashMap<i64, u64> = inserted.into_iter().collect();
+    let deleted_seq: std::collections::HashMap<i64, i64> = deleted.into_iter().collect();
+    let mut rows: Vec<GenRow> = records
+        .iter()
+        .enumerate()
+        .map(|(g, r)| GenRow {
+            backend: config.db.backend().to_owned(),
+            generation: g as u32,
+            snapshot_seq: r.snapshot_seq,
+            snapshot_rows: r.members.iter().filter(|&&m| m).count() as u64,
+            filter_bits: r.filter_bits,
+            filter_bytes: r.filter_bytes,
+            both_generations_bytes: r.both_bytes,
+            heap_before_swap: r.heap_before,
+            heap_after_release: r.heap_after,
+            rebuild_ms: r.rebuild_ms,
+            answers: answers.get(g).copied().unwrap_or(0),
+            negatives: 0,
+            false_negatives: 0,
+            ids_present_in_both: 0,
+            negatives_present_in_both: 0,
+            fill_ratio_at_end: r.fill_at_end,
+        })
+        .collect();
+    let member = |g: usize, id: i64| {
+        records[g]
+            .members
+            .get(id as usize)
+            .copied()
+            .unwrap_or(false)
+    };
+    let mut first_fn = None;
+    for n in &negatives {
+        let g = n.generation as usize;
+        rows[g].negatives += 1;
+        let in_snapshot = member(g, n.id);
+        // Present for this generation: committed before the query started (initial rows: at
+        // the start), and not deleted by the generation's snapshot (a later delete does not
+        // remove it from this generation).
+        let committed_before = n.id < config.initial_ids as i64
+            || committed.get(&n.id).is_some_and(|&done| done < n.at);
+        let deleted_by_snapshot = deleted_seq
+            .get(&n.id)
+            .is_some_and(|&d| d <= records[g].snapshot_seq);
+        if in_snapshot || (committed_before && !deleted_by_snapshot) {
+            rows[g].false_negatives += 1;
+            first_fn.get_or_insert((n.id, g, in_snapshot));
+        }
+        if g > 0 && in_snapshot && member(g - 1, n.id) {
+            rows[g].negatives_present_in_both += 1;
+        }
+    }
+    for g in 1..records.len() {
+        rows[g].ids_present_in_both = records[g]
+            .members
+            .iter()
+            .zip(&records[g - 1].members)
+            .filter(|(a, b)| **a && **b)
+            .count() as u64;
+    }
+    if let Some((id, g, in_snapshot)) = first_fn {
+        let total: u64 = rows.iter().map(|r| r.false_negatives).sum();
+        return Err(ScenarioError::Verification(format!(
+            "{total} false negatives; the first: id {id} answered absent by generation {g}, though {}",
+            if in_snapshot {
+                "it was in that generation's snapshot"
+            } else {
+                "the writer had added it to that generation before the query"
+            }
+        )));
+    }
+    let last = current.load();
+    if let Some(&id) = table.iter().find(|&&id| !last.filter.contains_id(id)) {
+        return Err(ScenarioError::Verification(format!(
+            "id {id} is in the table at the end but not in the final generation {}",
+            last.number
+        )));
+    }
+
+    progress("swap: checked", 1, 1);
+    Ok(SwapOutcome {
+        config: config.clone(),
+        db_version,
+        generations: rows,
+        outside: (&outside).into(),
+        during: (&during).into(),
+        changes,
+        inserts,
+        rows_at_end: table.len() as u64,
+        wall_s,
+    })
+}
+
+/// The CSV.
+pub const CSV_NAME: &str = "swap.csv";
+/// The report.
+pub const SUMMARY_NAME: &str = "summary.md";
+
+/// Writes `swap.csv` (one row per generation) and `summary.md` into `dir`. No picture: the
+/// figures are a handful of quantiles and sizes, which a table shows better.
+pub fn write_report(o: &SwapOutcome, dir: &std::path::Path, revision: &str) -> Result<()> {
+    use crate::output::{dur_ns, sig, write_csv, write_text};
+    use bloomlab_report::markdown::table;
+    crate::output::prepare_dir(dir)?;
+    write_csv(&dir.join(CSV_NAME), &o.generations)?;
+    let c = &o.config;
+    let negatives: u64 = o.generations.iter().map(|g| g.negatives).sum();
+    let answers: u64 = o.generations.iter().map(|g| g.answers).sum();
+    let fns: u64 = o.generations.iter().map(|g| g.false_negatives).sum();
+    let both_neg: u64 = o
+        .generations
+        .iter()
+        .map(|g| g.negatives_present_in_both)
+        .sum();
+    let stale = negatives - fns;
+    let mut md = format!(
+        "# Rebuild-and-swap against {}\n\n\
+         Generated by `scenario swap` (revision {revision}); regenerate, do not edit.\n\n\
+         - Database: {} ({}). {} initial rows; the writer committed {} changes ({} inserts, the \
+         rest deletes) in transactions of 50, each logged in the same transaction; {} rows at \
+         the end.\n\
+         - Filter: `{}` at p = {}, each generation sized for 1.5x the ids allocated when its \
+         rebuild began; {} rebuilds, {} s apart; {} reader threads; {} s in all.\n\n\
+         ## Correctness (checked after the run)\n\n\
+         - Reader answers: {answers}, of which {negatives} negative. **False negatives: {fns}** \
+         (a negative for an id in the answering generation's snapshot, or one whose insert had \
+         committed before the query started and that was not deleted by that generation's \
+         snapshot).\n\
+         - Negatives for ids present in both the answering generation's snapshot and the \
+         previous one's: **{both_neg}**.\n\
+         - {stale} negatives were for ids deleted by the answering generation's snapshot or \
+         not yet committed when the query started: correct answers.\n\
+         - Every generation's snapshot equals the change log replayed to its `seq` (SQL \
+         `GROUP BY id HAVING SUM(op) > 0`); the final table equals the whole log replayed and the \
+         writer's own record; every final row is in the final generation. A difference would have \
+         failed the run.\n\n",
+        c.db.backend(),
+        o.db_version,
+        c.db.backend(),
+        c.initial_ids,
+        o.changes,
+        o.inserts,
+        o.rows_at_end,
+        c.filter,
+        c.p,
+        c.rebuilds,
+        c.quiet.as_secs_f64(),
+        c.threads,
+        sig(o.wall_s, 3),
+    );
+    md.push_str("## Reader lookups: during and outside a rebuild\n\n");
+    let hrow = |name: &str, h: &HistSummary| {
+        vec![
+            name.to_owned(),
+            h.count.to_string(),
+            dur_ns(h.p50_ns as f64),
+            dur_ns(h.p99_ns as f64),
+            dur_ns(h.p999_ns as f64),
+            dur_ns(h.max_ns as f64),
+        ]
+    };
+    md.push_str(&table(
+        &["", "lookups", "p50", "p99", "p99.9", "max"],
+        &[
+            hrow("outside a rebuild", &o.outside),
+            hrow("during a rebuild", &o.during),
+        ],
+    ));
+    md.push_str(
+        "\nEach lookup is timed from before loading the current generation (`ArcSwap::load`) to \
+         the answer, and counted as *during* when the rebuild job's flag was up (from publishing \
+         the next generation to the swap). The tail reflects the 2-core machine shared with the \
+         writer and the rebuild job, not the filter alone.\n\n",
+    );
+    md.push_str("## Generations\n\n");
+    let rows: Vec<Vec<String>> = o
+        .generations
+        .iter()
+        .map(|g| {
+            vec![
+                g.generation.to_string(),
+                g.snapshot_seq.to_string(),
+                g.snapshot_rows.to_string(),
+                g.filter_bytes.to_string(),
+                g.both_generations_bytes.to_string(),
+                if g.heap_before_swap > 0 {
+                    g.heap_before_swap.to_string()
+                } else {
+                    "n/a".into()
+                },
+                if g.heap_after_release > 0 {
+                    g.heap_after_release.to_string()
+                } else {
+                    "n/a".into()
+                },
+                format!("{} ms", sig(g.rebuild_ms, 3)),
+                g.answers.to_string(),
+                g.negatives.to_string(),
+                g.false_negatives.to_string(),
+                g.ids_present_in_both.to_string(),
+                g.negatives_present_in_both.to_string(),
+                format!("{:.3}", g.fill_ratio_at_end),
+            ]
+        })
+        .collect();
+    md.push_str(&table(
+        &[
+            "gen",
+            "snapshot seq",
+            "snapshot rows",
+            "filter bytes",
+            "both generations' bytes",
+            "heap before swap",
+            "heap after old freed",
+            "rebuild",
+            "answers",
+            "negatives",
+            "false negatives",
+            "ids in both snapshots",
+            "their negatives",
+            "fill ratio when replaced",
+        ],
+        &rows,
+    ));
+    let peak = o
+        .generations
+        .iter()
+        .map(|g| g.both_generations_bytes)
+        .max()
+        .unwrap_or(0);
+    md.push_str(&format!(
+        "\n**Peak filter memory with two generations alive: {peak} bytes** ({} MB): the old \
+         generation's and the new one's `memory_bytes()` at the swap (exact sizes of the \
+         structures). The heap columns are the process's live heap bytes from the counting \
+         allocator the binary installs, read just before the swap and after the last reader let \
+         go of the old generation; they include the readers' growing logs of negative answers \
+         (kept for the check), so they rise over the run and show the process, not the filters.\n\n\
+         ## How to read it\n\n\
+         - A rebuild that misses a write (an id committed after its snapshot, not added to the \
+         new generation) shows up as false negatives; the writer adds each insert to the current \
+         and the pending generation after its commit, which closes that race.\n\
+         - Deleted ids stay positive in the generation that had them until the next rebuild: \
+         the rebuild is what removes them (the fill ratio drops back at each swap).\n\
+         - Data: [{CSV_NAME}]({CSV_NAME}) (one row per generation).\n",
+        sig(peak as f64 / 1e6, 3)
+    ));
+    write_text(&dir.join(SUMMARY_NAME), &md)
+}

@@ -1,0 +1,349 @@
+//! The scenarios end to end, small, against SQLite always and PostgreSQL when
+//! BLOOMLAB_POSTGRES_URL is set (skipped with a message otherwise; a failure under
+//! BLOOMLAB_REQUIRE_SERVICES=1, as in CI). Each checks the figures the scenario reports against
+//! counts that follow from its workload, and every bad input's error.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use bloomlab_harness::stats::clopper_pearson;
+use bloomlab_scenarios::ScenarioError;
+use bloomlab_scenarios::db::{Db, DbUrl};
+use bloomlab_scenarios::dedup::{self, DedupConfig, Mode};
+use bloomlab_scenarios::penetration::{self, PenetrationConfig};
+use bloomlab_scenarios::swap::{self, SwapConfig};
+
+const PG_VAR: &str = "BLOOMLAB_POSTGRES_URL";
+const REQUIRE_VAR: &str = "BLOOMLAB_REQUIRE_SERVICES";
+
+/// The tests share one PostgreSQL database and the scenarios' table names (the foreign-schema
+/// test replaces one table): each holds this lock while it runs, so they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The databases to run on: a fresh SQLite file, and PostgreSQL when configured. Reports a skip
+/// on the terminal (not captured), or panics when services are required.
+fn databases(test: &str) -> Vec<(DbUrl, Option<tempdir::Dir>)> {
+    let dir = tempdir::Dir::new(test);
+    let mut out = vec![(DbUrl::Sqlite(dir.path.join("db.sqlite")), Some(dir))];
+    match std::env::var(PG_VAR).ok().filter(|v| !v.trim().is_empty()) {
+        Some(url) => out.push((url.parse().expect(PG_VAR), None)),
+        None => {
+            let how = format!("export {PG_VAR}=$(scripts/postgres-local.sh start)");
+            if std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1") {
+                panic!(
+                    "bloomlab-scenarios test {test} cannot run on PostgreSQL: {PG_VAR} is not set, and {REQUIRE_VAR}=1 makes a missing service a failure. Start it: {how}"
+                );
+            }
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED bloomlab-scenarios test {test} on PostgreSQL: {PG_VAR} is not set (ran on SQLite only). To run it: {how}"
+            );
+        }
+    }
+    out
+}
+
+/// A temp dir removed on drop (std only).
+mod tempdir {
+    pub struct Dir {
+        pub path: std::path::PathBuf,
+    }
+    impl Dir {
+        pub fn new(label: &str) -> Self {
+            let path = std::env::temp_dir().join(format!(
+                "bloomlab-scenarios-test-{label}-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+            ));
+            std::fs::create_dir_all(&path).unwrap();
+            Dir { path }
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn nop() -> impl FnMut(&str, u64, u64) {
+    |_, _, _| {}
+}
+
+#[test]
+fn dedup_counts_follow_from_the_workload_and_the_end_state_is_verified() {
+    let _serial = serial();
+    for (db, _dir) in databases("dedup") {
+        let mut c = DedupConfig::new(db.clone(), "classic/xxh3/km/flat", 0.01);
+        c.days = 3;
+        c.per_day = 2000;
+        c.capacity = 3000; // 600 new a day: 1800 distinct, past half the capacity's fill by day 3
+        let o = dedup::run(&c, &mut nop()).unwrap_or_else(|e| panic!("{db}: {e}"));
+        assert_eq!(o.rows.len(), 6, "{db}");
+        for v in &o.verified {
+            assert_eq!(
+                (v.expected, v.rows, v.distinct_hashes),
+                (1800, 1800, 1800),
+                "{db} {v:?}"
+            );
+        }
+        for r in &o.rows {
+            assert_eq!(
+                (r.articles, r.new_articles, r.duplicates),
+                (2000, 600, 1400),
+                "{db} {r:?}"
+            );
+            assert_eq!(r.inserts, 600, "{db} {r:?}");
+            match r.mode {
+                Mode::NoFilter => {
+                    assert_eq!(r.db_lookups, 2000, "{db} {r:?}");
+                    assert_eq!(r.false_positives, 0, "{db} {r:?}");
+                }
+                Mode::Filter => {
+                    // Every duplicate is a positive and is confirmed; the rest are false positives.
+                    assert_eq!(
+                        r.filter_positives,
+                        r.duplicates + r.false_positives,
+                        "{db} {r:?}"
+                    );
+                    assert_eq!(r.db_lookups, r.filter_positives, "{db} {r:?}");
+                    assert_eq!(
+                        r.db_lookups_avoided,
+                        r.new_articles - r.false_positives,
+                        "{db} {r:?}"
+                    );
+                    assert!(r.fill_ratio > 0.0 && r.filter_ns > 0.0, "{db} {r:?}");
+                }
+            }
+            assert_eq!(r.rows_in_db, 600 * r.day, "{db} {r:?}");
+        }
+        // The monitor's day is the first filter row past the threshold.
+        let first = o
+            .rows
+            .iter()
+            .find(|r| r.mode == Mode::Filter && r.fill_ratio > 0.5)
+            .map(|r| r.day);
+        assert_eq!(o.alert_day, first, "{db}");
+        let dir = tempdir::Dir::new("dedup-report");
+        dedup::write_report(&o, &dir.path, "test").unwrap();
+        for f in [dedup::CSV_NAME, dedup::PNG_NAME, dedup::SUMMARY_NAME] {
+            assert!(
+                std::fs::metadata(dir.path.join(f)).unwrap().len() > 100,
+                "{f}"
+            );
+        }
+    }
+}
+
+#[test]
+fn penetration_attack_share_is_the_filters_rate_and_every_answer_is_right() {
+    let _serial = serial();
+    for (db, _dir) in databases("penetration") {
+        let mut c = PenetrationConfig::new(db.clone(), "classic/xxh3/km/flat", vec![0.05]);
+        c.valid_ids = 5000;
+        c.requests = 40_000;
+        let o = penetration::run(&c, &mut nop()).unwrap_or_else(|e| panic!("{db}: {e}"));
+        assert_eq!(o.rows_in_db, 5000);
+        let (unguarded, guarded) = (&o.rows[0], &o.rows[1]);
+        assert_eq!(
+            unguarded.attack_reached_db, unguarded.attack_requests,
+            "{db}"
+        );
+        assert!(guarded.attack_requests > 15_000, "{db} {guarded:?}");
+        // The attack ids are fresh, so each is an independent trial of the filter's own rate
+        // given its bits. Bound: the exact interval at a 1e-6 false-alarm rate (the run is
+        // seeded, so the outcome is fixed; the bound says it is not a fluke).
+        let (lo, hi) = clopper_pearson(
+            guarded.attack_reached_db,
+            guarded.attack_requests,
+            1.0 - 1e-6,
+        );
+        assert!(
+            lo <= guarded.fpr_given_bits && guarded.fpr_given_bits <= hi,
+            "{db}: {} of {} attack requests reached the DB, interval [{lo}, {hi}] misses the filter's own rate {}",
+            guarded.attack_reached_db,
+            guarded.attack_requests,
+            guarded.fpr_given_bits
+        );
+        // The guard removes the attack queries: DB queries drop by the eliminated ones.
+        assert_eq!(
+            unguarded.db_queries - guarded.db_queries,
+            unguarded.attack_reached_db - guarded.attack_reached_db,
+            "{db}"
+        );
+        let dir = tempdir::Dir::new("pen-report");
+        penetration::write_report(&o, &dir.path, "test").unwrap();
+        assert!(
+            std::fs::metadata(dir.path.join(penetration::PNG_NAME))
+                .unwrap()
+                .len()
+                > 100
+        );
+    }
+}
+
+fn small_swap(db: &DbUrl) -> SwapConfig {
+    let mut c = SwapConfig::new(db.clone(), "classic/xxh3/km/atomic", 0.01);
+    c.initial_ids = 20_000;
+    c.rebuilds = 3;
+    c.quiet = Duration::from_millis(150);
+    c
+}
+
+#[test]
+fn swap_has_no_false_negative_and_its_snapshots_match_the_log() {
+    let _serial = serial();
+    for (db, _dir) in databases("swap") {
+        let o = swap::run(&small_swap(&db), &mut nop()).unwrap_or_else(|e| panic!("{db}: {e}"));
+        assert_eq!(o.generations.len(), 4, "{db}");
+        assert!(
+            o.changes > 0 && o.outside.count > 0 && o.during.count > 0,
+            "{db} {o:?}"
+        );
+        for g in &o.generations {
+            assert_eq!(
+                (g.false_negatives, g.negatives_present_in_both),
+                (0, 0),
+                "{db} {g:?}"
+            );
+        }
+        assert!(
+            o.generations[1..]
+                .iter()
+                .all(|g| g.both_generations_bytes > g.filter_bytes)
+        );
+        let dir = tempdir::Dir::new("swap-report");
+        swap::write_report(&o, &dir.path, "test").unwrap();
+    }
+}
+
+#[test]
+fn the_swap_check_catches_the_rebuild_race_when_the_writer_leaves_it_open() {
+    let _serial = serial();
+    // Planted defect: the writer adds inserts to the current generation only, so ids committed
+    // between a rebuild's snapshot and its swap are missing from the new generation, and readers
+    // asking for them get false negatives, which the check must report.
+    let dir = tempdir::Dir::new("swap-race");
+    let db = DbUrl::Sqlite(dir.path.join("db.sqlite"));
+    let mut c = small_swap(&db);
+    c.initial_ids = 200_000; // a longer snapshot and fill: more commits inside the window
+    c.rebuilds = 4;
+    c.close_race = false;
+    match swap::run(&c, &mut nop()) {
+        Err(ScenarioError::Verification(m)) => assert!(m.contains("false negatives"), "{m}"),
+        other => panic!("the open race went unnoticed: {other:?}"),
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_value_and_its_range() {
+    let _serial = serial();
+    let dir = tempdir::Dir::new("bad");
+    let db = DbUrl::Sqlite(dir.path.join("db.sqlite"));
+    let err = |c: &DedupConfig| dedup::run(c, &mut nop()).unwrap_err().to_string();
+    let base = DedupConfig::new(db.clone(), "classic/xxh3/km/flat", 0.01);
+    for p in [0.0, 1.0, -0.5, f64::NAN] {
+        let e = err(&DedupConfig { p, ..base.clone() });
+        assert!(e.contains("--p") && e.contains("(0, 1)"), "{e}");
+    }
+    let e = err(&DedupConfig {
+        days: 0,
+        ..base.clone()
+    });
+    assert!(e.contains("--days 0") && e.contains("1 to 3650"), "{e}");
+    let e = err(&DedupConfig {
+        filter: "classic/nope".into(),
+        ..base.clone()
+    });
+    assert!(
+        e.contains("classic/nope") && e.contains("classic/xxh3/km/flat"),
+        "{e}"
+    );
+
+    let mut s = SwapConfig::new(db.clone(), "classic/xxh3/km/atomic", 0.01);
+    s.threads = 0;
+    let e = swap::run(&s, &mut nop()).unwrap_err().to_string();
+    assert!(e.contains("--threads 0") && e.contains("1 to 64"), "{e}");
+    s.threads = 2;
+    s.filter = "classic/xxh3/km/flat".into();
+    let e = swap::run(&s, &mut nop()).unwrap_err().to_string();
+    assert!(
+        e.contains("classic/xxh3/km/flat") && e.contains("atomic"),
+        "{e}"
+    );
+
+    let mut pc = PenetrationConfig::new(db.clone(), "classic/xxh3/km/flat", vec![0.01]);
+    pc.attack_share = 1.5;
+    let e = penetration::run(&pc, &mut nop()).unwrap_err().to_string();
+    assert!(
+        e.contains("--attack-share 1.5") && e.contains("(0, 1)"),
+        "{e}"
+    );
+
+    for bad in ["mysql://x", "sqlite:", "postgres://127.0.0.1:notaport/db"] {
+        let e = bad.parse::<DbUrl>().unwrap_err().to_string();
+        assert!(e.contains(bad), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn an_unreachable_database_is_an_error_naming_its_address() {
+    let _serial = serial();
+    // Port 1 on loopback: nothing listens there (connection refused at once).
+    let url: DbUrl = "postgres://bloomlab@127.0.0.1:1/postgres".parse().unwrap();
+    let e = dedup::run(
+        &DedupConfig::new(url, "classic/xxh3/km/flat", 0.01),
+        &mut nop(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("PostgreSQL") && e.contains("127.0.0.1:1"), "{e}");
+    let url = DbUrl::Sqlite("/nonexistent-dir-bloomlab/x.sqlite".into());
+    let e = dedup::run(
+        &DedupConfig::new(url, "classic/xxh3/km/flat", 0.01),
+        &mut nop(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("SQLite") && e.contains("/nonexistent-dir-bloomlab/x.sqlite"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_foreign_table_of_the_scenarios_name_is_refused_and_left_alone() {
+    let _serial = serial();
+    for (db, _dir) in databases("foreign") {
+        let mut conn = Db::connect(&db).unwrap();
+        conn.batch("DROP TABLE IF EXISTS bloomlab_penetration_items")
+            .unwrap();
+        conn.batch("CREATE TABLE bloomlab_penetration_items (name TEXT, price BIGINT)")
+            .unwrap();
+        conn.batch("INSERT INTO bloomlab_penetration_items VALUES ('kept', 1)")
+            .unwrap();
+        let c = PenetrationConfig::new(db.clone(), "classic/xxh3/km/flat", vec![0.01]);
+        let e = penetration::run(&c, &mut nop()).unwrap_err();
+        assert!(
+            matches!(e, ScenarioError::ForeignSchema { .. }),
+            "{db}: {e}"
+        );
+        let m = e.to_string();
+        assert!(
+            m.contains("bloomlab_penetration_items") && m.contains("name TEXT"),
+            "{m}"
+        );
+        assert_eq!(
+            conn.int("SELECT COUNT(*) FROM bloomlab_penetration_items", &[])
+                .unwrap(),
+            1
+        );
+        conn.batch("DROP TABLE bloomlab_penetration_items").unwrap();
+    }
+}
