@@ -10,6 +10,7 @@ pub mod memory;
 pub mod peer;
 pub mod preflight;
 pub mod row;
+pub mod sketch;
 pub mod stats;
 pub mod sweep;
 pub mod timing;

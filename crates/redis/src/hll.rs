@@ -107,6 +107,18 @@ impl CardinalitySketch for RedisHll {
         self.conn.pipeline(cmds, "pfadd", &self.key).map(|_| ())
     }
 
+    fn estimator(&self) -> &'static str {
+        bloomlab_sketches::cardinality::estimator::ERTL
+    }
+
+    fn memory_bytes(&mut self) -> Result<u64> {
+        RedisHll::memory_bytes(self)
+    }
+
+    fn discard(&mut self) -> Result<()> {
+        self.delete()
+    }
+
     fn estimate(&mut self) -> Result<f64> {
         let n: u64 = self
             .conn

@@ -9,6 +9,7 @@ mod fmt;
 pub mod markdown;
 pub mod plot;
 mod select;
+pub mod sketches;
 pub mod summary;
 
 use std::path::{Path, PathBuf};

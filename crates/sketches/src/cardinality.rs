@@ -24,6 +24,24 @@ pub trait CardinalitySketch {
     fn insert_batch(&mut self, keys: &[u64]) -> Result<(), Self::Error>;
     /// The current estimate of the number of distinct keys added.
     fn estimate(&mut self) -> Result<f64, Self::Error>;
+    /// Which estimator [`estimate`](Self::estimate) uses, for reports.
+    fn estimator(&self) -> &'static str;
+    /// Bytes the sketch's registers take where they live.
+    fn memory_bytes(&mut self) -> Result<u64, Self::Error>;
+    /// Releases what the sketch holds outside this process (a server's key); nothing in memory.
+    fn discard(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// Estimator labels reports print.
+pub mod estimator {
+    /// Flajolet et al. 2007: raw estimate, linear counting below 5/2 m, no large-range correction.
+    pub const ORIGINAL: &str = "flajolet+linear-counting";
+    /// HyperLogLog++ (Heule et al. 2013): sparse mode, empirical bias correction.
+    pub const HLL_PLUS_PLUS: &str = "hll++";
+    /// Ertl 2017's improved estimator (Redis 5.0 and later).
+    pub const ERTL: &str = "ertl";
 }
 
 impl<H: HashStrategy> CardinalitySketch for HyperLogLog<H> {
@@ -42,6 +60,12 @@ impl<H: HashStrategy> CardinalitySketch for HyperLogLog<H> {
     }
     fn estimate(&mut self) -> Result<f64, SketchError> {
         Ok(HyperLogLog::estimate(self))
+    }
+    fn estimator(&self) -> &'static str {
+        estimator::ORIGINAL
+    }
+    fn memory_bytes(&mut self) -> Result<u64, SketchError> {
+        Ok(HyperLogLog::memory_bytes(self) as u64)
     }
 }
 
@@ -206,6 +230,37 @@ impl<H: HashStrategy> CardinalitySketch for PeerHll<H> {
     }
     fn estimate(&mut self) -> Result<f64, SketchError> {
         Ok(self.inner.count())
+    }
+    fn estimator(&self) -> &'static str {
+        estimator::HLL_PLUS_PLUS
+    }
+    /// The dense representation's size, `6 m / 8` bytes (the crate packs 6-bit registers; its
+    /// sparse mode, below a few thousand keys, is smaller and not counted).
+    fn memory_bytes(&mut self) -> Result<u64, SketchError> {
+        Ok((1u64 << self.precision) * 6 / 8)
+    }
+}
+
+/// An in-memory sketch by name: `hll/<hash>/p<precision>` (ours) or
+/// `peer/hyperloglogplus/<hash>/p<precision>`. Errors name the part at fault.
+pub fn build_by_name(name: &str) -> Result<DynSketch, SketchError> {
+    let bad = || SketchError::UnknownSketch {
+        name: name.to_owned(),
+        known: "hll/<hash>/p<precision>, peer/hyperloglogplus/<hash>/p<precision>".to_owned(),
+    };
+    let (kind, rest) = if let Some(r) = name.strip_prefix("hll/") {
+        (0, r)
+    } else if let Some(r) = name.strip_prefix("peer/hyperloglogplus/") {
+        (1, r)
+    } else {
+        return Err(bad());
+    };
+    let (hash, p) = rest.rsplit_once("/p").ok_or_else(bad)?;
+    let p: u32 = p.parse().map_err(|_| bad())?;
+    if kind == 0 {
+        build_ours(hash, p)
+    } else {
+        build_peer(hash, p)
     }
 }
 

@@ -33,6 +33,9 @@ pub enum SketchError {
     /// No hash strategy has this name.
     #[error("unknown hash {name:?}; known hashes: {known}")]
     UnknownHash { name: String, known: String },
+    /// No sketch has this name.
+    #[error("unknown sketch name {name:?}; names are {known}")]
+    UnknownSketch { name: String, known: String },
     /// A third-party sketch refused an operation.
     #[error("{sketch}: {reason}")]
     Peer { sketch: String, reason: String },
