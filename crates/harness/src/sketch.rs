@@ -625,6 +625,39 @@ pub fn run_cms(plan: &CmsPlan, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<Cm
     Ok(rows)
 }
 
+/// One Count-Min variant over the plan's first exponent, trials in parallel: (undercounts, each
+/// trial's violation share, violations, items compared), for the gate.
+pub fn cms_point(
+    plan: &CmsPlan,
+    hash: &str,
+    width: u64,
+    depth: u64,
+    conservative: bool,
+) -> Result<(u64, Vec<f64>, u64, u64), SketchError> {
+    let v = CmsVariant {
+        hash: hash.to_owned(),
+        conservative,
+    };
+    let bound = plan.epsilon * plan.stream as f64;
+    let s = plan.exponents[0];
+    let trials: Vec<CmsTrial> = (0..plan.trials)
+        .into_par_iter()
+        .map(|t| {
+            let (labels, counts, stream) = make_stream(plan, s, t);
+            cms_trial(&v, width, depth, &labels, &counts, &stream, bound)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((
+        trials.iter().map(|t| t.undercounts).sum(),
+        trials
+            .iter()
+            .map(|t| t.violations as f64 / t.items as f64)
+            .collect(),
+        trials.iter().map(|t| t.violations).sum(),
+        trials.iter().map(|t| t.items).sum(),
+    ))
+}
+
 /// `uniform` for exponent 0, else `zipf-<s>`.
 pub fn stream_name(s: f64) -> String {
     if s == 0.0 {
