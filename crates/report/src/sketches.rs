@@ -128,10 +128,7 @@ pub fn read_rows<R: DeserializeOwned>(path: &Path) -> Result<Vec<R>, ReportError
 }
 
 /// Rows grouped by `key`, in first-seen order.
-pub(crate) fn series<'a, R, K: PartialEq>(
-    rows: &'a [R],
-    key: impl Fn(&R) -> K,
-) -> Vec<(K, Vec<&'a R>)> {
+pub(crate) fn series<R, K: PartialEq>(rows: &[R], key: impl Fn(&R) -> K) -> Vec<(K, Vec<&R>)> {
     let mut out: Vec<(K, Vec<&R>)> = Vec::new();
     for r in rows {
         let k = key(r);
