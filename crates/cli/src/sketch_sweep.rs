@@ -26,8 +26,8 @@ pub struct SketchArgs {
     /// a server error), 2 bad input.
     #[arg(long, value_name = "KINDS")]
     pub sketch: Option<String>,
-    /// HyperLogLog sketches: hll/<hash>/p<precision> (ours) and
-    /// peer/hyperloglogplus/<hash>/p<precision> (the crates.io hyperloglogplus, HLL++), hash one
+    /// HyperLogLog sketches: hll/HASH/pPRECISION (ours) and
+    /// peer/hyperloglogplus/HASH/pPRECISION (the crates.io hyperloglogplus, HLL++), HASH one
     /// of xxh3, murmur3, fnv1a, xxh3-128, xxh64; precision 4..18.
     #[arg(
         long,
