@@ -11,6 +11,8 @@ pub mod peer;
 pub mod preflight;
 pub mod roundtrip;
 pub mod row;
+pub mod sketch;
+pub mod sketch_gate;
 pub mod stats;
 pub mod sweep;
 pub mod timing;

@@ -112,6 +112,7 @@ pub mod config;
 pub mod conn;
 pub mod error;
 pub mod filter;
+pub mod hll;
 pub mod keys;
 pub mod variants;
 
@@ -119,4 +120,5 @@ pub use config::Config;
 pub use conn::Connection;
 pub use error::{RedisFilterError, Result};
 pub use filter::RedisBloom;
+pub use hll::RedisHll;
 pub use variants::{RedisVisitor, names, redis_name, visit};

@@ -10,6 +10,7 @@ pub mod markdown;
 pub mod plot;
 pub mod roundtrips;
 mod select;
+pub mod sketches;
 pub mod summary;
 
 use std::path::{Path, PathBuf};

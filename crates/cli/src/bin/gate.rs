@@ -54,6 +54,15 @@ struct Args {
     /// any is built.
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
     memory_limit: Option<String>,
+    /// The sketches' baseline: HyperLogLog bias, RMS and drift, Count-Min undercounts and bound
+    /// (one family of its own at the same --alpha; see `bloomlab_harness::sketch_gate`).
+    /// --update rewrites it too.
+    #[arg(long, default_value = "reports/baseline/sketches.csv")]
+    sketch_baseline: PathBuf,
+    /// Re-measure and REWRITE only the sketch baseline (--sketch-baseline), leaving the filters'
+    /// baseline alone; starts from the built-in sketch points when the file is missing.
+    #[arg(long)]
+    update_sketches: bool,
 }
 
 fn policy(args: &Args) -> GatePolicy {
@@ -194,11 +203,16 @@ fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
         "BASELINE REWRITTEN: {}. Review the diff and commit it with the change that caused it.",
         args.baseline.display()
     );
+    sketches::update(&args.sketch_baseline, policy.family_alpha)?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
     let policy = policy(args);
+    if args.update_sketches {
+        sketches::update(&args.sketch_baseline, policy.family_alpha)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.update {
         return update(args, &policy);
     }
@@ -253,8 +267,11 @@ fn run(args: &Args) -> Result<ExitCode> {
         policy.detect_rel * 100.0
     );
     println!("{summary}");
+    let (sketch_md, sketch_failed) = sketches::check(&args.sketch_baseline, policy.family_alpha)?;
+    println!("{sketch_md}");
+    let failed = failed + sketch_failed;
     if let Some(path) = &args.report {
-        let md = format!("# FPR gate\n\n{summary}\n\n{text}\n");
+        let md = format!("# FPR gate\n\n{summary}\n\n{text}\n\n{sketch_md}\n");
         std::fs::write(path, md)
             .with_context(|| format!("writing the report {}", path.display()))?;
     }
@@ -263,6 +280,117 @@ fn run(args: &Args) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The sketches' family of the gate (HyperLogLog and Count-Min points).
+mod sketches {
+    use std::path::Path;
+    use std::time::Instant;
+
+    use anyhow::{Context, Result};
+    use bloomlab_harness::sketch_gate::{self, Outcome};
+    use bloomlab_report::markdown;
+
+    fn table(outcomes: &[Outcome]) -> String {
+        let rows: Vec<Vec<String>> = outcomes
+            .iter()
+            .map(|o| {
+                let m = &o.measured;
+                let measured = if m.kind == "hll" {
+                    format!(
+                        "bias {:+.3}%, RMS {:.3}% (baseline {:+.3}%, {:.3}%)",
+                        m.bias * 100.0,
+                        m.rms * 100.0,
+                        o.point.bias * 100.0,
+                        o.point.rms * 100.0
+                    )
+                } else {
+                    format!(
+                        "{} violations / {} items (baseline {})",
+                        m.violations, m.items, o.point.violations
+                    )
+                };
+                let ps: Vec<String> = o
+                    .checks
+                    .iter()
+                    .map(|c| match c.p_value {
+                        Some(p) => format!("{} {p:.2e}", c.name),
+                        None => format!("{} {}", c.name, if c.passed { "ok" } else { "FAIL" }),
+                    })
+                    .collect();
+                let failed: Vec<&str> = o
+                    .checks
+                    .iter()
+                    .filter(|c| !c.passed)
+                    .map(|c| c.name)
+                    .collect();
+                vec![
+                    o.point.label(),
+                    measured,
+                    ps.join(", "),
+                    if failed.is_empty() {
+                        "pass".into()
+                    } else {
+                        format!("FAIL ({})", failed.join(", "))
+                    },
+                ]
+            })
+            .collect();
+        markdown::table(&["sketch point", "measured", "p-values", "verdict"], &rows)
+    }
+
+    /// Runs the sketch points; returns the Markdown section and the number of failed points.
+    pub fn check(path: &Path, alpha: f64) -> Result<(String, usize)> {
+        let points = sketch_gate::read_points(path).map_err(|e| {
+            anyhow::anyhow!(
+                "{e}\n(run `cargo run --release --bin gate -- --update` to create a baseline)"
+            )
+        })?;
+        let tests = sketch_gate::family_tests(&points);
+        eprintln!(
+            "gate: {} sketch points, {tests} tests, family-wise alpha {alpha:.0e} -> {:.2e} per test",
+            points.len(),
+            alpha / tests as f64
+        );
+        let started = Instant::now();
+        let outcomes = sketch_gate::check_all(&points, alpha)?;
+        for o in outcomes.iter().filter(|o| !o.passed()) {
+            for c in o.checks.iter().filter(|c| !c.passed) {
+                println!("FAIL {} [{}]: {}", o.point.label(), c.name, c.detail);
+            }
+        }
+        let failed = outcomes.iter().filter(|o| !o.passed()).count();
+        let md = format!(
+            "## Sketches\n\ngate: {} of {} sketch points passed in {:.1} s (family-wise alpha {alpha:.0e} over {tests} tests, per-test {:.2e})\n\n{}",
+            outcomes.len() - failed,
+            outcomes.len(),
+            started.elapsed().as_secs_f64(),
+            alpha / tests as f64,
+            table(&outcomes)
+        );
+        Ok((md, failed))
+    }
+
+    /// Re-measures the sketch points (the baseline's, or the built-in ones) and rewrites the file.
+    pub fn update(path: &Path, alpha: f64) -> Result<()> {
+        let points = if path.exists() {
+            sketch_gate::read_points(path).map_err(anyhow::Error::msg)?
+        } else {
+            sketch_gate::default_points()
+        };
+        let outcomes =
+            sketch_gate::check_all(&points, alpha).context("re-measuring sketch points")?;
+        for o in outcomes.iter().filter(|o| !o.passed()) {
+            eprintln!(
+                "warning: {} fails against theory at the new baseline",
+                o.point.label()
+            );
+        }
+        let fresh: Vec<_> = outcomes.into_iter().map(|o| o.measured).collect();
+        sketch_gate::write_points(path, &fresh).map_err(anyhow::Error::msg)?;
+        eprintln!("SKETCH BASELINE REWRITTEN: {}", path.display());
+        Ok(())
+    }
 }
 
 fn main() -> ExitCode {

@@ -142,10 +142,13 @@ struct Args {
     #[arg(long)]
     no_timing: bool,
     /// Output directory for sweep.csv, the PNGs and summary.md (default: reports/sweep for the
-    /// static workload, reports/churn and reports/grow for the others, so that one workload's run
-    /// never overwrites another's report).
+    /// static workload, reports/churn and reports/grow for the others, reports/sketches with
+    /// --sketch, so that one run never overwrites another's report).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// The sketch sweep (--sketch and its flags).
+    #[command(flatten)]
+    sketch: bloomlab_cli::sketch_sweep::SketchArgs,
 }
 
 impl Args {
@@ -325,8 +328,41 @@ fn run(args: Args) -> Result<(), Stop> {
         }
         return Ok(());
     }
+    if args.sketch.sketch.is_some() {
+        return sketch_sweep(&args);
+    }
     let (config, plan) = prepare(&args).map_err(Stop::BadInput)?;
     measure(&args, &config, &plan).map_err(Stop::Failed)
+}
+
+/// `--sketch`: the sketch sweep, which takes the shared flags (--seed, --confidence, --threads,
+/// --quick, --out, --redis) and refuses the Bloom sweep's grid and workload flags.
+fn sketch_sweep(args: &Args) -> Result<(), Stop> {
+    use bloomlab_cli::sketch_sweep::{self, Shared};
+    let bloom_only = [
+        ("--filters", args.filters.is_some()),
+        ("--n", args.n.is_some()),
+        ("--p", args.p.is_some()),
+        ("--keys", args.keys.is_some()),
+        ("--overfill", args.overfill.is_some()),
+        ("--workload", args.workload.trim() != "static"),
+    ];
+    if let Some((flag, _)) = bloom_only.iter().find(|(_, set)| *set) {
+        return Err(Stop::BadInput(anyhow::anyhow!(
+            "{flag} is a Bloom sweep flag and cannot be combined with --sketch (see the sketch flags in --help)"
+        )));
+    }
+    let shared = Shared {
+        seed: args.seed,
+        confidence: args.confidence,
+        threads: args.threads,
+        quick: args.quick,
+        out: args.out.clone(),
+        redis: args.redis.clone(),
+    };
+    let plan = sketch_sweep::plan(&args.sketch, &shared).map_err(Stop::BadInput)?;
+    let command: Vec<String> = std::env::args().skip(1).collect();
+    sketch_sweep::run(&plan, &format!("sweep {}", command.join(" "))).map_err(Stop::Failed)
 }
 
 fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {

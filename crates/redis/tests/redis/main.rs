@@ -7,4 +7,5 @@ mod big;
 mod cluster;
 mod common;
 mod faults;
+mod hll;
 mod server;

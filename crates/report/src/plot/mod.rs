@@ -15,10 +15,12 @@
 //! pictures render the same on machines without system fonts or fontconfig.
 
 pub mod churn_rounds;
+pub mod cms_violations;
 pub mod fpr_vs_bits_per_key;
 pub mod fpr_vs_growth;
 pub mod fpr_vs_overfill;
 pub mod fpr_vs_target;
+pub mod hll_error_vs_n;
 pub mod lookup_ns_vs_n;
 pub mod roundtrips;
 mod view;

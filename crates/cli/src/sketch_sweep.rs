@@ -1,0 +1,367 @@
+//! `sweep --sketch hll,cms`: the sketch sweep's flags, plan and run (the binary only parses and
+//! calls [`run`]). Statistics: `bloomlab_harness::sketch`; reports: `bloomlab_report::sketches`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use bloomlab_harness::preflight;
+use bloomlab_harness::sketch::{self, CmsPlan, CmsRow, HllPlan, HllRow};
+use bloomlab_redis::{Connection, RedisHll};
+use bloomlab_sketches::cardinality::build_by_name;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::{git_revision, parse_count_named, parse_f64, parse_list};
+
+/// The sketch sweep's own flags (shown under their own heading in `sweep --help`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Sketches (sweep --sketch)")]
+pub struct SketchArgs {
+    /// Run the sketch sweep instead of the Bloom sweep: `hll` (HyperLogLog accuracy against
+    /// 1.04/sqrt(m)), `cms` (Count-Min overcounts against epsilon N), or `hll,cms`. Writes
+    /// hll.csv, cms.csv, hll_error_vs_n.png, cms_violations.png and summary.md to --out (default
+    /// reports/sketches). With --redis URL, Redis's own HyperLogLog (PFADD/PFCOUNT, p = 14) is
+    /// measured beside ours. Exit status: 0 ok, 1 a measurement failed (a Count-Min undercount,
+    /// a server error), 2 bad input.
+    #[arg(long, value_name = "KINDS")]
+    pub sketch: Option<String>,
+    /// HyperLogLog sketches: hll/HASH/pPRECISION (ours) and
+    /// peer/hyperloglogplus/HASH/pPRECISION (the crates.io hyperloglogplus, HLL++), HASH one
+    /// of xxh3, murmur3, fnv1a, xxh3-128, xxh64; precision 4..18.
+    #[arg(
+        long,
+        value_name = "NAMES",
+        default_value = "hll/xxh3/p14,hll/murmur3/p14,hll/fnv1a/p14,peer/hyperloglogplus/xxh3/p14,hll/xxh3/p4,hll/xxh3/p10,hll/xxh3/p18"
+    )]
+    pub hll: String,
+    /// HyperLogLog trials per sketch (independent seeded key sequences); default 200, 30 with
+    /// --quick.
+    #[arg(long, value_name = "COUNT")]
+    pub trials: Option<String>,
+    /// Trials of Redis's HyperLogLog (with --redis; every key goes over the network); default 40,
+    /// 5 with --quick.
+    #[arg(long, value_name = "COUNT")]
+    pub redis_trials: Option<String>,
+    /// Largest HyperLogLog cardinality; points run log-spaced from 10, 4 per decade. Default 1e7,
+    /// 1e5 with --quick.
+    #[arg(long, value_name = "COUNT")]
+    pub max_n: Option<String>,
+    /// Count-Min epsilon, in (0, 1).
+    #[arg(long, default_value_t = 0.001, allow_hyphen_values = true)]
+    pub epsilon: f64,
+    /// Count-Min delta, in (0, 1).
+    #[arg(long, default_value_t = 0.01, allow_hyphen_values = true)]
+    pub delta: f64,
+    /// Zipf exponents of the Count-Min streams (0 = uniform).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "0,0.8,1,1.2,1.5",
+        allow_hyphen_values = true
+    )]
+    pub exponents: String,
+    /// Count-Min hashes (each with standard and conservative update).
+    #[arg(long, value_name = "LIST", default_value = "xxh3,murmur3,fnv1a")]
+    pub cms_hashes: String,
+    /// Count-Min streams (trials) per exponent; default 20, 4 with --quick.
+    #[arg(long, value_name = "COUNT")]
+    pub streams: Option<String>,
+    /// Draws per Count-Min stream (the total count N); default 1e6, 1e5 with --quick.
+    #[arg(long, value_name = "COUNT")]
+    pub stream_len: Option<String>,
+    /// Items in the Count-Min universe; default 1e5, 1e4 with --quick.
+    #[arg(long, value_name = "COUNT")]
+    pub universe: Option<String>,
+}
+
+/// Settings of the sweep the sketch run shares with the Bloom sweep.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    pub seed: u64,
+    pub confidence: f64,
+    pub threads: usize,
+    pub quick: bool,
+    pub out: Option<PathBuf>,
+    pub redis: Option<String>,
+}
+
+/// A checked plan.
+#[derive(Debug, Clone)]
+pub struct SketchPlan {
+    pub hll: Option<(Vec<String>, HllPlan)>,
+    pub redis: Option<(String, HllPlan)>,
+    pub cms: Option<CmsPlan>,
+    pub out: PathBuf,
+    pub threads: usize,
+}
+
+fn count(flag: &str, v: &Option<String>, default: u64, quick: u64, is_quick: bool) -> Result<u64> {
+    match v {
+        Some(s) => parse_count_named(flag, 1, s).map_err(anyhow::Error::msg),
+        None => Ok(if is_quick { quick } else { default }),
+    }
+}
+
+/// Checks every flag and builds the plan; nothing is measured. Errors are bad input (exit 2).
+pub fn plan(a: &SketchArgs, s: &Shared) -> Result<SketchPlan> {
+    let kinds = parse_list("sketch", a.sketch.as_deref().unwrap_or(""), |k| match k {
+        "hll" | "cms" => Ok(k.to_owned()),
+        other => Err(format!(
+            "{other:?} is not a sketch kind: use hll, cms or hll,cms"
+        )),
+    })
+    .map_err(anyhow::Error::msg)?;
+    bloomlab_harness::stats::check_confidence(s.confidence).map_err(anyhow::Error::msg)?;
+    if s.threads > preflight::max_threads() {
+        bail!(
+            "--threads {} is invalid: it must be at most {} ({} per core)",
+            s.threads,
+            preflight::max_threads(),
+            preflight::THREADS_PER_CORE
+        );
+    }
+    let revision = git_revision();
+    let q = s.quick;
+    let mut out = SketchPlan {
+        hll: None,
+        redis: None,
+        cms: None,
+        out: s
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("reports/sketches")),
+        threads: s.threads,
+    };
+    if kinds.iter().any(|k| k == "hll") {
+        let names = parse_list("hll", &a.hll, |n| {
+            build_by_name(n)
+                .map(|_| n.to_owned())
+                .map_err(|e| e.to_string())
+        })
+        .map_err(anyhow::Error::msg)?;
+        let max_n = count("--max-n", &a.max_n, 10_000_000, 100_000, q)?;
+        if max_n < 10 {
+            bail!("--max-n = {max_n} is invalid: it must be at least 10");
+        }
+        let trials = count("--trials", &a.trials, 200, 30, q)?;
+        if trials < 2 {
+            bail!(
+                "--trials = {trials} is invalid: it must be at least 2 (an RMS interval needs two)"
+            );
+        }
+        let plan = HllPlan {
+            cardinalities: sketch::log_spaced(10, max_n, 4),
+            trials,
+            seed: s.seed,
+            confidence: s.confidence,
+            revision: revision.clone(),
+        };
+        if let Some(url) = &s.redis {
+            let rt = count("--redis-trials", &a.redis_trials, 40, 5, q)?;
+            if rt < 2 {
+                bail!("--redis-trials = {rt} is invalid: it must be at least 2");
+            }
+            out.redis = Some((
+                url.clone(),
+                HllPlan {
+                    trials: rt,
+                    ..plan.clone()
+                },
+            ));
+        }
+        out.hll = Some((names, plan));
+    } else if s.redis.is_some() {
+        bail!("--redis with --sketch measures Redis's HyperLogLog: include hll in --sketch");
+    }
+    if kinds.iter().any(|k| k == "cms") {
+        let exps = parse_list("exponents", &a.exponents, |x| parse_f64("exponent", x))
+            .map_err(anyhow::Error::msg)?;
+        let hashes = parse_list("cms-hashes", &a.cms_hashes, |h| {
+            if bloomlab_sketches::cardinality::HASHES.contains(&h) {
+                Ok(h.to_owned())
+            } else {
+                Err(format!(
+                    "unknown hash {h:?}; known hashes: {}",
+                    bloomlab_sketches::cardinality::HASHES.join(", ")
+                ))
+            }
+        })
+        .map_err(anyhow::Error::msg)?;
+        let plan = CmsPlan {
+            epsilon: a.epsilon,
+            delta: a.delta,
+            exponents: exps,
+            universe: count("--universe", &a.universe, 100_000, 10_000, q)?,
+            stream: count("--stream-len", &a.stream_len, 1_000_000, 100_000, q)?,
+            trials: count("--streams", &a.streams, 20, 4, q)?,
+            hashes,
+            seed: s.seed,
+            confidence: s.confidence,
+            revision,
+        };
+        plan.validate().map_err(anyhow::Error::msg)?;
+        out.cms = Some(plan);
+    }
+    preflight::check_output_dir("output directory (--out)", &out.out)?;
+    for f in bloomlab_report::sketches::FILES {
+        preflight::check_output_file("output file", &out.out.join(f))?;
+    }
+    Ok(out)
+}
+
+/// Measures the plan, writes the reports, prints where; errors are failed measurements (exit 1).
+pub fn run(plan: &SketchPlan, command: &str) -> Result<()> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(plan.threads)
+        .build()
+        .context("starting the worker threads")?;
+    let total = plan
+        .hll
+        .as_ref()
+        .map_or(0, |(n, p)| n.len() as u64 * p.trials)
+        + plan.redis.as_ref().map_or(0, |(_, p)| p.trials)
+        + plan
+            .cms
+            .as_ref()
+            .map_or(0, |p| p.trials * p.exponents.len() as u64);
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} trials  {wide_msg}")
+            .context("progress bar template")?
+            .progress_chars("=> "),
+    );
+    let started = Instant::now();
+    let mut hll_rows: Vec<HllRow> = Vec::new();
+    let mut base = 0u64;
+    if let Some((names, p)) = &plan.hll {
+        for name in names {
+            bar.set_message(name.clone());
+            let b = base;
+            let rows = pool.install(|| {
+                sketch::run_hll(
+                    |_| build_by_name(name).map_err(anyhow::Error::from),
+                    p,
+                    true,
+                    &|d| bar.set_position(b + d),
+                )
+            })?;
+            base += p.trials;
+            hll_rows.extend(rows);
+        }
+    }
+    if let Some((url, p)) = &plan.redis {
+        bar.set_message(format!("redis/pfadd/p14 at {url}"));
+        let b = base;
+        let pid = std::process::id();
+        let rows = pool
+            .install(|| {
+                sketch::run_hll(
+                    |t| -> Result<Box<RedisHll>> {
+                        let conn = Connection::single(url)?;
+                        let mut h =
+                            RedisHll::new(conn, &format!("bloomlab-sketch-sweep:{pid}:{t}"));
+                        h.delete()?;
+                        Ok(Box::new(h))
+                    },
+                    p,
+                    true,
+                    &|d| bar.set_position(b + d),
+                )
+            })
+            .with_context(|| format!("Redis HyperLogLog at {url}"))?;
+        base += p.trials;
+        hll_rows.extend(rows);
+    }
+    let mut cms_rows: Vec<CmsRow> = Vec::new();
+    if let Some(p) = &plan.cms {
+        bar.set_message("count-min streams".to_string());
+        let b = base;
+        cms_rows = pool
+            .install(|| sketch::run_cms(p, &|d| bar.set_position(b + d)))
+            .map_err(anyhow::Error::msg)?;
+    }
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    let info = bloomlab_report::sketches::RunInfo {
+        command: command.to_owned(),
+        seconds,
+        threads: pool.current_num_threads(),
+    };
+    let files =
+        bloomlab_report::sketches::write_sketch_reports(&hll_rows, &cms_rows, &plan.out, &info)
+            .with_context(|| format!("writing reports to {}", plan.out.display()))?;
+    print_headlines(&hll_rows, &cms_rows);
+    println!("\nmeasured in {seconds:.1} s on {} threads", info.threads);
+    for f in files.csvs.iter().chain(&files.pngs) {
+        println!("wrote {}", f.display());
+    }
+    println!("wrote {}", files.summary.display());
+    let under: u64 = cms_rows.iter().map(|r| r.undercounts).sum();
+    if under > 0 {
+        bail!("Count-Min undercounted {under} items (the contract says never; reports written)");
+    }
+    Ok(())
+}
+
+fn print_headlines(hll: &[HllRow], cms: &[CmsRow]) {
+    let mut names: Vec<&str> = Vec::new();
+    for r in hll {
+        if !names.contains(&r.sketch.as_str()) {
+            names.push(&r.sketch);
+        }
+    }
+    if !names.is_empty() {
+        println!(
+            "{:<34} {:>8} {:>22} {:>14}",
+            "HyperLogLog", "stated", "RMS/stated, n >= 5m", "stated in CI"
+        );
+    }
+    for n in names {
+        let big: Vec<&HllRow> = hll
+            .iter()
+            .filter(|r| r.sketch == n && bloomlab_report::sketches::large_range(r))
+            .collect();
+        let lo = big
+            .iter()
+            .map(|r| r.rms_over_theory)
+            .fold(f64::INFINITY, f64::min);
+        let hi = big.iter().map(|r| r.rms_over_theory).fold(0.0, f64::max);
+        let inside = big.iter().filter(|r| r.theory_in_rms_interval).count();
+        let se = hll
+            .iter()
+            .find(|r| r.sketch == n)
+            .map_or(0.0, |r| r.std_error_theory);
+        let range = if big.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{lo:.3} .. {hi:.3}")
+        };
+        println!(
+            "{:<34} {:>7.3}% {:>22} {:>14}",
+            n,
+            se * 100.0,
+            range,
+            format!("{inside}/{}", big.len())
+        );
+    }
+    if !cms.is_empty() {
+        println!(
+            "\n{:<26} {:>10} {:>12} {:>12} {:>24}",
+            "Count-Min", "stream", "undercounts", "violations", "share [CI]"
+        );
+    }
+    for r in cms {
+        println!(
+            "{:<26} {:>10} {:>12} {:>12} {:>24}",
+            r.sketch,
+            r.stream,
+            r.undercounts,
+            r.violations,
+            format!(
+                "{:.2e} [{:.1e}, {:.1e}]",
+                r.share, r.share_low, r.share_high
+            )
+        );
+    }
+}

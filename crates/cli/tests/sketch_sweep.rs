@@ -1,0 +1,108 @@
+//! `sweep --sketch`: bad input exits 2 naming the value before anything is measured; a tiny run
+//! writes its reports.
+
+use std::process::Command;
+
+const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(SWEEP).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_sketch_input_is_refused_naming_the_value() {
+    let dir = std::env::temp_dir().join(format!("bloomlab-sketch-bad-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    for (args, wanted) in [
+        (vec!["--sketch", "bloom"], "\"bloom\" is not a sketch kind"),
+        (
+            vec!["--sketch", "hll", "--hll", "hll/xxh3/p19"],
+            "precision p = 19 is invalid: it must be in 4..=18",
+        ),
+        (
+            vec!["--sketch", "hll", "--hll", "hll/sha1/p14"],
+            "unknown hash \"sha1\"",
+        ),
+        (
+            vec!["--sketch", "cms", "--epsilon", "0"],
+            "Count-Min epsilon = 0 is invalid: it must be a finite number in the open interval (0, 1)",
+        ),
+        (
+            vec!["--sketch", "cms", "--delta", "NaN"],
+            "Count-Min delta = NaN is invalid",
+        ),
+        (
+            vec!["--sketch", "cms", "--exponents", "-1"],
+            "Zipf exponent -1 is invalid",
+        ),
+        (
+            vec!["--sketch", "hll", "--trials", "1"],
+            "--trials = 1 is invalid",
+        ),
+        (
+            vec!["--sketch", "hll", "--filters", "classic/xxh3/km/flat"],
+            "--filters is a Bloom sweep flag",
+        ),
+        (
+            vec!["--sketch", "cms", "--redis", "redis://127.0.0.1:1"],
+            "include hll in --sketch",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--out", out]);
+        let (code, stdout, stderr) = run(&all);
+        assert_eq!(code, Some(2), "{all:?}: {stderr}");
+        assert!(
+            stderr.contains(wanted),
+            "{all:?}: {stderr}\nlacks {wanted:?}"
+        );
+        assert!(stdout.is_empty(), "{all:?}: {stdout}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_tiny_sketch_run_writes_csvs_pictures_and_summary() {
+    let dir = std::env::temp_dir().join(format!("bloomlab-sketch-tiny-{}", std::process::id()));
+    let (code, stdout, stderr) = run(&[
+        "--sketch",
+        "hll,cms",
+        "--hll",
+        "hll/xxh3/p10,peer/hyperloglogplus/murmur3/p10",
+        "--trials",
+        "4",
+        "--max-n",
+        "1e4",
+        "--streams",
+        "2",
+        "--stream-len",
+        "1e4",
+        "--universe",
+        "1000",
+        "--cms-hashes",
+        "xxh3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("hll/xxh3/p10"), "{stdout}");
+    for f in [
+        "hll.csv",
+        "cms.csv",
+        "hll_error_vs_n.png",
+        "cms_violations.png",
+        "summary.md",
+    ] {
+        let bytes = std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(bytes.len() > 100, "{f} is nearly empty");
+    }
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("](hll_error_vs_n.png)") && md.contains("](cms_violations.png)"));
+    assert!(md.contains("### peer/hyperloglogplus/murmur3/p10"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

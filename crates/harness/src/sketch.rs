@@ -1,0 +1,668 @@
+//! The sketch sweep: HyperLogLog accuracy against its standard error, Count-Min overcounts against
+//! its `epsilon N` bound, with the same seeded key sets and exact intervals as the Bloom sweep.
+//!
+//! # HyperLogLog
+//!
+//! A *trial* is one seeded sequence of distinct keys (`fmix64(i ^ salt)`, a bijection of `i`, so
+//! the cardinality is exact) fed to a fresh sketch in batches; the estimate is read at every
+//! checkpoint cardinality on the way (10 to 10^7, log-spaced), so one pass gives every point.
+//! Points of one trial are correlated; trials are independent, and every statistic of a row is
+//! over trials. Every sketch sees the same key sequence in trial `t` (paired comparisons).
+//!
+//! Per (sketch, n): the relative errors `e_t = estimate_t / n - 1` give
+//! - the bias `mean(e)`, with a Student-t interval;
+//! - the RMS `sqrt(mean(e^2))`, with the chi-square interval `RMS sqrt(T / chi2_{T, 1-a/2})` ..
+//!   `RMS sqrt(T / chi2_{T, a/2})` (exact when `e` is normal with mean zero, the asymptotic
+//!   law of the estimate; the theory is `1.04 / sqrt(m)`);
+//! - the share of trials with `|e| <= k 1.04 / sqrt(m)` for k = 1, 2, 3, with Clopper-Pearson
+//!   intervals against the normal law's 68.27%, 95.45% and 99.73%.
+//!
+//! # Count-Min
+//!
+//! A trial is one stream of `N` draws from a Zipf law of exponent `s` over a universe of `U`
+//! items (exponent 0 is the uniform stream), each item a seeded distinct label; every sketch
+//! variant sees the same stream. After the stream, *every* universe item's estimate is compared
+//! with its true count: an estimate below it is an undercount (the contract says never: the sweep
+//! fails), above `true + epsilon N` a violation. A row pools the items of all its trials:
+//! `violations / items` with its Clopper-Pearson interval against `delta`. Items of one sketch
+//! share its counters, so that interval is nominal; the test with a stated false-alarm rate is
+//! per trial ([`violation_bound_p`]), where each trial's share is one independent observation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bloomlab_filters::hash::fmix64;
+use bloomlab_filters::{Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use bloomlab_sketches::cms::dimensions;
+use bloomlab_sketches::{CardinalitySketch, CountMin, SketchError};
+use rand::SeedableRng;
+use rand_distr::{Distribution, Zipf};
+use rand_pcg::Pcg64Mcg;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ChiSquared, ContinuousCDF, StudentsT};
+
+use crate::stats::clopper_pearson;
+
+/// The normal law's mass within 1, 2 and 3 standard deviations.
+pub const NORMAL_WITHIN: [f64; 3] = [
+    0.682_689_492_137_086,
+    0.954_499_736_103_642,
+    0.997_300_203_936_74,
+];
+
+/// Keys per batch handed to a sketch (one round trip for a server's sketch).
+pub const BATCH: usize = 4096;
+
+/// Log-spaced cardinalities from `min` to `max` inclusive, `per_decade` per factor of ten,
+/// rounded and without repeats.
+pub fn log_spaced(min: u64, max: u64, per_decade: u32) -> Vec<u64> {
+    let (lo, hi) = ((min.max(1)) as f64, (max.max(min.max(1))) as f64);
+    let steps = ((hi / lo).log10() * f64::from(per_decade)).round() as u32;
+    let mut out: Vec<u64> = (0..=steps)
+        .map(|i| (lo * 10f64.powf(f64::from(i) / f64::from(per_decade))).round() as u64)
+        .collect();
+    out.dedup();
+    if out.last() != Some(&max) && max >= min {
+        out.push(max);
+    }
+    out
+}
+
+/// The salt of trial `trial` of a run seeded `seed`.
+fn salt(seed: u64, trial: u64) -> u64 {
+    fmix64(fmix64(seed ^ 0x6a09_e667_f3bc_c908).wrapping_add(trial))
+}
+
+/// Key `i` of trial `trial`: distinct for distinct `i` (`fmix64` and xor are bijections).
+#[inline]
+pub fn trial_key(salt: u64, i: u64) -> u64 {
+    fmix64(i ^ salt)
+}
+
+/// One trial of a cardinality sketch: feeds keys `0..max(checkpoints)` of trial `trial` in
+/// batches and returns the estimate at each checkpoint (ascending).
+pub fn hll_trial<S: CardinalitySketch + ?Sized>(
+    sketch: &mut S,
+    seed: u64,
+    trial: u64,
+    checkpoints: &[u64],
+) -> Result<Vec<f64>, S::Error> {
+    let salt = salt(seed, trial);
+    let mut out = Vec::with_capacity(checkpoints.len());
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut next = 0u64;
+    for &n in checkpoints {
+        while next < n {
+            batch.clear();
+            let end = n.min(next + BATCH as u64);
+            batch.extend((next..end).map(|i| trial_key(salt, i)));
+            sketch.insert_batch(&batch)?;
+            next = end;
+        }
+        out.push(sketch.estimate()?);
+    }
+    Ok(out)
+}
+
+/// Settings shared by the HyperLogLog rows of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HllPlan {
+    /// Checkpoint cardinalities, ascending.
+    pub cardinalities: Vec<u64>,
+    /// Trials per sketch.
+    pub trials: u64,
+    /// Run seed.
+    pub seed: u64,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// Revision the rows were measured at.
+    pub revision: String,
+}
+
+/// One (sketch, n) of the HyperLogLog sweep: every figure is a column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HllRow {
+    /// Sketch name (`hll/xxh3/p14`, `peer/hyperloglogplus/xxh3/p14`, `redis/pfadd/p14`).
+    pub sketch: String,
+    /// Estimator label (see `bloomlab_sketches::cardinality::estimator`).
+    pub estimator: String,
+    /// Precision p.
+    pub precision: u8,
+    /// Register count m = 2^p.
+    pub registers: u64,
+    /// Register memory in bytes where the sketch lives (after the largest n).
+    pub memory_bytes: u64,
+    /// True distinct count.
+    pub n: u64,
+    /// Independent trials.
+    pub trials: u64,
+    /// `1.04 / sqrt(m)`.
+    pub std_error_theory: f64,
+    /// Mean relative error.
+    pub bias: f64,
+    /// Student-t interval of the bias.
+    pub bias_low: f64,
+    pub bias_high: f64,
+    /// Root mean square relative error.
+    pub rms: f64,
+    /// Chi-square interval of the RMS.
+    pub rms_low: f64,
+    pub rms_high: f64,
+    /// `rms / std_error_theory`.
+    pub rms_over_theory: f64,
+    /// Whether the theory lies inside the RMS interval.
+    pub theory_in_rms_interval: bool,
+    /// Trials with `|e| <= k std_error_theory`, k = 1, 2, 3.
+    pub within1: u64,
+    pub within2: u64,
+    pub within3: u64,
+    /// Their shares and Clopper-Pearson intervals.
+    pub share1: f64,
+    pub share1_low: f64,
+    pub share1_high: f64,
+    pub share2: f64,
+    pub share2_low: f64,
+    pub share2_high: f64,
+    pub share3: f64,
+    pub share3_low: f64,
+    pub share3_high: f64,
+    /// Smallest and largest relative error seen.
+    pub min_error: f64,
+    pub max_error: f64,
+    /// Run seed and confidence level.
+    pub seed: u64,
+    pub confidence: f64,
+    /// Revision measured.
+    pub revision: String,
+}
+
+/// Mean, Student-t interval of the mean, RMS and its chi-square interval of relative errors.
+pub fn error_stats(errors: &[f64], confidence: f64) -> (f64, (f64, f64), f64, (f64, f64)) {
+    let t = errors.len() as f64;
+    let mean = errors.iter().sum::<f64>() / t;
+    let ms = errors.iter().map(|e| e * e).sum::<f64>() / t;
+    let rms = ms.sqrt();
+    let alpha = 1.0 - confidence;
+    let var = errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (t - 1.0).max(1.0);
+    let bias_ci = if errors.len() > 1 {
+        let q = StudentsT::new(0.0, 1.0, t - 1.0)
+            .map(|d| d.inverse_cdf(1.0 - alpha / 2.0))
+            .unwrap_or(f64::NAN);
+        let half = q * (var / t).sqrt();
+        (mean - half, mean + half)
+    } else {
+        (f64::NAN, f64::NAN)
+    };
+    let rms_ci = match ChiSquared::new(t) {
+        Ok(chi) => (
+            rms * (t / chi.inverse_cdf(1.0 - alpha / 2.0)).sqrt(),
+            rms * (t / chi.inverse_cdf(alpha / 2.0)).sqrt(),
+        ),
+        Err(_) => (f64::NAN, f64::NAN),
+    };
+    (mean, bias_ci, rms, rms_ci)
+}
+
+/// Summarises one (sketch, n) from its trials' estimates.
+#[allow(clippy::too_many_arguments)]
+pub fn hll_row(
+    sketch: &str,
+    estimator: &str,
+    precision: u8,
+    memory_bytes: u64,
+    n: u64,
+    estimates: &[f64],
+    plan: &HllPlan,
+) -> HllRow {
+    let m = 1u64 << precision;
+    let se = bloomlab_sketches::hll::standard_error(precision);
+    let errors: Vec<f64> = estimates.iter().map(|e| e / n as f64 - 1.0).collect();
+    let (bias, (bias_low, bias_high), rms, (rms_low, rms_high)) =
+        error_stats(&errors, plan.confidence);
+    let within = |k: f64| errors.iter().filter(|e| e.abs() <= k * se).count() as u64;
+    let trials = errors.len() as u64;
+    let (w1, w2, w3) = (within(1.0), within(2.0), within(3.0));
+    let ci = |x| clopper_pearson(x, trials, plan.confidence);
+    let ((l1, h1), (l2, h2), (l3, h3)) = (ci(w1), ci(w2), ci(w3));
+    let share = |x: u64| x as f64 / trials as f64;
+    HllRow {
+        sketch: sketch.to_owned(),
+        estimator: estimator.to_owned(),
+        precision,
+        registers: m,
+        memory_bytes,
+        n,
+        trials,
+        std_error_theory: se,
+        bias,
+        bias_low,
+        bias_high,
+        rms,
+        rms_low,
+        rms_high,
+        rms_over_theory: rms / se,
+        theory_in_rms_interval: rms_low <= se && se <= rms_high,
+        within1: w1,
+        within2: w2,
+        within3: w3,
+        share1: share(w1),
+        share1_low: l1,
+        share1_high: h1,
+        share2: share(w2),
+        share2_low: l2,
+        share2_high: h2,
+        share3: share(w3),
+        share3_low: l3,
+        share3_high: h3,
+        min_error: errors.iter().copied().fold(f64::INFINITY, f64::min),
+        max_error: errors.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        seed: plan.seed,
+        confidence: plan.confidence,
+        revision: plan.revision.clone(),
+    }
+}
+
+/// Runs `plan.trials` trials of the sketches `make(trial)` builds, `parallel` on rayon's current
+/// pool (or one after the other, for a sketch on a server), and returns one row per checkpoint.
+/// `progress` is called with the trials done so far.
+pub fn run_hll<S, E, F>(
+    make: F,
+    plan: &HllPlan,
+    parallel: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<HllRow>, E>
+where
+    S: CardinalitySketch + ?Sized,
+    E: From<S::Error> + Send,
+    F: Fn(u64) -> Result<Box<S>, E> + Sync,
+{
+    let done = AtomicU64::new(0);
+    let one = |t: u64| -> Result<(Vec<f64>, String, &'static str, u8, u64), E> {
+        let mut s = make(t)?;
+        let est = hll_trial(s.as_mut(), plan.seed, t, &plan.cardinalities)?;
+        let mem = s.memory_bytes()?;
+        let meta = (s.name(), s.estimator(), s.precision());
+        s.discard()?;
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+        Ok((est, meta.0, meta.1, meta.2, mem))
+    };
+    let results: Vec<_> = if parallel {
+        (0..plan.trials)
+            .into_par_iter()
+            .map(one)
+            .collect::<Result<_, E>>()?
+    } else {
+        (0..plan.trials).map(one).collect::<Result<_, E>>()?
+    };
+    let Some(first) = results.first() else {
+        return Ok(Vec::new());
+    };
+    let (name, estimator, precision) = (first.1.clone(), first.2, first.3);
+    let memory = results.iter().map(|r| r.4).max().unwrap_or(0);
+    Ok(plan
+        .cardinalities
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let est: Vec<f64> = results.iter().map(|r| r.0[i]).collect();
+            hll_row(&name, estimator, precision, memory, n, &est, plan)
+        })
+        .collect())
+}
+
+/// Settings of the Count-Min rows of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmsPlan {
+    /// Error bound as a fraction of the stream's total count.
+    pub epsilon: f64,
+    /// Probability the bound may fail for an item.
+    pub delta: f64,
+    /// Zipf exponents; 0 is the uniform stream.
+    pub exponents: Vec<f64>,
+    /// Items in the universe.
+    pub universe: u64,
+    /// Draws per stream (the total count N).
+    pub stream: u64,
+    /// Trials (streams) per exponent.
+    pub trials: u64,
+    /// Hashes the sketches are built on.
+    pub hashes: Vec<String>,
+    /// Run seed.
+    pub seed: u64,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// Revision measured.
+    pub revision: String,
+}
+
+/// One (sketch, exponent) of the Count-Min sweep, pooled over its trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CmsRow {
+    /// Sketch name (`cms/xxh3/2719x5`, `/cu` for conservative update).
+    pub sketch: String,
+    /// Hash strategy.
+    pub hash: String,
+    /// `standard` or `conservative`.
+    pub update: String,
+    pub epsilon: f64,
+    pub delta: f64,
+    pub width: u64,
+    pub depth: u64,
+    /// Counter memory in bytes.
+    pub memory_bytes: u64,
+    /// Zipf exponent (0 = uniform).
+    pub exponent: f64,
+    /// `uniform` or `zipf-<s>`.
+    pub stream: String,
+    pub universe: u64,
+    /// Draws per stream, N.
+    pub total: u64,
+    /// `epsilon N`.
+    pub bound: f64,
+    pub trials: u64,
+    /// Items compared (universe x trials).
+    pub items: u64,
+    /// Items whose estimate was below their count (the contract: none).
+    pub undercounts: u64,
+    /// Items whose overcount exceeded `epsilon N`.
+    pub violations: u64,
+    /// `violations / items` and its Clopper-Pearson interval (nominal: items share counters).
+    pub share: f64,
+    pub share_low: f64,
+    pub share_high: f64,
+    /// Whether the interval lies wholly at or below delta... (`share_high <= delta`).
+    pub below_delta: bool,
+    /// p-value of the per-trial test of "expected share <= delta" ([`violation_bound_p`]).
+    pub bound_p: f64,
+    /// Mean and largest overcount as a fraction of `epsilon N`.
+    pub mean_over_bound: f64,
+    pub max_over_bound: f64,
+    /// Items with a nonzero true count, summed over trials.
+    pub present_items: u64,
+    pub seed: u64,
+    pub confidence: f64,
+    pub revision: String,
+}
+
+/// The p-value bound for "each trial's expected violation share is at most `delta`" given the
+/// trials' shares `s_t` in [0, 1]: `exp(-T KL(mean s || delta))` when `mean s > delta`, else 1.
+///
+/// Why it holds: for `s` in [0, 1] with mean `mu <= delta`, convexity gives
+/// `E exp(l s) <= 1 - delta + delta e^l` for `l >= 0`, the Bernoulli(delta) moment generating
+/// function, so the Chernoff bound of a Binomial(T, delta) sum bounds the sum of the shares'
+/// upper tail. Rejecting when this is below `alpha` has false-alarm rate at most `alpha` for a
+/// sketch that keeps its contract, whatever the dependence between items inside a trial.
+pub fn violation_bound_p(shares: &[f64], delta: f64) -> f64 {
+    let t = shares.len() as f64;
+    if shares.is_empty() {
+        return 1.0;
+    }
+    let a = shares.iter().sum::<f64>() / t;
+    if a <= delta {
+        return 1.0;
+    }
+    let kl = if a >= 1.0 {
+        (1.0 / delta).ln()
+    } else {
+        a * (a / delta).ln() + (1.0 - a) * ((1.0 - a) / (1.0 - delta)).ln()
+    };
+    (-t * kl).exp()
+}
+
+/// A Count-Min variant: hash, update rule, and its dimensions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmsVariant {
+    pub hash: String,
+    pub conservative: bool,
+}
+
+/// What one (variant, trial) measured.
+#[derive(Debug, Clone, Copy, Default)]
+struct CmsTrial {
+    items: u64,
+    present: u64,
+    undercounts: u64,
+    violations: u64,
+    over_sum: f64,
+    over_max: f64,
+}
+
+/// Feeds a stream to a fresh sketch of `H` and compares every item.
+fn cms_trial_for<H: HashStrategy>(
+    width: u64,
+    depth: u64,
+    conservative: bool,
+    labels: &[u64],
+    counts: &[u64],
+    stream: &[u32],
+    bound: f64,
+) -> Result<CmsTrial, SketchError> {
+    let mut cms = CountMin::<H>::with_dimensions(width, depth)?;
+    if conservative {
+        cms = cms.conservative();
+    }
+    for &i in stream {
+        cms.add(&labels[i as usize], 1);
+    }
+    let mut r = CmsTrial::default();
+    for (label, &truth) in labels.iter().zip(counts) {
+        let est = cms.estimate(label);
+        r.items += 1;
+        r.present += u64::from(truth > 0);
+        if est < truth {
+            r.undercounts += 1;
+            continue;
+        }
+        let over = (est - truth) as f64;
+        r.violations += u64::from(over > bound);
+        r.over_sum += over / bound;
+        r.over_max = r.over_max.max(over / bound);
+    }
+    Ok(r)
+}
+
+fn cms_trial(
+    v: &CmsVariant,
+    width: u64,
+    depth: u64,
+    labels: &[u64],
+    counts: &[u64],
+    stream: &[u32],
+    bound: f64,
+) -> Result<CmsTrial, SketchError> {
+    let c = v.conservative;
+    match v.hash.as_str() {
+        "xxh3" => cms_trial_for::<Xxh3>(width, depth, c, labels, counts, stream, bound),
+        "murmur3" => cms_trial_for::<Murmur3>(width, depth, c, labels, counts, stream, bound),
+        "fnv1a" => cms_trial_for::<Fnv1a>(width, depth, c, labels, counts, stream, bound),
+        "xxh3-128" => cms_trial_for::<Xxh3Wide>(width, depth, c, labels, counts, stream, bound),
+        "xxh64" => cms_trial_for::<Xxh64>(width, depth, c, labels, counts, stream, bound),
+        other => Err(SketchError::UnknownHash {
+            name: other.to_owned(),
+            known: bloomlab_sketches::cardinality::HASHES.join(", "),
+        }),
+    }
+}
+
+/// The stream of trial `trial` at exponent `s`: item labels, true counts and the draws.
+fn make_stream(plan: &CmsPlan, s: f64, trial: u64) -> (Vec<u64>, Vec<u64>, Vec<u32>) {
+    let salt = salt(plan.seed ^ s.to_bits(), trial);
+    let labels: Vec<u64> = (0..plan.universe).map(|i| trial_key(salt, i)).collect();
+    let mut rng = Pcg64Mcg::seed_from_u64(salt);
+    let zipf = Zipf::new(plan.universe as f64, s).expect("checked by CmsPlan::validate");
+    let mut counts = vec![0u64; plan.universe as usize];
+    let stream: Vec<u32> = (0..plan.stream)
+        .map(|_| {
+            let i = (zipf.sample(&mut rng) as u64 - 1).min(plan.universe - 1) as u32;
+            counts[i as usize] += 1;
+            i
+        })
+        .collect();
+    (labels, counts, stream)
+}
+
+impl CmsPlan {
+    /// Checks the settings: epsilon and delta in (0, 1), exponents finite and >= 0, universe in
+    /// 1..=2^32, stream and trials at least 1.
+    pub fn validate(&self) -> Result<(u64, u64), String> {
+        let dims = dimensions(self.epsilon, self.delta).map_err(|e| e.to_string())?;
+        for &s in &self.exponents {
+            if !(s.is_finite() && s >= 0.0) {
+                return Err(format!(
+                    "Zipf exponent {s} is invalid: it must be a finite number >= 0 (0 is uniform)"
+                ));
+            }
+        }
+        if !(1..=1u64 << 32).contains(&self.universe) {
+            return Err(format!(
+                "universe = {} is invalid: it must be in 1..=4294967296",
+                self.universe
+            ));
+        }
+        if self.stream == 0 || self.trials == 0 {
+            return Err(format!(
+                "stream = {} and trials = {} are invalid: both must be at least 1",
+                self.stream, self.trials
+            ));
+        }
+        if self.hashes.is_empty() {
+            return Err("no hash given for the Count-Min sketches".into());
+        }
+        Ok(dims)
+    }
+}
+
+/// Runs the Count-Min plan (trials in parallel on rayon's current pool) and returns one row per
+/// (exponent, hash, update rule). `progress` is called with the streams done so far.
+pub fn run_cms(plan: &CmsPlan, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<CmsRow>, String> {
+    let (width, depth) = plan.validate()?;
+    let variants: Vec<CmsVariant> = plan
+        .hashes
+        .iter()
+        .flat_map(|h| {
+            [false, true].map(|c| CmsVariant {
+                hash: h.clone(),
+                conservative: c,
+            })
+        })
+        .collect();
+    let bound = plan.epsilon * plan.stream as f64;
+    let done = AtomicU64::new(0);
+    let tasks: Vec<(usize, u64)> = (0..plan.exponents.len())
+        .flat_map(|e| (0..plan.trials).map(move |t| (e, t)))
+        .collect();
+    let results: Vec<Vec<CmsTrial>> = tasks
+        .par_iter()
+        .map(|&(e, t)| {
+            let (labels, counts, stream) = make_stream(plan, plan.exponents[e], t);
+            let r = variants
+                .iter()
+                .map(|v| cms_trial(v, width, depth, &labels, &counts, &stream, bound))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string());
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            r
+        })
+        .collect::<Result<_, _>>()?;
+    let mut rows = Vec::new();
+    for (e, &s) in plan.exponents.iter().enumerate() {
+        for (vi, v) in variants.iter().enumerate() {
+            let trials: Vec<CmsTrial> = tasks
+                .iter()
+                .zip(&results)
+                .filter(|((te, _), _)| *te == e)
+                .map(|(_, r)| r[vi])
+                .collect();
+            let items: u64 = trials.iter().map(|t| t.items).sum();
+            let violations: u64 = trials.iter().map(|t| t.violations).sum();
+            let (lo, hi) = clopper_pearson(violations, items, plan.confidence);
+            let shares: Vec<f64> = trials
+                .iter()
+                .map(|t| t.violations as f64 / t.items as f64)
+                .collect();
+            let name = format!(
+                "cms/{}/{width}x{depth}{}",
+                v.hash,
+                if v.conservative { "/cu" } else { "" }
+            );
+            rows.push(CmsRow {
+                sketch: name,
+                hash: v.hash.clone(),
+                update: if v.conservative {
+                    "conservative"
+                } else {
+                    "standard"
+                }
+                .into(),
+                epsilon: plan.epsilon,
+                delta: plan.delta,
+                width,
+                depth,
+                memory_bytes: width * depth * 8,
+                exponent: s,
+                stream: stream_name(s),
+                universe: plan.universe,
+                total: plan.stream,
+                bound,
+                trials: trials.len() as u64,
+                items,
+                undercounts: trials.iter().map(|t| t.undercounts).sum(),
+                violations,
+                share: violations as f64 / items as f64,
+                share_low: lo,
+                share_high: hi,
+                below_delta: hi <= plan.delta,
+                bound_p: violation_bound_p(&shares, plan.delta),
+                mean_over_bound: trials.iter().map(|t| t.over_sum).sum::<f64>() / items as f64,
+                max_over_bound: trials.iter().map(|t| t.over_max).fold(0.0, f64::max),
+                present_items: trials.iter().map(|t| t.present).sum(),
+                seed: plan.seed,
+                confidence: plan.confidence,
+                revision: plan.revision.clone(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// One Count-Min variant over the plan's first exponent, trials in parallel: (undercounts, each
+/// trial's violation share, violations, items compared), for the gate.
+pub fn cms_point(
+    plan: &CmsPlan,
+    hash: &str,
+    width: u64,
+    depth: u64,
+    conservative: bool,
+) -> Result<(u64, Vec<f64>, u64, u64), SketchError> {
+    let v = CmsVariant {
+        hash: hash.to_owned(),
+        conservative,
+    };
+    let bound = plan.epsilon * plan.stream as f64;
+    let s = plan.exponents[0];
+    let trials: Vec<CmsTrial> = (0..plan.trials)
+        .into_par_iter()
+        .map(|t| {
+            let (labels, counts, stream) = make_stream(plan, s, t);
+            cms_trial(&v, width, depth, &labels, &counts, &stream, bound)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((
+        trials.iter().map(|t| t.undercounts).sum(),
+        trials
+            .iter()
+            .map(|t| t.violations as f64 / t.items as f64)
+            .collect(),
+        trials.iter().map(|t| t.violations).sum(),
+        trials.iter().map(|t| t.items).sum(),
+    ))
+}
+
+/// `uniform` for exponent 0, else `zipf-<s>`.
+pub fn stream_name(s: f64) -> String {
+    if s == 0.0 {
+        "uniform".into()
+    } else {
+        format!("zipf-{s}")
+    }
+}

@@ -1,0 +1,419 @@
+//! The sketches' part of the gate: HyperLogLog bias and RMS error, and Count-Min's bound, re-run
+//! from the points of `reports/baseline/sketches.csv` with their seeds.
+//!
+//! # Tests and their false-alarm rates
+//!
+//! The sketch tests are one family sharing the gate's family-wise rate `alpha` by Bonferroni:
+//! each of the `K` tests runs at `alpha / K`, so a correct sketch fails the whole family with
+//! probability at most `alpha` whatever the dependence between tests (points of one sketch share
+//! its trials).
+//!
+//! A HyperLogLog point (sketch, n, T trials) has the trials' relative errors `e_t`, independent:
+//! - **bias**: two-sided Student-t test of `mean(e) = 0`. Past the small range the estimators are
+//!   unbiased to well below the test's resolution (`1.04 / sqrt(m T)`); a fixed bias is what a
+//!   wrong constant or a broken small-range switch gives.
+//! - **rms**: one-sided chi-square test of `sum(e^2) / sigma^2 ~ chi2_T` with `sigma = 1.04 /
+//!   sqrt(m)`: fails when the error is larger than stated. The true asymptotic constant is 1.039
+//!   and linear counting is more accurate, so a correct sketch fails less often than `alpha / K`.
+//! - **drift**: Welch's two-sample t test of the mean error against the baseline's (mean and
+//!   standard deviation stored). The gate re-runs the baseline's seeds, so an unchanged sketch
+//!   reproduces it exactly and passes; a changed one is compared as an independent sample, which
+//!   for positively correlated (same-key) runs errs towards passing.
+//!
+//! A Count-Min point (sketch with its width and depth, epsilon, delta, Zipf exponent, T streams):
+//! - **undercount**: any item estimated below its true count fails (the contract says never: no
+//!   statistics).
+//! - **bound**: the per-trial Chernoff test of [`crate::sketch::violation_bound_p`]: fails when
+//!   the violation shares are too high for "each trial's expected share is at most delta".
+
+use std::path::Path;
+
+use bloomlab_sketches::cardinality::build_by_name;
+use bloomlab_sketches::{CardinalitySketch, SketchError};
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ChiSquared, ContinuousCDF, StudentsT};
+
+use crate::sketch::{self, CmsPlan};
+
+/// One baseline row: a HyperLogLog point (`kind = hll`) or a Count-Min point (`kind = cms`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SketchPoint {
+    /// `hll` or `cms`.
+    pub kind: String,
+    /// HyperLogLog: a name `build_by_name` accepts. Count-Min: `cms/<hash>/<w>x<d>[/cu]`.
+    pub sketch: String,
+    /// HyperLogLog: the cardinality (0 for Count-Min).
+    pub n: u64,
+    /// Count-Min: contract and stream (0 for HyperLogLog).
+    pub epsilon: f64,
+    pub delta: f64,
+    pub exponent: f64,
+    pub universe: u64,
+    pub stream: u64,
+    /// Trials (key sequences or streams).
+    pub trials: u64,
+    pub seed: u64,
+    /// Measured at baseline: HyperLogLog mean and standard deviation of the relative error and
+    /// the RMS; Count-Min violations among items (and undercounts, always 0 in a baseline).
+    pub bias: f64,
+    pub sd: f64,
+    pub rms: f64,
+    pub violations: u64,
+    pub items: u64,
+}
+
+impl SketchPoint {
+    /// A short label for tables.
+    pub fn label(&self) -> String {
+        if self.kind == "hll" {
+            format!("{} n={} T={}", self.sketch, self.n, self.trials)
+        } else {
+            format!(
+                "{} {} eps={} delta={} T={}",
+                self.sketch,
+                sketch::stream_name(self.exponent),
+                self.epsilon,
+                self.delta,
+                self.trials
+            )
+        }
+    }
+
+    /// Statistical tests this point adds to the family.
+    pub fn tests(&self) -> usize {
+        if self.kind == "hll" { 3 } else { 1 }
+    }
+}
+
+/// The built-in points: our HyperLogLog on three hashes and the crates.io one at p = 12, in the
+/// small range (n = 1,000 < 2.5 m) and past it (n = 10^5, 10^6), 200 trials; Count-Min at
+/// epsilon = 0.001, delta = 0.01 (both update rules) on a uniform and two Zipf streams.
+pub fn default_points() -> Vec<SketchPoint> {
+    let mut out = Vec::new();
+    let hll = |sketch: &str, n: u64| SketchPoint {
+        kind: "hll".into(),
+        sketch: sketch.into(),
+        n,
+        epsilon: 0.0,
+        delta: 0.0,
+        exponent: 0.0,
+        universe: 0,
+        stream: 0,
+        trials: 200,
+        seed: 17,
+        bias: 0.0,
+        sd: 0.0,
+        rms: 0.0,
+        violations: 0,
+        items: 0,
+    };
+    for s in ["hll/xxh3/p12", "hll/murmur3/p12", "hll/fnv1a/p12"] {
+        for n in [1_000, 100_000, 1_000_000] {
+            out.push(hll(s, n));
+        }
+    }
+    for n in [1_000, 100_000] {
+        out.push(hll("peer/hyperloglogplus/xxh3/p12", n));
+    }
+    for s in ["cms/xxh3/2719x5", "cms/xxh3/2719x5/cu"] {
+        for e in [0.0, 1.0, 1.5] {
+            out.push(SketchPoint {
+                kind: "cms".into(),
+                sketch: s.into(),
+                epsilon: 0.001,
+                delta: 0.01,
+                exponent: e,
+                universe: 10_000,
+                stream: 200_000,
+                trials: 20,
+                ..hll(s, 0)
+            });
+        }
+    }
+    out
+}
+
+/// Reads the baseline; errors name the file and record.
+pub fn read_points(path: &Path) -> Result<Vec<SketchPoint>, String> {
+    let bad = |reason: String| format!("sketch baseline {}: {reason}", path.display());
+    let mut r = csv::Reader::from_path(path).map_err(|e| bad(e.to_string()))?;
+    let points: Vec<SketchPoint> = r
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    for p in &points {
+        match p.kind.as_str() {
+            "hll" => {
+                build_by_name(&p.sketch).map_err(|e| bad(format!("{}: {e}", p.label())))?;
+                if p.n == 0 || p.trials < 2 {
+                    return Err(bad(format!(
+                        "{}: n must be >= 1 and trials >= 2",
+                        p.label()
+                    )));
+                }
+            }
+            "cms" => {
+                parse_cms(&p.sketch).map_err(|e| bad(format!("{}: {e}", p.label())))?;
+                cms_plan(p)
+                    .validate()
+                    .map_err(|e| bad(format!("{}: {e}", p.label())))?;
+            }
+            other => return Err(bad(format!("kind {other:?} is not hll or cms"))),
+        }
+    }
+    if points.is_empty() {
+        return Err(bad("no points".into()));
+    }
+    Ok(points)
+}
+
+/// Writes the baseline.
+pub fn write_points(path: &Path, points: &[SketchPoint]) -> Result<(), String> {
+    let bad = |reason: String| format!("sketch baseline {}: {reason}", path.display());
+    let mut w = csv::Writer::from_path(path).map_err(|e| bad(e.to_string()))?;
+    for p in points {
+        w.serialize(p).map_err(|e| bad(e.to_string()))?;
+    }
+    w.flush().map_err(|e| bad(e.to_string()))
+}
+
+/// `cms/<hash>/<w>x<d>[/cu]` -> (hash, width, depth, conservative).
+pub fn parse_cms(name: &str) -> Result<(String, u64, u64, bool), String> {
+    let bad = || format!("Count-Min name {name:?} is not cms/<hash>/<width>x<depth>[/cu]");
+    let rest = name.strip_prefix("cms/").ok_or_else(bad)?;
+    let (rest, cu) = match rest.strip_suffix("/cu") {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let (hash, dims) = rest.split_once('/').ok_or_else(bad)?;
+    let (w, d) = dims.split_once('x').ok_or_else(bad)?;
+    let (w, d) = (w.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
+    Ok((hash.to_owned(), w, d, cu))
+}
+
+fn cms_plan(p: &SketchPoint) -> CmsPlan {
+    let hash = parse_cms(&p.sketch).map(|x| x.0).unwrap_or_default();
+    CmsPlan {
+        epsilon: p.epsilon,
+        delta: p.delta,
+        exponents: vec![p.exponent],
+        universe: p.universe,
+        stream: p.stream,
+        trials: p.trials,
+        hashes: vec![hash],
+        seed: p.seed,
+        confidence: 0.95,
+        revision: String::new(),
+    }
+}
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    pub name: &'static str,
+    pub passed: bool,
+    /// The test's p-value, where it has one.
+    pub p_value: Option<f64>,
+    pub detail: String,
+}
+
+/// A point's checks and what was measured (as a baseline row).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub point: SketchPoint,
+    pub measured: SketchPoint,
+    pub checks: Vec<Check>,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.passed)
+    }
+}
+
+/// Total tests of the family.
+pub fn family_tests(points: &[SketchPoint]) -> usize {
+    points.iter().map(SketchPoint::tests).sum::<usize>().max(1)
+}
+
+/// The HyperLogLog tests of one point from its relative errors, each at level `alpha`.
+pub fn hll_checks(p: &SketchPoint, precision: u8, errors: &[f64], alpha: f64) -> Vec<Check> {
+    let t = errors.len() as f64;
+    let mean = errors.iter().sum::<f64>() / t;
+    let sd = (errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (t - 1.0)).sqrt();
+    let ss = errors.iter().map(|e| e * e).sum::<f64>();
+    let sigma = bloomlab_sketches::hll::standard_error(precision);
+    let student = StudentsT::new(0.0, 1.0, t - 1.0).expect("t >= 2 checked on reading");
+    let p_bias = if sd > 0.0 {
+        2.0 * (1.0 - student.cdf((mean / (sd / t.sqrt())).abs()))
+    } else if mean == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let chi = ChiSquared::new(t).expect("t >= 2");
+    let p_rms = 1.0 - chi.cdf(ss / (sigma * sigma));
+    let rms = (ss / t).sqrt();
+    // Welch's test against the baseline's mean.
+    let se2 = sd * sd / t + p.sd * p.sd / p.trials as f64;
+    let p_drift = if se2 > 0.0 {
+        let df = se2 * se2
+            / ((sd * sd / t).powi(2) / (t - 1.0)
+                + (p.sd * p.sd / p.trials as f64).powi(2) / (p.trials as f64 - 1.0));
+        let d = StudentsT::new(0.0, 1.0, df.max(1.0)).expect("df >= 1");
+        2.0 * (1.0 - d.cdf(((mean - p.bias) / se2.sqrt()).abs()))
+    } else if mean == p.bias {
+        1.0
+    } else {
+        0.0
+    };
+    let ctx = format!(
+        "{}: T = {}, mean error {:+.4}%, sd {:.4}%, RMS {:.4}% vs stated {:.4}%, baseline mean {:+.4}% sd {:.4}%, alpha {alpha:.2e}",
+        p.label(),
+        errors.len(),
+        mean * 100.0,
+        sd * 100.0,
+        rms * 100.0,
+        sigma * 100.0,
+        p.bias * 100.0,
+        p.sd * 100.0
+    );
+    vec![
+        Check {
+            name: "bias",
+            passed: p_bias >= alpha,
+            p_value: Some(p_bias),
+            detail: ctx.clone(),
+        },
+        Check {
+            name: "rms",
+            passed: p_rms >= alpha,
+            p_value: Some(p_rms),
+            detail: ctx.clone(),
+        },
+        Check {
+            name: "drift",
+            passed: p_drift >= alpha,
+            p_value: Some(p_drift),
+            detail: ctx,
+        },
+    ]
+}
+
+/// Re-runs the HyperLogLog points of one sketch (same sketch, trials and seed) with the sketches
+/// `make` builds, one pass per trial up to the largest n; returns each point's relative errors.
+pub fn hll_errors<S, F>(make: F, points: &[&SketchPoint]) -> Result<Vec<Vec<f64>>, S::Error>
+where
+    S: CardinalitySketch + ?Sized,
+    F: Fn() -> Box<S> + Sync,
+    S::Error: Send,
+{
+    use rayon::prelude::*;
+    let mut ns: Vec<u64> = points.iter().map(|p| p.n).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let (trials, seed) = (points[0].trials, points[0].seed);
+    let per_trial: Vec<Vec<f64>> = (0..trials)
+        .into_par_iter()
+        .map(|t| {
+            let mut s = make();
+            sketch::hll_trial(s.as_mut(), seed, t, &ns)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(points
+        .iter()
+        .map(|p| {
+            let i = ns.binary_search(&p.n).expect("n is in ns");
+            per_trial.iter().map(|e| e[i] / p.n as f64 - 1.0).collect()
+        })
+        .collect())
+}
+
+/// Checks every point at family-wise rate `family_alpha` and returns the outcomes in order.
+pub fn check_all(points: &[SketchPoint], family_alpha: f64) -> Result<Vec<Outcome>, SketchError> {
+    let alpha = family_alpha / family_tests(points) as f64;
+    let mut out: Vec<Option<Outcome>> = vec![None; points.len()];
+    // HyperLogLog points grouped by (sketch, trials, seed): one pass serves them all.
+    let mut groups: Vec<(String, u64, u64, Vec<usize>)> = Vec::new();
+    for (i, p) in points.iter().enumerate().filter(|(_, p)| p.kind == "hll") {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == p.sketch && g.1 == p.trials && g.2 == p.seed)
+        {
+            Some(g) => g.3.push(i),
+            None => groups.push((p.sketch.clone(), p.trials, p.seed, vec![i])),
+        }
+    }
+    for (name, _, _, idx) in &groups {
+        let precision = build_by_name(name)?.precision();
+        let pts: Vec<&SketchPoint> = idx.iter().map(|&i| &points[i]).collect();
+        let errors = hll_errors(|| build_by_name(name).expect("built once above"), &pts)?;
+        for (&i, e) in idx.iter().zip(&errors) {
+            out[i] = Some(hll_outcome(&points[i], precision, e, alpha));
+        }
+    }
+    for (i, p) in points.iter().enumerate().filter(|(_, p)| p.kind == "cms") {
+        out[i] = Some(cms_outcome(p, alpha)?);
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// A HyperLogLog point's outcome from its errors.
+pub fn hll_outcome(p: &SketchPoint, precision: u8, errors: &[f64], alpha: f64) -> Outcome {
+    let t = errors.len() as f64;
+    let mean = errors.iter().sum::<f64>() / t;
+    let sd = (errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (t - 1.0)).sqrt();
+    let rms = (errors.iter().map(|e| e * e).sum::<f64>() / t).sqrt();
+    Outcome {
+        point: p.clone(),
+        measured: SketchPoint {
+            bias: mean,
+            sd,
+            rms,
+            ..p.clone()
+        },
+        checks: hll_checks(p, precision, errors, alpha),
+    }
+}
+
+/// Re-runs a Count-Min point: the sketch named by the point (its own width and depth) against
+/// the contract of the point's epsilon and delta.
+pub fn cms_outcome(p: &SketchPoint, alpha: f64) -> Result<Outcome, SketchError> {
+    let (hash, width, depth, cu) =
+        parse_cms(&p.sketch).map_err(|reason| SketchError::UnknownSketch {
+            name: p.sketch.clone(),
+            known: reason,
+        })?;
+    let plan = cms_plan(p);
+    let (undercounts, shares, violations, items) =
+        sketch::cms_point(&plan, &hash, width, depth, cu)?;
+    let p_bound = sketch::violation_bound_p(&shares, p.delta);
+    let detail = format!(
+        "{}: {violations} violations (overcount > eps N) among {items} items, mean per-trial share {:.3e} vs delta {}, {undercounts} undercounts, alpha {alpha:.2e}",
+        p.label(),
+        shares.iter().sum::<f64>() / shares.len() as f64,
+        p.delta
+    );
+    Ok(Outcome {
+        point: p.clone(),
+        measured: SketchPoint {
+            violations,
+            items,
+            ..p.clone()
+        },
+        checks: vec![
+            Check {
+                name: "undercount",
+                passed: undercounts == 0,
+                p_value: None,
+                detail: detail.clone(),
+            },
+            Check {
+                name: "bound",
+                passed: p_bound >= alpha,
+                p_value: Some(p_bound),
+                detail,
+            },
+        ],
+    })
+}
