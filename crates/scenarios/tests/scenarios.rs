@@ -347,3 +347,87 @@ fn a_foreign_table_of_the_scenarios_name_is_refused_and_left_alone() {
         conn.batch("DROP TABLE bloomlab_penetration_items").unwrap();
     }
 }
+
+/// A small tmpfs mounted for one test (root only), unmounted on drop.
+struct TinyDisk {
+    dir: tempdir::Dir,
+}
+
+impl TinyDisk {
+    /// Mounts `bytes` of tmpfs, or says why not: None with a skip message, a panic under
+    /// BLOOMLAB_REQUIRE_SERVICES=1 (CI runs as root and must run the test).
+    fn mount(test: &str, bytes: u64) -> Option<TinyDisk> {
+        let dir = tempdir::Dir::new(test);
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(&dir.path)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(TinyDisk { dir }),
+            other => {
+                let why = match other {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+                    Err(e) => e.to_string(),
+                };
+                if std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1") {
+                    panic!(
+                        "bloomlab-scenarios test {test} cannot mount a small tmpfs ({why}), and {REQUIRE_VAR}=1 makes that a failure: run it as root"
+                    );
+                }
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIPPED bloomlab-scenarios test {test}: cannot mount a small tmpfs to fill ({why}). To run it: run the tests as root"
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Drop for TinyDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(&self.dir.path)
+            .status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_an_error_naming_it_and_leaves_only_whole_days_behind() {
+    let test = "full-disk";
+    let Some(disk) = TinyDisk::mount(test, 4 << 20) else {
+        return;
+    };
+    let path = disk.dir.path.join("db.sqlite");
+    let db = DbUrl::Sqlite(path.clone());
+    let mut c = DedupConfig::new(db.clone(), "classic/xxh3/km/flat", 0.01);
+    c.days = 20;
+    c.per_day = 2000;
+    c.capacity = 20_000;
+    let e = dedup::run(&c, &mut nop()).expect_err("20 days of articles on a 4 MiB disk");
+    let msg = e.to_string();
+    assert!(
+        matches!(&e, ScenarioError::Query { .. })
+            && msg.contains("full")
+            && msg.contains(&path.display().to_string()),
+        "{msg}"
+    );
+    // The day that did not fit was rolled back: what is left is whole days of 600 new articles,
+    // each stored once (the file is read back on the same full disk).
+    let mut check = Db::connect(&db).unwrap();
+    let rows = check
+        .int("SELECT COUNT(*) FROM bloomlab_dedup_articles", &[])
+        .unwrap();
+    let distinct = check
+        .int(
+            "SELECT COUNT(DISTINCT hash) FROM bloomlab_dedup_articles",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(rows, distinct, "a row stored twice");
+    assert_eq!(rows % 600, 0, "{rows} rows: a partly stored day");
+    assert!(
+        rows > 0 && rows < 600 * 20,
+        "{rows} rows: no day fitted, or the disk was not full"
+    );
+}
