@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::time::{Duration, Instant};
 
 use bloomlab_filters::{BitPositions, Digest, Geometry, Key};
 use redis::{Cmd, Value};
@@ -20,6 +21,11 @@ const CREATE_IF_ABSENT: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then retur
 /// Creates a shard string of ARGV[1] + 1 zero bytes if the key does not exist.
 const CREATE_SHARD: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then \
      redis.call('SETRANGE', KEYS[1], ARGV[1], '\\0') end return 1";
+
+/// How long [`RedisBloom::create_or_open_sharded`] waits for another client that is creating the
+/// same filter to finish sizing its shards (about 0.3 s per 512 MiB shard on this project's
+/// machine), before it reports them as lost.
+pub const CREATOR_WAIT: Duration = Duration::from_secs(10);
 
 /// A Bloom filter of in-memory variant `F` (a flat [`bloomlab_filters::Bloom`] or a
 /// [`bloomlab_filters::Blocked512`]) whose bits live in Redis.
@@ -125,6 +131,18 @@ impl<F: BitPositions> RedisBloom<F> {
                     stored,
                     requested,
                 });
+            }
+            // The creator writes the config first (atomically, so one client creates) and sizes
+            // the shards after it: a client arriving in between sees them short. Wait for the
+            // creator, for a bounded time, before calling the shards lost.
+            let deadline = Instant::now() + CREATOR_WAIT;
+            loop {
+                match filter.check_shards() {
+                    Err(RedisFilterError::Corrupt { .. }) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    other => return other.map(|()| filter),
+                }
             }
         }
         filter.check_shards()?;
