@@ -434,9 +434,7 @@ pub fn compare_sweep(url: &str, progress: &dyn Fn(&str)) -> Result<Vec<SweepPair
         .iter()
         .zip(&in_redis)
         .map(|(m, r)| {
-            let mut same = r.clone();
-            same.filter = m.filter.clone();
-            same.memory_bytes = m.memory_bytes;
+            let same = redis_sweep::as_twin(r, m);
             SweepPair {
                 redis: r.filter.clone(),
                 twin: m.filter.clone(),

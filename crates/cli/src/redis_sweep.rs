@@ -97,6 +97,16 @@ impl<F: BitPositions> BatchMembership for Adapter<F> {
     }
 }
 
+/// Redis row `r` with the two columns that legitimately differ from its in-memory twin `m` (the
+/// filter's name and the memory held) taken from `m`: every other column must then equal `m`'s,
+/// compared through `Debug`, which prints every f64 exactly (NaN included).
+pub fn as_twin(r: &SweepRow, m: &SweepRow) -> SweepRow {
+    let mut same = r.clone();
+    same.filter = m.filter.clone();
+    same.memory_bytes = m.memory_bytes;
+    same
+}
+
 /// Runs every planned row (planned with twin names) against Redis at `url` (several
 /// comma-separated URLs: a cluster's nodes, the filter in shards of
 /// [`bloomlab_redis::config::CLUSTER_SHARD_BITS`] spread over them), one row at a time,

@@ -89,10 +89,8 @@ fn rows_equal_twins(url: &str) {
         assert!(r.queries > 0 && r.false_positives > 0, "{r:?}");
         // Everything but the name and the memory held (here the bits alone, on the server) is
         // the twin's: compared through Debug, which prints every f64 exactly (NaN included).
-        let mut same = r.clone();
-        same.filter = m.filter.clone();
         assert_eq!(r.memory_bytes, r.bits / 8, "{r:?}");
-        same.memory_bytes = m.memory_bytes;
+        let same = redis_sweep::as_twin(r, m);
         assert_eq!(
             format!("{same:?}"),
             format!("{m:?}"),
