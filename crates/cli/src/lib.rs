@@ -5,6 +5,7 @@
 pub mod guava;
 pub mod redis_costs;
 pub mod redis_sweep;
+pub mod scale;
 pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;

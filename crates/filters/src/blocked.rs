@@ -212,6 +212,49 @@ impl<H: HashStrategy> Blocked512<H> {
     keyed_methods!(H::digest);
 }
 
+/// What [`crate::shared`]'s inserter needs from the filter.
+impl<H> Blocked512<H> {
+    /// The block of `d` among `blocks` blocks: the same choice as `block_of`.
+    #[inline(always)]
+    pub(crate) fn block_index(d: Digest, blocks: u64) -> usize {
+        fast_range(d.h1, blocks) as usize
+    }
+    pub(crate) fn hashes_per_key(&self) -> u32 {
+        self.hashes
+    }
+    /// The blocks as words, block b being words 8b..8b+8.
+    pub fn words(&self) -> &[u64] {
+        self.lines.as_flattened_words()
+    }
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        self.lines.as_flattened_words_mut()
+    }
+    pub(crate) fn bytes_region(&self) -> (*const u8, usize) {
+        (
+            self.lines.as_ptr().cast(),
+            std::mem::size_of_val(self.lines.as_slice()),
+        )
+    }
+}
+
+/// `Line`s seen as their words.
+trait LineWords {
+    fn as_flattened_words(&self) -> &[u64];
+    fn as_flattened_words_mut(&mut self) -> &mut [u64];
+}
+
+impl LineWords for Vec<Line> {
+    fn as_flattened_words(&self) -> &[u64] {
+        // SAFETY: `Line` is `repr(C)` over `[u64; 8]` with no padding (64 bytes, align 64), so
+        // `len` lines are `8 len` initialised, aligned words; the borrow is carried over.
+        unsafe { std::slice::from_raw_parts(self.as_ptr().cast(), self.len() * 8) }
+    }
+    fn as_flattened_words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: as above, and the unique borrow is carried over.
+        unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr().cast(), self.len() * 8) }
+    }
+}
+
 impl<H: HashStrategy> Filter for Blocked512<H> {
     forward_filter_methods!(H::digest);
     fn bits(&self) -> u64 {

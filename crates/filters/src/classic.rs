@@ -144,6 +144,19 @@ impl<H: HashStrategy, I: IndexScheme, S: ConcurrentBitStore> Bloom<H, I, S> {
     }
 }
 
+/// What [`crate::shared`]'s inserter needs from the filter.
+impl<H, I: IndexScheme> Bloom<H, I, crate::store::FlatBits> {
+    pub(crate) fn range(&self) -> I::Range {
+        self.range
+    }
+    pub(crate) fn hashes_per_key(&self) -> u32 {
+        self.hashes
+    }
+    pub(crate) fn store_words_mut(&mut self) -> &mut [u64] {
+        self.store.words_mut()
+    }
+}
+
 impl<H: HashStrategy, I: IndexScheme, S: BitStore> Filter for Bloom<H, I, S> {
     forward_filter_methods!(H::digest);
     fn bits(&self) -> u64 {
@@ -164,6 +177,54 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Filter for Bloom<H, I, S> {
             hashes: self.hashes,
         }
     }
+    /// The flat theory, with the hash-width term of a scheme whose positions come from fewer than
+    /// 2^53 values ([`IndexScheme::POSITION_DOMAIN`], [`crate::theory::flat_reduced`]).
+    fn fpr_theory(&self, members: u64) -> f64 {
+        match I::POSITION_DOMAIN {
+            0 => self.geometry().fpr(members),
+            domain => {
+                crate::theory::flat_reduced(self.store.len_bits(), self.hashes, members, domain)
+            }
+        }
+    }
+    /// `fill^k`, or for a reduced-domain scheme the chance a probe finds its bit set given the
+    /// bits of each kind of position ([`crate::theory::reduced_kinds`]).
+    fn fpr_given_bits(&self) -> f64 {
+        match I::POSITION_DOMAIN {
+            0 => self.fill_ratio().powi(self.hashes as i32),
+            domain => reduced_given_bits(self.store.len_bits(), self.hashes, domain, |w| {
+                self.store.word(w)
+            }),
+        }
+    }
+}
+
+/// The false-positive rate given the bits of a flat array of `bits` bits (word `w` read by
+/// `word`) probed `hashes` times through a `% bits` reduction of `domain` values: the set bits of
+/// each kind of position weighted by that kind's per-position probability, to the k-th power.
+pub(crate) fn reduced_given_bits(
+    bits: u64,
+    hashes: u32,
+    domain: u64,
+    word: impl Fn(usize) -> u64,
+) -> f64 {
+    let [(first, q_first), (_, q_rest)] = crate::theory::reduced_kinds(bits, domain);
+    let words = bits.div_ceil(64) as usize;
+    let (mut ones_first, mut ones_rest) = (0u64, 0u64);
+    for w in 0..words {
+        let x = word(w);
+        let start = w as u64 * 64;
+        // The low `below` bits of this word lie in the first kind.
+        let below = first.saturating_sub(start).min(64) as u32;
+        let low_mask = if below == 64 {
+            u64::MAX
+        } else {
+            (1u64 << below) - 1
+        };
+        ones_first += u64::from((x & low_mask).count_ones());
+        ones_rest += u64::from((x & !low_mask).count_ones());
+    }
+    (ones_first as f64 * q_first + ones_rest as f64 * q_rest).powi(hashes as i32)
 }
 
 impl<H: HashStrategy, I: IndexScheme, S: BitStore> Variant for Bloom<H, I, S> {

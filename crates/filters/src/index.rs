@@ -42,6 +42,13 @@ pub trait IndexScheme: Send + Sync + 'static {
     /// one-by-one ones at 1M string keys: 35 vs 25 ns with mitz64's division, 24.1 vs 23.5 ns with
     /// its reciprocal).
     const PREFETCH: bool = true;
+
+    /// How many equally likely values this scheme reduces to a position, when that is fewer than
+    /// 2^53 (a scheme of 31-bit `int` arithmetic: 2^31); 0 when positions come from a full 64-bit
+    /// or 63-bit word, whose reduction to m positions is uniform to within m / 2^63. The theory
+    /// then adds the hash-width term ([`crate::theory::flat_reduced`]): a filter of more bits than
+    /// this domain uses only the first `POSITION_DOMAIN` of them.
+    const POSITION_DOMAIN: u64 = 0;
 }
 
 /// Lemire's multiply-shift reduction: `x` scaled from `[0, 2^64)` to `[0, m)` without a division.
@@ -217,6 +224,8 @@ impl IndexScheme for GuavaMitz32 {
         Params::guava(n, p)
     }
     const PREFETCH: bool = false;
+    /// `combined` is a non-negative `int`: 2^31 values (each twice, as x and as `~x`).
+    const POSITION_DOMAIN: u64 = 1 << 31;
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl<H> std::fmt::Debug for SplitBlock<H> {
 
 /// The spec's `mask(x)`: word i gets bit `(x * SALT[i]) >> 27`.
 #[inline(always)]
-fn mask(x: u32) -> [u32; 8] {
+pub(crate) fn mask(x: u32) -> [u32; 8] {
     let mut m = [0u32; 8];
     for i in 0..8 {
         m[i] = 1 << (x.wrapping_mul(SALT[i]) >> 27);
@@ -160,6 +160,31 @@ impl<H: HashStrategy> SplitBlock<H> {
     keyed_methods!(H::digest);
 }
 
+/// What [`crate::shared`]'s inserter needs from the filter.
+impl<H> SplitBlock<H> {
+    /// The spec's block of hash `h` among `blocks` blocks: the same choice as `block_of`.
+    #[inline(always)]
+    pub(crate) fn block_index(h: u64, blocks: u64) -> usize {
+        (((h >> 32) * blocks) >> 32) as usize
+    }
+    /// The blocks as 64-bit words in memory order (block b is words 4b..4b+4; each holds two of
+    /// the spec's 32-bit words, in the machine's byte order).
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: `Block` is `repr(C)` over `[u32; 8]` with no padding (32 bytes, align 32), so
+        // `len` blocks are `4 len` initialised words aligned for u64; the unique borrow carries
+        // over.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast(), self.blocks.len() * 4)
+        }
+    }
+    pub(crate) fn bytes_region(&self) -> (*const u8, usize) {
+        (
+            self.blocks.as_ptr().cast(),
+            std::mem::size_of_val(self.blocks.as_slice()),
+        )
+    }
+}
+
 impl<H: HashStrategy> Filter for SplitBlock<H> {
     forward_filter_methods!(H::digest);
     fn bits(&self) -> u64 {
@@ -178,19 +203,29 @@ impl<H: HashStrategy> Filter for SplitBlock<H> {
             .map(|w| u64::from(w.count_ones()))
             .sum()
     }
-    /// The mean over blocks of the product over the 8 words of `(set bits / 32)`: a query picks a
-    /// block uniformly, then one uniform bit per word.
+    /// The mean over blocks of the product over the 8 words of `(set bits / 32)`, each block
+    /// weighted by its share of the 2^32 values of the upper hash word that select it (equal
+    /// shares when the block count is a power of two; see [`crate::theory::split_block`]).
     fn fpr_given_bits(&self) -> f64 {
+        let blocks = self.blocks.len() as u128;
+        // Values x with floor(x * blocks / 2^32) = b: [ceil(b 2^32 / blocks), ceil((b+1) ...)).
+        let first_value = |b: u128| (b << 32).div_ceil(blocks);
         let total: f64 = self
             .blocks
             .iter()
-            .map(|b| {
-                b.0.iter()
-                    .map(|w| f64::from(w.count_ones()) / 32.0)
-                    .product::<f64>()
+            .enumerate()
+            .map(|(b, block)| {
+                let b = b as u128;
+                let values = first_value(b + 1) - first_value(b);
+                values as f64
+                    * block
+                        .0
+                        .iter()
+                        .map(|w| f64::from(w.count_ones()) / 32.0)
+                        .product::<f64>()
             })
             .sum();
-        total / self.blocks.len() as f64
+        total / (1u64 << 32) as f64
     }
     fn geometry(&self) -> Geometry {
         Geometry::SplitBlock {

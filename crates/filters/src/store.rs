@@ -58,6 +58,17 @@ pub struct FlatBits {
     words: Vec<u64>,
 }
 
+impl FlatBits {
+    /// The words, bit j of word w being position 64w + j.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+}
+
 impl BitStore for FlatBits {
     const ID: &'static str = "flat";
     fn zeroed(bits: u64) -> Result<Self> {

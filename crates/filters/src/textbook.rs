@@ -109,6 +109,17 @@ impl Filter for TextbookFnv1aI32 {
             hashes: self.k as u32,
         }
     }
+    /// The flat theory with the hash-width term of `(combined & Integer.MAX_VALUE) % numBits`:
+    /// 2^31 values reduced to numBits positions ([`crate::theory::flat_reduced`]); near the
+    /// largest `int` size, the lowest `2^31 - numBits` positions are hit twice as often.
+    fn fpr_theory(&self, members: u64) -> f64 {
+        crate::theory::flat_reduced(self.num_bits as u64, self.k as u32, members, 1 << 31)
+    }
+    fn fpr_given_bits(&self) -> f64 {
+        crate::classic::reduced_given_bits(self.num_bits as u64, self.k as u32, 1 << 31, |w| {
+            self.words[w]
+        })
+    }
 }
 
 /// The bit count as the Java `int` the textbook filter keeps it in.

@@ -106,12 +106,91 @@ pub fn blocked(blocks: u64, block_bits: u32, hashes: u32, n: u64) -> f64 {
 }
 
 /// Split-block layout: each key sets one bit in each of w words of b bits; a query tests one bit per
-/// word: `sum_i Pois(i; n/blocks) (1 - (1 - 1/b)^i)^w`.
+/// word: `sum_i Pois(i; n/blocks) (1 - (1 - 1/b)^i)^w` when every block is equally likely.
+///
+/// They are not quite: the Parquet spec picks the block from the upper 32 bits of the hash,
+/// `((h >> 32) * blocks) >> 32`, so of the 2^32 values `2^32 mod blocks` blocks receive one more
+/// than the others (`floor(2^32 / blocks)`). This hash-width term is nothing at the sizes a sweep
+/// runs (a block count that is a power of two, or over 10^4 values per block), but at the
+/// 10-billion-key size (375 million blocks, 11 or 12 values each) a block's load differs by
+/// 9% between the two kinds, and since a query lands on the heavier blocks more often, the rate
+/// is that of [`split_block_selection`]: the mean over the two kinds, each weighted by its share of
+/// the hash values, of the Poisson mixture at its own load.
 pub fn split_block(blocks: u64, words: u32, word_bits: u32, n: u64) -> f64 {
+    split_block_selection(blocks, words, word_bits, n, 32)
+}
+
+/// [`split_block`] for a block chosen by multiply-shift from `index_bits` uniform hash bits:
+/// `r = 2^index_bits mod blocks` blocks get `q + 1` of the values and the rest `q`
+/// (`q = floor(2^index_bits / blocks)`). The rate is `sum over kinds of (share of values) x
+/// sum_i Pois(i; n x values / 2^index_bits) (1 - (1 - 1/b)^i)^w`. With `blocks` dividing
+/// `2^index_bits`, or more blocks than values (where the `blocks - 2^index_bits` blocks no value
+/// reaches stay empty), it reduces to the same two-kind sum.
+pub fn split_block_selection(
+    blocks: u64,
+    words: u32,
+    word_bits: u32,
+    n: u64,
+    index_bits: u32,
+) -> f64 {
     let ln_keep = (-1.0 / f64::from(word_bits)).ln_1p();
-    poisson_mixture(n as f64 / blocks as f64, |i| {
-        (-(i * ln_keep).exp_m1()).powi(words as i32)
-    })
+    let at_load =
+        |lambda: f64| poisson_mixture(lambda, |i| (-(i * ln_keep).exp_m1()).powi(words as i32));
+    let values = 1u128 << index_bits;
+    let blocks_wide = u128::from(blocks.max(1));
+    let q = values / blocks_wide;
+    let r = values % blocks_wide;
+    let total = values as f64;
+    // (blocks of the kind, values per block of the kind)
+    let kinds = [(r, q + 1), (blocks_wide - r, q)];
+    kinds
+        .iter()
+        .filter(|&&(count, per)| count > 0 && per > 0)
+        .map(|&(count, per)| {
+            let share = (count * per) as f64 / total;
+            share * at_load(n as f64 * per as f64 / total)
+        })
+        .sum()
+}
+
+/// Flat layout whose positions come from a reduction of `domain` equally likely values to the
+/// array (`x % bits`, x uniform in `[0, domain)`), the hash-width term of a scheme that keeps fewer
+/// than 64 bits: Guava's legacy `MURMUR128_MITZ_32` and the textbook port keep 31
+/// (`domain = 2^31`).
+///
+/// When `domain <= bits`, only the first `domain` positions are ever used (a filter of more than
+/// 2^31 bits behaves as one of 2^31 bits, however large it is); otherwise `domain mod bits`
+/// positions receive one more value than the rest. Each kind of position is set with its own
+/// probability after the `k n` probes, and a query's probe lands on each kind in proportion to its
+/// values: `(sum over kinds of count x q x (1 - (1 - q)^(k n)))^k`, q the chance one probe hits one
+/// position of the kind. With `domain` a multiple of `bits` this is [`flat`].
+pub fn flat_reduced(bits: u64, hashes: u32, n: u64, domain: u64) -> f64 {
+    let probes = f64::from(hashes) * n as f64;
+    let kinds = reduced_kinds(bits, domain);
+    let hit: f64 = kinds
+        .iter()
+        .map(|&(count, q)| {
+            if q == 0.0 {
+                0.0
+            } else {
+                count as f64 * q * -(probes * (-q).ln_1p()).exp_m1()
+            }
+        })
+        .sum();
+    hit.powi(hashes as i32)
+}
+
+/// The kinds of positions of a `% bits` reduction of `domain` uniform values, as (positions,
+/// probability that one probe hits one given position of the kind), the first kind being the
+/// lowest positions: `[0, domain mod bits)` (or `[0, domain)` when `domain <= bits`).
+pub fn reduced_kinds(bits: u64, domain: u64) -> [(u64, f64); 2] {
+    let d = domain as f64;
+    if domain <= bits {
+        [(domain, 1.0 / d), (bits - domain, 0.0)]
+    } else {
+        let (q, r) = (domain / bits, domain % bits);
+        [(r, (q + 1) as f64 / d), (bits - r, q as f64 / d)]
+    }
 }
 
 /// The compound false-positive rate of independent filters consulted together (a scalable filter's
@@ -420,5 +499,63 @@ mod parquet_table {
                 "{bits_per_value} bits/value: {got}, spec {fpp}"
             );
         }
+    }
+
+    #[test]
+    fn a_reduced_domain_that_divides_the_bits_is_the_flat_theory() {
+        // 2^31 values onto 2^20 positions: every position gets 2^11 of them.
+        let (a, b) = (
+            flat_reduced(1 << 20, 7, 100_000, 1 << 31),
+            flat(1 << 20, 7, 100_000),
+        );
+        assert!((a / b - 1.0).abs() < 1e-9, "{a} vs {b}");
+    }
+
+    #[test]
+    fn a_filter_larger_than_its_domain_behaves_as_one_of_the_domain_size() {
+        // 2^33 bits but positions below 2^31 only: the rate of a 2^31-bit filter, far above the
+        // rate of the 2^33 bits.
+        let (m, k, n) = (1u64 << 33, 2, 200_000_000);
+        let reduced = flat_reduced(m, k, n, 1 << 31);
+        let small = flat(1 << 31, k, n);
+        assert!((reduced / small - 1.0).abs() < 1e-9, "{reduced} vs {small}");
+        assert!(reduced > 10.0 * flat(m, k, n));
+    }
+
+    #[test]
+    fn modulo_bias_raises_the_rate_near_the_domain() {
+        // 1.5e9 positions from 2^31 values: the lowest 647M positions get two values each.
+        let (m, k, n) = (1_500_000_000, 7, 150_000_000);
+        let [(first, q1), (rest, q2)] = reduced_kinds(m, 1 << 31);
+        assert_eq!(first, (1u64 << 31) - m);
+        assert_eq!(first + rest, m);
+        assert!((first as f64 * q1 + rest as f64 * q2 - 1.0).abs() < 1e-12);
+        assert!(flat_reduced(m, k, n, 1 << 31) > 1.05 * flat(m, k, n));
+    }
+
+    #[test]
+    fn split_block_selection_is_the_uniform_mixture_when_blocks_divide_the_values() {
+        let ln_keep = (-1.0f64 / 32.0).ln_1p();
+        let uniform = |blocks: u64, n: u64| {
+            poisson_mixture(n as f64 / blocks as f64, |i| {
+                (-(i * ln_keep).exp_m1()).powi(8)
+            })
+        };
+        let (a, b) = (
+            split_block(1 << 12, 8, 32, 40_000),
+            uniform(1 << 12, 40_000),
+        );
+        assert!((a / b - 1.0).abs() < 1e-12, "{a} vs {b}");
+        // Many values per block: the two kinds differ by 1 in 10^5, and so does nothing else.
+        let (a, b) = (
+            split_block(37_443, 8, 32, 1_000_000),
+            uniform(37_443, 1_000_000),
+        );
+        assert!((a / b - 1.0).abs() < 1e-6, "{a} vs {b}");
+        // 11 or 12 values per block (the 10-billion-key size): the heavier blocks are queried
+        // more often, and the rate is above the uniform one.
+        let blocks = 375_000_000;
+        let n = 10_000_000_000;
+        assert!(split_block(blocks, 8, 32, n) > 1.001 * uniform(blocks, n));
     }
 }

@@ -11,6 +11,7 @@ pub mod peer;
 pub mod preflight;
 pub mod roundtrip;
 pub mod row;
+pub mod scale;
 pub mod sketch;
 pub mod sketch_gate;
 pub mod stats;

@@ -22,7 +22,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<SweepRow>, ReportError> {
 }
 
 /// Writes any serde rows to `path` (created or truncated) with a header row.
-pub(crate) fn write_rows<T: Serialize>(rows: &[T], path: &Path) -> Result<(), ReportError> {
+pub fn write_rows<T: Serialize>(rows: &[T], path: &Path) -> Result<(), ReportError> {
     let csv_err = |source| ReportError::Csv {
         path: path.to_path_buf(),
         cause: source,
@@ -39,7 +39,7 @@ pub(crate) fn write_rows<T: Serialize>(rows: &[T], path: &Path) -> Result<(), Re
 }
 
 /// Reads every row of a CSV written by [`write_rows`].
-pub(crate) fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReportError> {
+pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReportError> {
     let file = std::fs::File::open(path).map_err(|source| ReportError::Io {
         action: "opening",
         path: path.to_path_buf(),

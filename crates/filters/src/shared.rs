@@ -1,0 +1,298 @@
+//! Filling one filter from many threads at once, whatever its store.
+//!
+//! [`ConcurrentFill::shared`] borrows a filter mutably and returns an inserter that any number of
+//! threads may call through a shared reference. It sets bits with atomic read-modify-writes
+//! (`fetch_or`, relaxed) on the filter's own words, so the filter keeps its plain, fastest
+//! representation for lookups, and no counter is shared between threads (unlike
+//! [`crate::AtomicBits`], whose exact popcount is one contended cache line). The mutable borrow
+//! guarantees that nothing else reads or writes the words while the inserter lives; once it is
+//! dropped, the filter answers exactly as if every key had been inserted one after another (bits
+//! are only ever set, and or-ing commutes).
+//!
+//! Implemented for the flat classic layout ([`Bloom`] over [`FlatBits`]), [`Blocked512`] and
+//! [`SplitBlock`]: the layouts of the 10-billion-key run (`bloomlab_harness::scale`).
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::blocked::Blocked512;
+use crate::classic::Bloom;
+use crate::filter::Variant;
+use crate::hash::{Digest, HashStrategy};
+use crate::index::IndexScheme;
+use crate::sbbf::SplitBlock;
+use crate::store::FlatBits;
+
+/// A filter that can be filled from many threads at once (see the module docs).
+pub trait ConcurrentFill: Variant {
+    /// The inserter [`shared`](Self::shared) returns.
+    type Shared<'a>: SharedInsert
+    where
+        Self: 'a;
+
+    /// An inserter over this filter's words, usable from any number of threads; the filter is
+    /// borrowed until it is dropped.
+    fn shared(&mut self) -> Self::Shared<'_>;
+
+    /// The memory holding the filter's bits, as a raw region (start, bytes), for operating-system
+    /// hints such as huge pages. Nothing may be read or written through it.
+    fn bits_region(&self) -> (*const u8, usize);
+}
+
+/// Inserts through a shared reference; see [`ConcurrentFill`].
+pub trait SharedInsert: Sync {
+    /// The filter's digest of key bytes.
+    fn digest(&self, bytes: &[u8]) -> Digest;
+    /// Inserts a precomputed digest.
+    fn insert_digest(&self, d: Digest);
+    /// Asks the CPU to start loading the memory `insert_digest(d)` will write (a hint).
+    fn prefetch_digest(&self, d: Digest);
+    /// Inserts the key whose canonical bytes are `bytes`.
+    #[inline]
+    fn insert_bytes(&self, bytes: &[u8]) {
+        self.insert_digest(self.digest(bytes));
+    }
+}
+
+/// Words of a mutably borrowed filter, set atomically from many threads.
+struct Words<'a> {
+    base: *mut u64,
+    len: usize,
+    _borrow: PhantomData<&'a mut [u64]>,
+}
+
+// SAFETY: `Words` is made from a unique borrow (`&'a mut`) of `len` initialised, 8-byte aligned
+// u64 words, and every access through it is atomic (`AtomicU64::from_ptr`), so threads sharing it
+// cannot race; the borrow keeps all other access out for `'a`.
+unsafe impl Send for Words<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Words<'_> {}
+
+impl<'a> Words<'a> {
+    fn new(words: &'a mut [u64]) -> Self {
+        Self {
+            base: words.as_mut_ptr(),
+            len: words.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Prefetch hint for word `w` (any `w`: nothing is read).
+    #[inline(always)]
+    fn prefetch(&self, w: usize) {
+        crate::filter::prefetch_line(self.base.wrapping_add(w).cast_const());
+    }
+
+    /// Ors `mask` into word `w` (bounds-checked), skipping the write when its bits are already
+    /// set: most probes of a filling filter find their bit set, and a read keeps the line shared.
+    #[inline(always)]
+    fn or(&self, w: usize, mask: u64) {
+        assert!(w < self.len, "word {w} of {}", self.len);
+        // SAFETY: w < len, so the pointer is in the borrowed, aligned slice; all access is atomic.
+        let word = unsafe { AtomicU64::from_ptr(self.base.add(w)) };
+        if word.load(Ordering::Relaxed) & mask != mask {
+            // Relaxed: bits are only ever set; no reader needs ordering with other words.
+            word.fetch_or(mask, Ordering::Relaxed);
+        }
+    }
+}
+
+/// [`Bloom`] over [`FlatBits`], filled from many threads.
+pub struct SharedBloom<'a, H, I: IndexScheme> {
+    words: Words<'a>,
+    range: I::Range,
+    hashes: u32,
+    _axes: PhantomData<fn() -> H>,
+}
+
+impl<H: HashStrategy, I: IndexScheme> SharedInsert for SharedBloom<'_, H, I> {
+    #[inline(always)]
+    fn digest(&self, bytes: &[u8]) -> Digest {
+        H::digest(bytes)
+    }
+    #[inline(always)]
+    fn insert_digest(&self, d: Digest) {
+        I::probe_in(d, self.hashes, self.range, |i| {
+            self.words.or((i >> 6) as usize, 1 << (i & 63));
+            true
+        });
+    }
+    #[inline(always)]
+    fn prefetch_digest(&self, d: Digest) {
+        if I::PREFETCH {
+            I::probe_in(d, self.hashes, self.range, |i| {
+                self.words.prefetch((i >> 6) as usize);
+                true
+            });
+        }
+    }
+}
+
+impl<H: HashStrategy, I: IndexScheme> ConcurrentFill for Bloom<H, I, FlatBits> {
+    type Shared<'a> = SharedBloom<'a, H, I>;
+    fn shared(&mut self) -> SharedBloom<'_, H, I> {
+        let (range, hashes) = (self.range(), self.hashes_per_key());
+        SharedBloom {
+            words: Words::new(self.store_words_mut()),
+            range,
+            hashes,
+            _axes: PhantomData,
+        }
+    }
+    fn bits_region(&self) -> (*const u8, usize) {
+        let words = self.store().words();
+        (words.as_ptr().cast(), std::mem::size_of_val(words))
+    }
+}
+
+/// [`Blocked512`], filled from many threads.
+pub struct SharedBlocked<'a, H> {
+    words: Words<'a>,
+    hashes: u32,
+    _hash: PhantomData<fn() -> H>,
+}
+
+impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
+    #[inline(always)]
+    fn digest(&self, bytes: &[u8]) -> Digest {
+        H::digest(bytes)
+    }
+    #[inline(always)]
+    fn insert_digest(&self, d: Digest) {
+        let block = Blocked512::<H>::block_index(d, self.words.len as u64 / 8);
+        let mut mask = [0u64; 8];
+        crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| mask[w] |= bit);
+        for (w, m) in mask.into_iter().enumerate() {
+            if m != 0 {
+                self.words.or(block * 8 + w, m);
+            }
+        }
+    }
+    #[inline(always)]
+    fn prefetch_digest(&self, d: Digest) {
+        self.words
+            .prefetch(Blocked512::<H>::block_index(d, self.words.len as u64 / 8) * 8);
+    }
+}
+
+impl<H: HashStrategy> ConcurrentFill for Blocked512<H> {
+    type Shared<'a> = SharedBlocked<'a, H>;
+    fn shared(&mut self) -> SharedBlocked<'_, H> {
+        let hashes = self.hashes_per_key();
+        SharedBlocked {
+            words: Words::new(self.words_mut()),
+            hashes,
+            _hash: PhantomData,
+        }
+    }
+    fn bits_region(&self) -> (*const u8, usize) {
+        self.bytes_region()
+    }
+}
+
+/// [`SplitBlock`], filled from many threads: each block's eight 32-bit words are set as four
+/// 64-bit ones, in memory order (word 2j first).
+pub struct SharedSplitBlock<'a, H> {
+    words: Words<'a>,
+    _hash: PhantomData<fn() -> H>,
+}
+
+impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
+    #[inline(always)]
+    fn digest(&self, bytes: &[u8]) -> Digest {
+        H::digest(bytes)
+    }
+    #[inline(always)]
+    fn insert_digest(&self, d: Digest) {
+        let block = SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4);
+        let m = crate::sbbf::mask(d.h1 as u32);
+        for j in 0..4 {
+            let mut bytes = [0u8; 8];
+            bytes[..4].copy_from_slice(&m[2 * j].to_ne_bytes());
+            bytes[4..].copy_from_slice(&m[2 * j + 1].to_ne_bytes());
+            let pair = u64::from_ne_bytes(bytes);
+            self.words.or(block * 4 + j, pair);
+        }
+    }
+    #[inline(always)]
+    fn prefetch_digest(&self, d: Digest) {
+        self.words
+            .prefetch(SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4) * 4);
+    }
+}
+
+impl<H: HashStrategy> ConcurrentFill for SplitBlock<H> {
+    type Shared<'a> = SharedSplitBlock<'a, H>;
+    fn shared(&mut self) -> SharedSplitBlock<'_, H> {
+        SharedSplitBlock {
+            words: Words::new(self.words_mut()),
+            _hash: PhantomData,
+        }
+    }
+    fn bits_region(&self) -> (*const u8, usize) {
+        self.bytes_region()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::Filter;
+    use crate::hash::{Murmur3, Xxh3};
+    use crate::index::{GuavaMitz32, KirschMitzenmacher};
+
+    /// Inserting through the shared inserter, from two threads, leaves exactly the bits that
+    /// one-by-one inserts leave.
+    fn same_bits_as_sequential<F: ConcurrentFill + Filter>(bytes_of: impl Fn(&F) -> Vec<u64>) {
+        let keys: Vec<u64> = (0..20_000u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9))
+            .collect();
+        let mut one = F::sized_for(10_000, 0.01).unwrap();
+        for k in &keys {
+            one.insert_bytes(&k.to_le_bytes());
+        }
+        let mut many = F::sized_for(10_000, 0.01).unwrap();
+        {
+            let shared = many.shared();
+            std::thread::scope(|s| {
+                for part in keys.chunks(keys.len() / 2) {
+                    let shared = &shared;
+                    s.spawn(move || {
+                        for k in part {
+                            shared.insert_bytes(&k.to_le_bytes());
+                        }
+                    });
+                }
+            });
+        }
+        assert_eq!(bytes_of(&one), bytes_of(&many));
+        assert_eq!(one.set_bits(), many.set_bits());
+        let (_, len) = many.bits_region();
+        assert_eq!(len as u64 * 8, many.bits());
+    }
+
+    #[test]
+    fn classic_shared_inserts_equal_sequential_ones() {
+        same_bits_as_sequential::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(|f| {
+            f.store().words().to_vec()
+        });
+        same_bits_as_sequential::<Bloom<Murmur3, GuavaMitz32, FlatBits>>(|f| {
+            f.store().words().to_vec()
+        });
+    }
+
+    #[test]
+    fn blocked_shared_inserts_equal_sequential_ones() {
+        same_bits_as_sequential::<Blocked512<Xxh3>>(|f| f.words().to_vec());
+    }
+
+    #[test]
+    fn split_block_shared_inserts_equal_sequential_ones() {
+        same_bits_as_sequential::<SplitBlock<Xxh3>>(|f| {
+            f.to_le_bytes()
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        });
+    }
+}

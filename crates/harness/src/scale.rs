@@ -1,0 +1,819 @@
+//! The scale run: one filter for billions of keys, filled from every core, checked for false
+//! negatives, and its false-positive rate measured to a stated precision against the layout's
+//! theory, with the hash-width term ([`bloomlab_filters::theory::flat_reduced`],
+//! [`bloomlab_filters::theory::split_block`]) and without it.
+//!
+//! Keys are generated, never held: worker threads take chunks of [`GEN_BATCH`] consecutive key
+//! indices from one atomic cursor, generate them into a reused batch, hash them, and insert them
+//! through the filter's [`ConcurrentFill`] inserter, prefetching [`LOOKAHEAD`] keys ahead. Every
+//! thread counts its own answers; the counts are summed when the threads join, so no counter is
+//! shared per key. Members are keys `0..n` of the key set; non-members are keys `n..`, as in the
+//! sweep.
+//!
+//! Supported filters: the flat classic layout (`classic/HASH/INDEX/flat`), `blocked512/HASH` and
+//! `sbbf/HASH`. Any other registered name is refused with the reason (the textbook port refuses
+//! every size past 2^31 - 1 bits: its bit count is a Java `int`).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use bloomlab_filters::filter::LOOKAHEAD;
+use bloomlab_filters::theory::{flat, split_block_selection};
+use bloomlab_filters::{
+    Blocked512, Bloom, ConcurrentFill, Digest, EnhancedDoubleHash, Filter, FlatBits, Fnv1a,
+    Geometry, GuavaMitz32, GuavaMitz64, KirschMitzenmacher, Murmur3, Params, SharedInsert,
+    SplitBlock, Xxh3, Xxh3Wide, Xxh64, registry,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::error::HarnessError;
+use crate::keys::{Batch, KeySet, KeySetKind};
+use crate::preflight::{MemoryBudget, MemoryNeed, check_memory};
+use crate::stats::clopper_pearson;
+use crate::trial::GEN_BATCH;
+
+/// One scale run's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleConfig {
+    /// Registry name (see the module docs for which layouts run).
+    pub filter: String,
+    /// Members inserted, and the count the filter is sized for.
+    pub n: u64,
+    /// Target false-positive rate.
+    pub p: f64,
+    /// An explicit (bits, k) instead of the variant's sizing for (n, p): to put a given number
+    /// of keys into a filter of a given size (e.g. past 2^33 bits with few keys, as the tests
+    /// do). A layout may round the bits up; the split-block filter always has k = 8.
+    pub geometry: Option<Params>,
+    /// Key set (the URL-shaped `url` by default).
+    pub keys: KeySetKind,
+    /// Run seed.
+    pub seed: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Members looked up after the fill: all of them when `>= n`, else this many, evenly spread
+    /// over `0..n` (member `floor(j n / s)` for j < s).
+    pub check_members: u64,
+    /// Target relative half-width of the false-positive rate's exact interval.
+    pub precision: f64,
+    /// Confidence level of the interval.
+    pub confidence: f64,
+    /// Most non-member queries.
+    pub max_queries: u64,
+    /// Ask the kernel to back the filter with 2 MiB pages (`madvise`), which spares most of the
+    /// page-table walks of random accesses over gigabytes.
+    pub huge_pages: bool,
+    /// Memory the run may use (`None`: what the machine reports as available).
+    pub memory_limit: Option<u64>,
+    /// Build revision recorded in the row.
+    pub revision: String,
+    /// The command that made the row, recorded in it.
+    pub command: String,
+}
+
+/// A phase's progress, reported from worker threads about every [`GEN_BATCH`] keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleProgress {
+    /// The phase: `insert`, `members` or `non-members`.
+    pub phase: &'static str,
+    /// Keys done in this phase so far.
+    pub done: u64,
+    /// Keys this phase will do (for `non-members`, the current target).
+    pub total: u64,
+}
+
+/// One scale run's result: a row of `scale.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaleRow {
+    /// Registry name.
+    pub filter: String,
+    /// Key set.
+    pub keys: String,
+    /// Members (and the sized-for count).
+    pub n: u64,
+    /// Target rate.
+    pub p: f64,
+    /// `done`, `interrupted` (Ctrl-C: the figures are those of the phases finished), `failed`
+    /// (false negatives found) or `refused` (nothing allocated; see `note`).
+    pub status: String,
+    /// Why a run was refused or interrupted; empty otherwise.
+    pub note: String,
+    /// Bits of the filter after its layout's rounding.
+    pub bits: u64,
+    /// Probes per key.
+    pub hashes: u32,
+    /// Bytes the filter holds.
+    pub memory_bytes: u64,
+    /// Bits per member.
+    pub bits_per_key: f64,
+    /// Members inserted (less than n only when interrupted).
+    pub inserted: u64,
+    /// Members looked up after the fill.
+    pub members_checked: u64,
+    /// Members not found: must be 0.
+    pub false_negatives: u64,
+    /// The first member not found, if any (else empty).
+    pub first_false_negative: String,
+    /// Non-members queried.
+    pub queries: u64,
+    /// Non-members reported present.
+    pub false_positives: u64,
+    /// Observed false-positive rate.
+    pub fpr: f64,
+    /// Exact (Clopper-Pearson) interval.
+    pub ci_low: f64,
+    /// Upper end of the interval.
+    pub ci_high: f64,
+    /// Relative half-width reached, `(high - low) / 2 / fpr`.
+    pub precision: f64,
+    /// The layout's theory with the hash-width term (`Filter::fpr_theory`).
+    pub fpr_theory: f64,
+    /// The same layout's theory as if positions were uniform over all bits.
+    pub fpr_theory_uniform: f64,
+    /// The rate of this filter's own bits (`Filter::fpr_given_bits`).
+    pub fpr_given_bits: f64,
+    /// Whether `fpr_theory` lies in the interval.
+    pub theory_in_interval: bool,
+    /// Fraction of bits set.
+    pub fill_ratio: f64,
+    /// Seconds to allocate and zero the filter (and ask for huge pages).
+    pub alloc_secs: f64,
+    /// Seconds of the fill.
+    pub insert_secs: f64,
+    /// Members inserted per second per thread.
+    pub insert_per_sec_per_core: f64,
+    /// Seconds of the member check.
+    pub members_secs: f64,
+    /// Members looked up per second per thread.
+    pub members_per_sec_per_core: f64,
+    /// Seconds of the non-member queries.
+    pub queries_secs: f64,
+    /// Non-members queried per second per thread.
+    pub queries_per_sec_per_core: f64,
+    /// Seconds counting bits and computing the given-bits rate.
+    pub stats_secs: f64,
+    /// Peak resident memory of the process (`VmHWM`), bytes.
+    pub peak_rss_bytes: u64,
+    /// Bytes of the filter the kernel backed with huge pages after the fill (`AnonHugePages`).
+    pub huge_page_bytes: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Run seed.
+    pub seed: u64,
+    /// Build revision.
+    pub revision: String,
+    /// When the run finished (UTC).
+    pub finished: String,
+    /// The command that made this row.
+    pub command: String,
+}
+
+impl ScaleRow {
+    /// A row for a run refused before anything was allocated.
+    fn refused(config: &ScaleConfig, note: String) -> Self {
+        let mut row = Self::empty(config);
+        row.status = "refused".into();
+        row.note = note;
+        row
+    }
+
+    fn empty(config: &ScaleConfig) -> Self {
+        Self {
+            filter: config.filter.clone(),
+            keys: config.keys.to_string(),
+            n: config.n,
+            p: config.p,
+            status: String::new(),
+            note: String::new(),
+            bits: 0,
+            hashes: 0,
+            memory_bytes: 0,
+            bits_per_key: 0.0,
+            inserted: 0,
+            members_checked: 0,
+            false_negatives: 0,
+            first_false_negative: String::new(),
+            queries: 0,
+            false_positives: 0,
+            fpr: 0.0,
+            ci_low: 0.0,
+            ci_high: 0.0,
+            precision: 0.0,
+            fpr_theory: 0.0,
+            fpr_theory_uniform: 0.0,
+            fpr_given_bits: 0.0,
+            theory_in_interval: false,
+            fill_ratio: 0.0,
+            alloc_secs: 0.0,
+            insert_secs: 0.0,
+            insert_per_sec_per_core: 0.0,
+            members_secs: 0.0,
+            members_per_sec_per_core: 0.0,
+            queries_secs: 0.0,
+            queries_per_sec_per_core: 0.0,
+            stats_secs: 0.0,
+            peak_rss_bytes: 0,
+            huge_page_bytes: 0,
+            threads: config.threads,
+            seed: config.seed,
+            revision: config.revision.clone(),
+            finished: String::new(),
+            command: config.command.clone(),
+        }
+    }
+}
+
+/// The layouts the scale run fills concurrently, as the names it accepts.
+pub const SUPPORTED: &str = "classic/HASH/INDEX/flat, blocked512/HASH, sbbf/HASH";
+
+/// Runs one scale run. `stop` is polled between chunks (set it from a Ctrl-C handler): the run
+/// then finishes the phase's chunks in flight and returns the row marked `interrupted`.
+///
+/// Errors: an unknown filter name, or bad settings (n = 0, p outside (0, 1), no threads, a
+/// precision or confidence out of range). A filter that cannot be built at this size (the
+/// textbook port past 2^31 - 1 bits, a layout not filled concurrently) or does not fit in memory
+/// is not an error: its row says `refused` and why.
+pub fn run(
+    config: &ScaleConfig,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(ScaleProgress) + Sync),
+) -> Result<ScaleRow, HarnessError> {
+    check_settings(config)?;
+    let keys = KeySet::new(config.keys.clone(), config.seed)?;
+    if let Some(file) = keys.file() {
+        file.check_members(config.n)?;
+    }
+    // Sizing first: an unknown name is an error; a size the variant cannot take is a refusal.
+    let sized = match config.geometry {
+        Some(g) => registry::capabilities(&config.filter)
+            .and_then(|_| Params::explicit(g.bits, g.hashes))
+            .map(|g| g.bits.div_ceil(8)),
+        None => registry::sized_bytes(&config.filter, config.n, config.p),
+    };
+    let bytes = match sized {
+        Ok(b) => b,
+        Err(bloomlab_filters::BloomError::UnknownName { name, known }) => {
+            return Err(HarnessError::UnknownFilter { name, known });
+        }
+        Err(e) => return Ok(ScaleRow::refused(config, e.to_string())),
+    };
+    let batch_bytes = GEN_BATCH as u64 * 200;
+    let need = MemoryNeed {
+        bytes: bytes + config.threads as u64 * batch_bytes,
+        detail: format!(
+            "the filter ({bytes} bytes) and one key batch per thread ({} x {batch_bytes} bytes)",
+            config.threads
+        ),
+    };
+    if let Err(e) = check_memory(
+        &need,
+        &MemoryBudget::detect(config.memory_limit),
+        "--memory-limit",
+    ) {
+        return Ok(ScaleRow::refused(config, e.to_string()));
+    }
+    let Some(result) = dispatch(config, &keys, stop, progress) else {
+        return Ok(ScaleRow::refused(
+            config,
+            format!(
+                "{} is not filled concurrently by the scale run (it runs {SUPPORTED}; HASH is \
+                 fnv1a, murmur3, xxh3, xxh3-128 or xxh64, INDEX km, edh, mitz32 or mitz64)",
+                config.filter
+            ),
+        ));
+    };
+    result
+}
+
+fn check_settings(config: &ScaleConfig) -> Result<(), HarnessError> {
+    let bad =
+        |what: &str, value: String, allowed: &str| Err(HarnessError::invalid(what, value, allowed));
+    if config.n == 0 {
+        return bad("n", "0".into(), "at least 1");
+    }
+    if !(config.p > 0.0 && config.p < 1.0) {
+        return bad("p", config.p.to_string(), "strictly between 0 and 1");
+    }
+    if config.threads == 0 {
+        return bad("threads", "0".into(), "at least 1");
+    }
+    if !(config.precision > 0.0 && config.precision.is_finite()) {
+        return bad("precision", config.precision.to_string(), "greater than 0");
+    }
+    if !(config.confidence > 0.0 && config.confidence < 1.0) {
+        return bad(
+            "confidence",
+            config.confidence.to_string(),
+            "strictly between 0 and 1",
+        );
+    }
+    if config.check_members == 0 {
+        return bad("check-members", "0".into(), "at least 1");
+    }
+    if config.max_queries == 0 {
+        return bad("max-queries", "0".into(), "at least 1");
+    }
+    Ok(())
+}
+
+/// Runs [`run_typed`] for the concrete type `config.filter` names, or `None` for a name the
+/// scale run does not fill concurrently.
+fn dispatch(
+    config: &ScaleConfig,
+    keys: &KeySet,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(ScaleProgress) + Sync),
+) -> Option<Result<ScaleRow, HarnessError>> {
+    let parts: Vec<&str> = config.filter.split('/').collect();
+    macro_rules! with_hash {
+        ($h:expr, $f:ident, $($rest:tt)*) => {
+            match $h {
+                "fnv1a" => { type $f = Fnv1a; $($rest)* }
+                "murmur3" => { type $f = Murmur3; $($rest)* }
+                "xxh3" => { type $f = Xxh3; $($rest)* }
+                "xxh3-128" => { type $f = Xxh3Wide; $($rest)* }
+                "xxh64" => { type $f = Xxh64; $($rest)* }
+                _ => None,
+            }
+        };
+    }
+    macro_rules! with_index {
+        ($i:expr, $f:ident, $($rest:tt)*) => {
+            match $i {
+                "km" => { type $f = KirschMitzenmacher; $($rest)* }
+                "edh" => { type $f = EnhancedDoubleHash; $($rest)* }
+                "mitz32" => { type $f = GuavaMitz32; $($rest)* }
+                "mitz64" => { type $f = GuavaMitz64; $($rest)* }
+                _ => None,
+            }
+        };
+    }
+    match parts.as_slice() {
+        ["classic", h, i, "flat"] => with_hash!(
+            *h,
+            H,
+            with_index!(*i, I, {
+                Some(run_typed::<Bloom<H, I, FlatBits>>(
+                    config,
+                    keys,
+                    stop,
+                    progress,
+                    uniform_flat,
+                ))
+            })
+        ),
+        ["blocked512", h] => with_hash!(*h, H, {
+            Some(run_typed::<Blocked512<H>>(
+                config,
+                keys,
+                stop,
+                progress,
+                |g, n| g.fpr(n),
+            ))
+        }),
+        ["sbbf", h] => with_hash!(*h, H, {
+            Some(run_typed::<SplitBlock<H>>(
+                config,
+                keys,
+                stop,
+                progress,
+                uniform_split_block,
+            ))
+        }),
+        _ => None,
+    }
+}
+
+/// The flat theory as if every position were equally likely (no hash-width term).
+fn uniform_flat(g: Geometry, n: u64) -> f64 {
+    flat(g.bits(), g.hashes(), n)
+}
+
+/// The split-block theory as if the block were chosen from 64 hash bits (no hash-width term).
+fn uniform_split_block(g: Geometry, n: u64) -> f64 {
+    match g {
+        Geometry::SplitBlock {
+            blocks,
+            words,
+            word_bits,
+        } => split_block_selection(blocks, words, word_bits, n, 64),
+        other => other.fpr(n),
+    }
+}
+
+/// Key indices `from..to` in chunks of [`GEN_BATCH`], handed out to threads by one cursor.
+struct Chunks {
+    next: AtomicU64,
+    to: u64,
+}
+
+impl Chunks {
+    fn new(from: u64, to: u64) -> Self {
+        Self {
+            next: AtomicU64::new(from),
+            to,
+        }
+    }
+    fn take(&self) -> Option<(u64, usize)> {
+        let start = self.next.fetch_add(GEN_BATCH as u64, Ordering::Relaxed);
+        (start < self.to).then(|| (start, (self.to - start).min(GEN_BATCH as u64) as usize))
+    }
+}
+
+/// Digests of a batch's keys, in order, into `out` (reused).
+fn digests(batch: &Batch, digest: impl Fn(&[u8]) -> Digest, out: &mut Vec<Digest>) {
+    out.clear();
+    batch.for_each_bytes(|b| out.push(digest(b)));
+}
+
+/// Runs `work` on `threads` scoped threads and returns their results.
+fn on_threads<T: Send>(threads: usize, work: impl Fn() -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(&work)).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("scale worker panicked"))
+            .collect()
+    })
+}
+
+fn run_typed<F: ConcurrentFill + Filter>(
+    config: &ScaleConfig,
+    keys: &KeySet,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(ScaleProgress) + Sync),
+    uniform_theory: fn(Geometry, u64) -> f64,
+) -> Result<ScaleRow, HarnessError> {
+    let mut row = ScaleRow::empty(config);
+    let threads = config.threads;
+    let n = config.n;
+
+    let t = Instant::now();
+    let built = match config.geometry {
+        Some(g) => F::with_params(g),
+        None => F::sized_for(n, config.p),
+    };
+    let mut filter = match built {
+        Ok(f) => f,
+        Err(e) => return Ok(ScaleRow::refused(config, e.to_string())),
+    };
+    if config.huge_pages {
+        let (start, len) = filter.bits_region();
+        os::advise_huge_pages(start, len);
+    }
+    row.alloc_secs = t.elapsed().as_secs_f64();
+    row.bits = filter.bits();
+    row.hashes = filter.hashes();
+    row.memory_bytes = filter.memory_bytes() as u64;
+    row.bits_per_key = row.bits as f64 / n as f64;
+
+    // Fill: prefetch LOOKAHEAD keys ahead, insert through the shared inserter.
+    let t = Instant::now();
+    let done = AtomicU64::new(0);
+    let inserted: u64 = {
+        let shared = filter.shared();
+        let chunks = Chunks::new(0, n);
+        on_threads(threads, || {
+            let mut batch = keys.new_batch();
+            let mut ds = Vec::with_capacity(GEN_BATCH);
+            let mut mine = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let Some((start, len)) = chunks.take() else {
+                    break;
+                };
+                keys.fill(start, len, &mut batch);
+                digests(&batch, |b| shared.digest(b), &mut ds);
+                for i in 0..ds.len() {
+                    if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
+                        shared.prefetch_digest(ahead);
+                    }
+                    shared.insert_digest(ds[i]);
+                }
+                mine += len as u64;
+                let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
+                progress(ScaleProgress {
+                    phase: "insert",
+                    done: so_far,
+                    total: n,
+                });
+            }
+            mine
+        })
+        .into_iter()
+        .sum()
+    };
+    row.insert_secs = t.elapsed().as_secs_f64();
+    row.inserted = inserted;
+    row.insert_per_sec_per_core = per_core(inserted, row.insert_secs, threads);
+    if stop.load(Ordering::Relaxed) {
+        // Chunks are taken in order, so the members inserted are not a prefix when threads
+        // stopped at different chunks; the run reports how far it got and measures nothing more.
+        return Ok(finish(
+            row,
+            "interrupted",
+            format!("stopped during the fill after {inserted} of {n} members"),
+        ));
+    }
+
+    // Members: every one, or an even sample.
+    let t = Instant::now();
+    let sample = config.check_members.min(n);
+    let done = AtomicU64::new(0);
+    let results: Vec<(u64, u64, Option<u64>)> = {
+        let chunks = Chunks::new(0, sample);
+        let filter = &filter;
+        on_threads(threads, || {
+            let mut batch = keys.new_batch();
+            let mut ds = Vec::with_capacity(GEN_BATCH);
+            let (mut checked, mut missing, mut first) = (0u64, 0u64, None);
+            while !stop.load(Ordering::Relaxed) {
+                let Some((start, len)) = chunks.take() else {
+                    break;
+                };
+                let index = |j: u64| sampled_member(j, sample, n);
+                keys.fill_at((start..start + len as u64).map(index), &mut batch);
+                digests(&batch, |b| filter.digest(b), &mut ds);
+                for (i, found) in lookups(filter, &ds).enumerate() {
+                    if !found {
+                        missing += 1;
+                        let member = index(start + i as u64);
+                        first = Some(first.map_or(member, |f: u64| f.min(member)));
+                    }
+                }
+                checked += len as u64;
+                let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
+                progress(ScaleProgress {
+                    phase: "members",
+                    done: so_far,
+                    total: sample,
+                });
+            }
+            (checked, missing, first)
+        })
+    };
+    row.members_secs = t.elapsed().as_secs_f64();
+    row.members_checked = results.iter().map(|r| r.0).sum();
+    row.false_negatives = results.iter().map(|r| r.1).sum();
+    row.first_false_negative = results
+        .iter()
+        .filter_map(|r| r.2)
+        .min()
+        .map_or(String::new(), |i| i.to_string());
+    row.members_per_sec_per_core = per_core(row.members_checked, row.members_secs, threads);
+    if stop.load(Ordering::Relaxed) {
+        let note = format!(
+            "stopped during the member check after {} of {sample} members (all {n} were \
+             inserted)",
+            row.members_checked
+        );
+        return Ok(finish(row, "interrupted", note));
+    }
+
+    // Non-members: in rounds, until the interval is narrow enough.
+    let t = Instant::now();
+    let (mut queries, mut positives) = (0u64, 0u64);
+    let mut target = (1u64 << 20).min(config.max_queries);
+    loop {
+        let chunks = Chunks::new(n + queries, n + target);
+        let filter = &filter;
+        let base = queries;
+        let done = AtomicU64::new(0);
+        let counts = on_threads(threads, || {
+            let mut batch = keys.new_batch();
+            let mut ds = Vec::with_capacity(GEN_BATCH);
+            let (mut asked, mut yes) = (0u64, 0u64);
+            while !stop.load(Ordering::Relaxed) {
+                let Some((start, len)) = chunks.take() else {
+                    break;
+                };
+                keys.fill(start, len, &mut batch);
+                digests(&batch, |b| filter.digest(b), &mut ds);
+                yes += lookups(filter, &ds).filter(|&f| f).count() as u64;
+                asked += len as u64;
+                let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
+                progress(ScaleProgress {
+                    phase: "non-members",
+                    done: base + so_far,
+                    total: target,
+                });
+            }
+            (asked, yes)
+        });
+        queries += counts.iter().map(|c| c.0).sum::<u64>();
+        positives += counts.iter().map(|c| c.1).sum::<u64>();
+        if stop.load(Ordering::Relaxed) || queries >= config.max_queries {
+            break;
+        }
+        let reached = relative_half_width(positives, queries, config.confidence);
+        if reached <= config.precision {
+            break;
+        }
+        target = next_target(queries, positives, config).min(config.max_queries);
+    }
+    row.queries_secs = t.elapsed().as_secs_f64();
+    row.queries = queries;
+    row.false_positives = positives;
+    row.queries_per_sec_per_core = per_core(queries, row.queries_secs, threads);
+    if queries > 0 {
+        let (lo, hi) = clopper_pearson(positives, queries, config.confidence);
+        row.fpr = positives as f64 / queries as f64;
+        row.ci_low = lo;
+        row.ci_high = hi;
+        row.precision = relative_half_width(positives, queries, config.confidence);
+    }
+
+    let t = Instant::now();
+    row.fill_ratio = filter.fill_ratio();
+    row.fpr_given_bits = filter.fpr_given_bits();
+    row.fpr_theory = filter.fpr_theory(n);
+    row.fpr_theory_uniform = uniform_theory(filter.geometry(), n);
+    row.theory_in_interval = row.ci_low <= row.fpr_theory && row.fpr_theory <= row.ci_high;
+    row.stats_secs = t.elapsed().as_secs_f64();
+    let (start, len) = filter.bits_region();
+    row.huge_page_bytes = os::huge_page_bytes(start, len);
+    drop(filter);
+
+    if stop.load(Ordering::Relaxed) {
+        let note =
+            format!("stopped after {queries} non-member queries (fill and member check complete)");
+        return Ok(finish(row, "interrupted", note));
+    }
+    if row.false_negatives > 0 {
+        let note = format!(
+            "{} of {} members checked were not found (first: member {})",
+            row.false_negatives, row.members_checked, row.first_false_negative
+        );
+        return Ok(finish(row, "failed", note));
+    }
+    Ok(finish(row, "done", String::new()))
+}
+
+/// Answers for a batch of digests, prefetching [`LOOKAHEAD`] ahead.
+fn lookups<'a, F: Filter>(filter: &'a F, ds: &'a [Digest]) -> impl Iterator<Item = bool> + 'a {
+    (0..ds.len()).map(move |i| {
+        if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
+            filter.prefetch_digest(ahead);
+        }
+        filter.contains_digest(ds[i])
+    })
+}
+
+/// Member `floor(j n / s)`: s indices spread evenly over `0..n` (all of them when s = n).
+fn sampled_member(j: u64, s: u64, n: u64) -> u64 {
+    (u128::from(j) * u128::from(n) / u128::from(s)) as u64
+}
+
+fn per_core(keys: u64, secs: f64, threads: usize) -> f64 {
+    if secs > 0.0 {
+        keys as f64 / secs / threads as f64
+    } else {
+        0.0
+    }
+}
+
+/// `(high - low) / 2 / fpr` of the exact interval; infinite with no positive.
+pub fn relative_half_width(positives: u64, queries: u64, confidence: f64) -> f64 {
+    if positives == 0 {
+        return f64::INFINITY;
+    }
+    let (lo, hi) = clopper_pearson(positives, queries, confidence);
+    (hi - lo) / 2.0 / (positives as f64 / queries as f64)
+}
+
+/// The query count at which the interval should reach the precision: the half-width shrinks as
+/// 1/sqrt(positives), so scale by the squared ratio (at least doubling when nothing was seen),
+/// with 10% to spare.
+fn next_target(queries: u64, positives: u64, config: &ScaleConfig) -> u64 {
+    if positives == 0 {
+        return queries.saturating_mul(4);
+    }
+    let reached = relative_half_width(positives, queries, config.confidence);
+    let factor = (reached / config.precision).powi(2) * 1.1;
+    ((queries as f64 * factor.max(1.1)).ceil() as u64).max(queries + GEN_BATCH as u64)
+}
+
+fn finish(mut row: ScaleRow, status: &str, note: String) -> ScaleRow {
+    row.status = status.into();
+    row.note = note;
+    row.peak_rss_bytes = os::peak_rss();
+    row.finished = utc_now();
+    row
+}
+
+/// The current time as `YYYY-MM-DD HH:MM UTC`, from the system clock (no time zone database).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rest / 3600,
+        rest % 3600 / 60
+    )
+}
+
+/// What the operating system tells about this process's memory (Linux; zeros elsewhere).
+mod os {
+    /// Peak resident set size, bytes (`VmHWM` of `/proc/self/status`).
+    pub fn peak_rss() -> u64 {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines().find_map(|l| {
+                    let kib = l.strip_prefix("VmHWM:")?.trim().strip_suffix("kB")?;
+                    kib.trim().parse::<u64>().ok()
+                })
+            })
+            .map_or(0, |kib| kib * 1024)
+    }
+
+    /// Asks for 2 MiB pages over `[start, start + len)` (`MADV_HUGEPAGE`, then `MADV_COLLAPSE` to
+    /// turn the pages already touched by zeroing into huge ones). Only a hint: failures are
+    /// ignored, and [`huge_page_bytes`] reports what the kernel did.
+    #[cfg(target_os = "linux")]
+    pub fn advise_huge_pages(start: *const u8, len: usize) {
+        const HUGE: usize = 2 << 20;
+        let begin = (start as usize).div_ceil(HUGE) * HUGE;
+        let end = (start as usize + len) / HUGE * HUGE;
+        if end <= begin {
+            return;
+        }
+        // MADV_COLLAPSE (Linux 6.1) is not in every libc crate version.
+        const MADV_COLLAPSE: libc::c_int = 25;
+        for advice in [libc::MADV_HUGEPAGE, MADV_COLLAPSE] {
+            // SAFETY: the range lies inside one live allocation of this process (the filter's
+            // words, aligned inwards to whole huge pages); these advices change how the pages
+            // are backed, never their contents.
+            unsafe {
+                libc::madvise(begin as *mut libc::c_void, end - begin, advice);
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn advise_huge_pages(_start: *const u8, _len: usize) {}
+
+    /// Bytes of `[start, start + len)` backed by huge pages: the `AnonHugePages` of the mappings
+    /// overlapping it in `/proc/self/smaps` (a mapping may be larger than the filter).
+    pub fn huge_page_bytes(start: *const u8, len: usize) -> u64 {
+        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+            return 0;
+        };
+        let (lo, hi) = (start as usize, start as usize + len);
+        let mut inside = false;
+        let mut total = 0;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((a, b)) = range.split_once('-')
+                && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+            {
+                inside = a < hi && b > lo;
+                continue;
+            }
+            if inside
+                && let Some(kib) = line.strip_prefix("AnonHugePages:")
+                && let Some(kib) = kib.trim().strip_suffix("kB")
+                && let Ok(kib) = kib.trim().parse::<u64>()
+            {
+                total += kib * 1024;
+            }
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampled_members_spread_over_the_range_and_include_all_when_asked() {
+        assert_eq!(sampled_member(0, 10, 100), 0);
+        assert_eq!(sampled_member(9, 10, 100), 90);
+        let all: Vec<u64> = (0..7).map(|j| sampled_member(j, 7, 7)).collect();
+        assert_eq!(all, (0..7).collect::<Vec<_>>());
+        // 10^10 members sampled 10^9 times: no overflow, last index below n.
+        assert_eq!(
+            sampled_member(999_999_999, 1_000_000_000, 10_000_000_000),
+            9_999_999_990
+        );
+    }
+
+    #[test]
+    fn the_date_is_civil() {
+        let now = utc_now();
+        assert!(now.ends_with(" UTC") && now.len() == 20, "{now}");
+        assert!(now.starts_with("20"), "{now}");
+    }
+}
