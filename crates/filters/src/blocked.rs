@@ -8,7 +8,7 @@ use crate::filter::{Filter, Geometry, Layout, Variant, forward_filter_methods, k
 use crate::hash::{Digest, HashStrategy, fmix64};
 use crate::index::fast_range;
 use crate::sizing::{Params, round_up};
-use crate::store::try_vec;
+use crate::store::try_zeroed;
 
 /// Bits in one block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
@@ -16,6 +16,9 @@ pub const BLOCK_BITS: u32 = 512;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C, align(64))]
 struct Line([u64; 8]);
+
+// SAFETY: `repr(C)` over eight u64s: the zero pattern is the all-clear line.
+unsafe impl crate::store::Zeroable for Line {}
 
 /// A blocked Bloom filter with 512-bit cache-line blocks and hash strategy `H`.
 ///
@@ -161,7 +164,7 @@ impl<H: HashStrategy> Blocked512<H> {
         let params = Params::explicit(params.bits, params.hashes)?;
         let blocks = round_up(params.bits, u64::from(BLOCK_BITS)) / u64::from(BLOCK_BITS);
         Ok(Self {
-            lines: try_vec(blocks, Line::default)?,
+            lines: try_zeroed(blocks)?,
             hashes: params.hashes,
             _hash: PhantomData,
         })

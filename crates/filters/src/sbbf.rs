@@ -7,7 +7,7 @@ use crate::error::{BloomError, Result};
 use crate::filter::{Filter, Geometry, Layout, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy};
 use crate::sizing::{Params, round_up};
-use crate::store::try_vec;
+use crate::store::try_zeroed;
 
 /// Bits in one block.
 pub const BLOCK_BITS: u64 = 256;
@@ -31,6 +31,9 @@ pub const SALT: [u32; 8] = [
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C, align(32))]
 struct Block([u32; 8]);
+
+// SAFETY: `repr(C)` over eight u32s: the zero pattern is the empty block.
+unsafe impl crate::store::Zeroable for Block {}
 
 /// Parquet's split-block Bloom filter with hash strategy `H`; bit-exact with the spec with
 /// [`crate::Xxh64`] (its hash is the raw 64-bit `h1`). Always 8 probes, one per word.
@@ -75,7 +78,7 @@ impl<H: HashStrategy> SplitBlock<H> {
             return Err(too_many_blocks(blocks));
         }
         Ok(Self {
-            blocks: try_vec(blocks, Block::default)?,
+            blocks: try_zeroed(blocks)?,
             _hash: PhantomData,
         })
     }

@@ -20,6 +20,45 @@ pub(crate) fn try_vec<T>(len: u64, fill: impl FnMut() -> T) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// Types whose all-zero bytes are a valid value (their `Default`): the element types of the bit
+/// arrays, which [`try_zeroed`] allocates already zeroed.
+///
+/// # Safety
+/// Implement only for plain integers and `repr(C)` arrays or structs of them, without padding
+/// requirements on values: every all-zero bit pattern must be a valid, initialised value.
+pub(crate) unsafe trait Zeroable: Sized {}
+
+// SAFETY: an integer's zero bytes are the integer 0.
+unsafe impl Zeroable for u64 {}
+
+/// `len` zeroed elements, asked of the allocator as zeroed memory (`alloc_zeroed`). For a large
+/// array the kernel hands over fresh pages that are zero already, so nothing is written and no page
+/// is touched until it is used: a 12 GB filter costs no 12 GB memset, and its pages can still be
+/// given huge-page backing before the first write. Errors as [`try_vec`].
+pub(crate) fn try_zeroed<T: Zeroable>(len: u64) -> Result<Vec<T>> {
+    let bytes = len.saturating_mul(std::mem::size_of::<T>() as u64);
+    let failed = || BloomError::AllocationFailed { bytes };
+    let n = usize::try_from(len).map_err(|_| failed())?;
+    if bytes > isize::MAX as u64 {
+        return Err(failed());
+    }
+    if n == 0 || std::mem::size_of::<T>() == 0 {
+        return try_vec(len, || {
+            // SAFETY: `T: Zeroable`: the zero pattern is a valid value.
+            unsafe { std::mem::zeroed() }
+        });
+    }
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| failed())?;
+    // SAFETY: the layout has a non-zero size (n > 0 elements of non-zero size).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return Err(failed());
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `n` `T`s, and its
+    // zeroed bytes are `n` valid `T`s (`T: Zeroable`); the Vec takes ownership of it.
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
 /// An array of bits addressed by `u64` positions, rounded up to whole 64-bit words.
 pub trait BitStore: Send + Sync + Sized + 'static {
     /// The name this store has in variant names and reports.
@@ -73,7 +112,7 @@ impl BitStore for FlatBits {
     const ID: &'static str = "flat";
     fn zeroed(bits: u64) -> Result<Self> {
         Ok(Self {
-            words: try_vec(round_up(bits, 64) / 64, || 0)?,
+            words: try_zeroed(round_up(bits, 64) / 64)?,
         })
     }
     fn from_words(words: Vec<u64>) -> Self {
