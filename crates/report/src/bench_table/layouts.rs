@@ -43,7 +43,7 @@ pub(super) fn section(out: &mut String, v: &View) {
         .collect();
     if sizes.is_empty() {
         out.push_str(
-            "Not in this run's log: it holds no record of the layout series. `cargo bench --bench \
+            "No layout series in this run's log. `cargo bench --bench \
              bloom_vs_hashset` measures it; `BLOOMLAB_BENCH_ONLY='contiguous: |scattered: '` \
              measures it alone.\n\n",
         );

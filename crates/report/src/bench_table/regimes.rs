@@ -74,7 +74,7 @@ pub(super) fn section(out: &mut String, v: &View) {
         .collect();
     if records.is_empty() {
         out.push_str(
-            "Not in this run's log: it holds no record of the regime series. `cargo bench --bench \
+            "No regime series in this run's log. `cargo bench --bench \
              bloom_vs_hashset` measures it; `BLOOMLAB_BENCH_ONLY='regime: '` measures it alone.\n\n",
         );
         return;

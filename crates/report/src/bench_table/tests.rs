@@ -250,7 +250,7 @@ fn table_rows_carry_ratios_memory_and_bits_per_key() {
     let md = render::render(&log, &input::read_medians(&dir.0).unwrap(), &machine());
     let sbbf_row = md
         .lines()
-        .find(|l| l.starts_with("| `sbbf/xxh3`"))
+        .find(|l| l.starts_with("| `sbbf/xxh3` | 1% |"))
         .unwrap_or_else(|| panic!("no sbbf row in:\n{md}"));
     // present 100/20 = 5x (paired 5x, rounds 4x to 10x), absent 40/10 = 4x (paired 2.5x, rounds
     // 2x to 5x), insert 7.5 ns, 1.25 MB = 1.2 MiB = 10 bits/key, memory 80e6/1.25e6 = 1/64.
@@ -262,7 +262,7 @@ fn table_rows_carry_ratios_memory_and_bits_per_key() {
     // Without paired rounds, a dash.
     let classic_row = md
         .lines()
-        .find(|l| l.starts_with("| `classic/xxh3/km/flat`"))
+        .find(|l| l.starts_with("| `classic/xxh3/km/flat` | 1% |"))
         .unwrap_or_else(|| panic!("no classic row in:\n{md}"));
     assert!(classic_row.starts_with("| `classic/xxh3/km/flat` | 1% | 50.0 | 2.00x | — |"));
     assert!(md.contains("| `digest xxh3` | 3.25 |"), "{md}");
