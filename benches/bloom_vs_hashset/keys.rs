@@ -112,3 +112,62 @@ impl U64Keys {
         }
     }
 }
+
+/// Seed of the mixed batches' choice of present positions.
+const SEED_MIX: u64 = 0x5EED_0004;
+
+/// A batch with `percent`% present keys: position j holds the present batch's key j or the absent
+/// batch's, with exactly `len x percent / 100` (rounded down) present positions chosen at random,
+/// so a branch on the answer cannot be predicted. Returns the batch and its number of present
+/// keys. 0 gives the absent batch, 100 the present one.
+pub fn mixed<K: Copy>(present: &[K], absent: &[K], percent: u8) -> (Vec<K>, u64) {
+    let len = present.len().min(absent.len());
+    let wanted = len * usize::from(percent.min(100)) / 100;
+    let mut rng = Pcg64Mcg::seed_from_u64(SEED_MIX ^ u64::from(percent));
+    let mut is_present = vec![false; len];
+    for j in rand::seq::index::sample(&mut rng, len, wanted) {
+        is_present[j] = true;
+    }
+    let batch = (0..len)
+        .map(|j| if is_present[j] { present[j] } else { absent[j] })
+        .collect();
+    (batch, wanted as u64)
+}
+
+/// The keys of a lookup batch each in its own heap allocation, as an application holding its
+/// keys as `Vec<String>` has them: allocated in sorted order, which is unrelated to the batch's
+/// random lookup order, so fetching the next key to look up is a random access into some
+/// 2^20 x 48 bytes of heap (the allocator places small strings of one size class next to each
+/// other in the order they were allocated) instead of the next bytes of one buffer.
+pub struct Scattered {
+    /// The keys in allocation order.
+    owned: Vec<String>,
+    /// For each lookup position, the index in `owned` of its key.
+    at: Vec<usize>,
+}
+
+impl Scattered {
+    /// Copies `batch` (keys in lookup order) into one allocation per key; checks that
+    /// [`Scattered::keys`] gives the batch back, key for key.
+    pub fn new(batch: &[&str]) -> Self {
+        let mut order: Vec<usize> = (0..batch.len()).collect();
+        order.sort_by_key(|&j| batch[j]);
+        let owned: Vec<String> = order.iter().map(|&j| batch[j].to_owned()).collect();
+        let mut at = vec![0; batch.len()];
+        for (slot, &j) in order.iter().enumerate() {
+            at[j] = slot;
+        }
+        let scattered = Self { owned, at };
+        assert!(
+            scattered.keys() == batch,
+            "the scattered copy of a {}-key batch differs from it",
+            batch.len()
+        );
+        scattered
+    }
+
+    /// The keys in lookup order, each a slice of its own allocation.
+    pub fn keys(&self) -> Vec<&str> {
+        self.at.iter().map(|&i| self.owned[i].as_str()).collect()
+    }
+}

@@ -19,6 +19,18 @@
 //!   keys after growing from n/G (G = 1, 16, 1024), beside a static filter of their stages' layout
 //!   sized for n, std `HashSet` and the `growable-bloom-filter` crate.
 //!
+//! Two more series measure where the time goes:
+//! - the layout series ([`layouts`], groups `contiguous-*` and `scattered-*`), on the string keys
+//!   of every n: the flagships, std `HashSet<String>`, `fastbloom+foldhash` and xorf with the
+//!   lookup batches' keys in one buffer (the main series' layout) and with each key in its own
+//!   allocation;
+//! - the regime series ([`regimes`], groups `regime-*`), after the main series, on u64 keys at
+//!   1e5, 1e6, 1e7 and 1e8 keys: the flagships, std `HashSet<u64>`, fastbloom and xorf looked up
+//!   with 0, 25, 50, 75 and 100% present keys, beside the memory's dependent and independent
+//!   random-load times over a buffer of each structure's size and the hashing of a key alone.
+//!   Its criterion times are short (0.2 s warm-up, 0.5 s measurement): some 200 benchmarks in
+//!   about ten minutes. Peak memory about 4 GB at 1e8 (the keys, plus one structure's build).
+//!
 //! The main series leaves counting and scalable variants to those series: its re-insert would
 //! change their state (counters, stages) from one iteration to the next.
 //!
@@ -32,7 +44,10 @@
 //!   previous full run's records of the other structures); in the capability series the text
 //!   matched is `<series>: <label>` ([`bloomlab_harness::bench::selector`]), so
 //!   `BLOOMLAB_BENCH_ONLY='counting: |scalable: '` runs exactly those two series, and `G=1024`
-//!   only the grown filters' 1024x rows;
+//!   only the grown filters' 1024x rows (`regime: `, `contiguous: |scattered: ` the two others;
+//!   `regime: hash` the regime series' hashing alone);
+//! - `BLOOMLAB_BENCH_REGIME_SIZES`, `BLOOMLAB_BENCH_REGIME_WARMUP_SECS`,
+//!   `BLOOMLAB_BENCH_REGIME_MEASURE_SECS`: the regime series' sizes and criterion's times for it;
 //! - `BLOOMLAB_BENCH_ALL=1`: every variant at 0.1% and on u64 keys too (by default those two series
 //!   use a representative set of variants covering every hash, index scheme, store and layout);
 //! - `BLOOMLAB_BENCH_SIZES`, `BLOOMLAB_BENCH_MEASURE_SECS`, `BLOOMLAB_BENCH_WARMUP_SECS`: sizes and
@@ -79,7 +94,9 @@
 
 mod counting;
 mod keys;
+mod layouts;
 mod memory;
+mod regimes;
 mod scalable;
 mod suite;
 mod timing;
@@ -92,7 +109,14 @@ static ALLOC: memory::CountingAlloc = memory::CountingAlloc;
 fn main() {
     let cfg = timing::Config::from_env();
     let mut c = Criterion::default().configure_from_args();
-    let mut log = memory::Log::new(cfg.mode, &cfg.sizes, |label| cfg.wants(label));
+    // The regime series has sizes of its own; every other series runs at `cfg.sizes`.
+    let mut log = memory::Log::new(cfg.mode, |series, label, n| {
+        let sizes = match series {
+            bloomlab_harness::bench::Series::Regime => &cfg.regime_sizes,
+            _ => &cfg.sizes,
+        };
+        sizes.contains(&n) && cfg.wants(label)
+    });
     eprintln!(
         "bloom_vs_hashset: mode {}, n in {:?}, warm-up {:?}, measurement {:?}, {} samples",
         cfg.mode, cfg.sizes, cfg.warm_up, cfg.measurement, cfg.sample_size
@@ -110,5 +134,11 @@ fn main() {
         let keys = keys::U64Keys::new(n);
         suite.u64s(&keys, n);
     }
+    suite::Suite {
+        c: &mut c,
+        cfg: &cfg,
+        log: &mut log,
+    }
+    .regimes();
     c.final_summary();
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bloomlab_harness::bench::{
-    BenchLog, BenchRecord, LOG_FILE, Mode, PairedRecord, criterion_dir, selector,
+    BenchLog, BenchRecord, LOG_FILE, Mode, PairedRecord, Series, criterion_dir, selector,
 };
 pub use bloomlab_harness::memory::CountingAlloc;
 
@@ -42,11 +42,12 @@ fn unix_now() -> u64 {
 
 impl Log {
     /// A log for this run, written to `<criterion dir>/bloom_vs_hashset-memory.json` unless
-    /// `mode` is [`Mode::Test`]. A full run restricted to some sizes (`BLOOMLAB_BENCH_SIZES`) or to
-    /// some structures (`BLOOMLAB_BENCH_ONLY`, whose filter is `remeasured`, called with each
-    /// record's [`selector`] text) keeps the previous full run's records of everything it does not
-    /// measure again, whose criterion results it leaves alone too.
-    pub fn new(mode: Mode, sizes: &[u64], remeasured: impl Fn(&str) -> bool) -> Self {
+    /// `mode` is [`Mode::Test`]. A full run restricted to some sizes (`BLOOMLAB_BENCH_SIZES`,
+    /// `BLOOMLAB_BENCH_REGIME_SIZES`) or to some structures (`BLOOMLAB_BENCH_ONLY`) keeps the
+    /// previous full run's records of everything it does not measure again, whose criterion
+    /// results it leaves alone too: `remeasured` is called with each record's series, [`selector`]
+    /// text and n, and says whether this run measures it again.
+    pub fn new(mode: Mode, remeasured: impl Fn(Series, &str, u64) -> bool) -> Self {
         let path = (mode != Mode::Test).then(|| criterion_dir().join(LOG_FILE));
         let mut log = BenchLog {
             started_unix: unix_now(),
@@ -64,14 +65,12 @@ impl Log {
             log.records = old
                 .records
                 .into_iter()
-                .filter(|r| !(sizes.contains(&r.n) && remeasured(&selector(r.series, &r.label))))
+                .filter(|r| !remeasured(r.series, &selector(r.series, &r.label), r.n))
                 .collect();
             log.paired = old
                 .paired
                 .into_iter()
-                .filter(|r| {
-                    !(sizes.contains(&r.n) && remeasured(&selector(r.group.series, &r.label)))
-                })
+                .filter(|r| !remeasured(r.group.series, &selector(r.group.series, &r.label), r.n))
                 .collect();
             // The run then spans from the earlier run's start, if anything of it is kept.
             if !log.records.is_empty() {

@@ -443,14 +443,15 @@ impl Suite<'_> {
             }
         }
 
-        // The capability series, on the same keys and batches, each with its own std HashSet
-        // figures; the counting series last, as it removes and re-inserts the HashSet's keys (it
+        // The layout series and the capability series, on the same keys and batches, each with
+        // its own std HashSet figures; the counting series last, as it removes and re-inserts the HashSet's keys (it
         // ends holding the same keys).
         let batches = Batches {
             inserted: &inserted,
             present: &present,
             absent: &absent,
         };
+        self.layouts(&batches, &std_set, (bytes, t), n);
         self.scalable(&batches, &std_set, (bytes, t), n);
         self.counting(&batches, &mut std_set, (bytes, t), n);
     }

@@ -32,6 +32,11 @@ pub struct Config {
     /// Only structures whose label contains this text (or one of its `|`-separated parts) are
     /// built and measured.
     pub only: Option<String>,
+    /// Key counts of the regime series (u64 keys), from a filter in a core's L2 to DRAM.
+    pub regime_sizes: Vec<u64>,
+    /// Criterion's warm-up and measurement times and sample count for the regime series: short,
+    /// because it runs some 200 benchmarks.
+    pub regime_times: (Duration, Duration, usize),
 }
 
 fn env_secs(name: &str, default: f64) -> Duration {
@@ -41,6 +46,18 @@ fn env_secs(name: &str, default: f64) -> Duration {
         .filter(|s| s.is_finite() && *s > 0.0)
         .unwrap_or(default);
     Duration::from_secs_f64(secs)
+}
+
+/// A comma-separated list of key counts (`None` if unset, empty or not all integers).
+fn env_sizes(name: &str) -> Option<Vec<u64>> {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| {
+            v.split(',')
+                .map(|x| x.trim().parse().ok())
+                .collect::<Option<Vec<u64>>>()
+        })
+        .filter(|v| !v.is_empty())
 }
 
 fn env_count(name: &str, default: usize) -> usize {
@@ -57,7 +74,10 @@ impl Config {
     /// `BLOOMLAB_BENCH_ONLY=text` restricts to labels containing `text` (or any
     /// of `a|b|c`);
     /// `BLOOMLAB_BENCH_SIZES=1000000,10000000` sets the key counts of a full run;
-    /// `BLOOMLAB_BENCH_PAIRED_ROUNDS` the rounds of each paired comparison (0 turns it off).
+    /// `BLOOMLAB_BENCH_PAIRED_ROUNDS` the rounds of each paired comparison (0 turns it off);
+    /// `BLOOMLAB_BENCH_REGIME_SIZES` the key counts of the regime series (default 1e5, 1e6, 1e7,
+    /// 1e8; quick: 1e5, 1e6) and `BLOOMLAB_BENCH_REGIME_WARMUP_SECS` /
+    /// `BLOOMLAB_BENCH_REGIME_MEASURE_SECS` its times (default 0.2 s and 0.5 s).
     /// Without `--bench` (i.e. `cargo test --benches`) every benchmark runs once on 10k keys.
     pub fn from_env() -> Self {
         let flag = |name: &str| std::env::var(name).is_ok_and(|v| v == "1" || v == "true");
@@ -78,8 +98,17 @@ impl Config {
                 paired_part: Duration::from_millis(1),
                 all_variants_everywhere,
                 only,
+                regime_sizes: vec![10_000],
+                regime_times: (Duration::from_millis(10), Duration::from_millis(10), 10),
             };
         }
+        let regime_times = |warm: f64, measure: f64| {
+            (
+                env_secs("BLOOMLAB_BENCH_REGIME_WARMUP_SECS", warm),
+                env_secs("BLOOMLAB_BENCH_REGIME_MEASURE_SECS", measure),
+                10,
+            )
+        };
         if flag("BLOOMLAB_BENCH_QUICK") {
             return Self {
                 mode: Mode::Quick,
@@ -91,17 +120,13 @@ impl Config {
                 paired_part: Duration::from_millis(5),
                 all_variants_everywhere,
                 only,
+                regime_sizes: env_sizes("BLOOMLAB_BENCH_REGIME_SIZES")
+                    .unwrap_or_else(|| vec![100_000, 1_000_000]),
+                regime_times: regime_times(0.05, 0.15),
             };
         }
-        let sizes = std::env::var("BLOOMLAB_BENCH_SIZES")
-            .ok()
-            .and_then(|v| {
-                v.split(',')
-                    .map(|x| x.trim().parse().ok())
-                    .collect::<Option<Vec<u64>>>()
-            })
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| vec![1_000_000, 10_000_000]);
+        let sizes =
+            env_sizes("BLOOMLAB_BENCH_SIZES").unwrap_or_else(|| vec![1_000_000, 10_000_000]);
         Self {
             mode: Mode::Full,
             sizes,
@@ -112,6 +137,20 @@ impl Config {
             paired_part: Duration::from_millis(15),
             all_variants_everywhere,
             only,
+            regime_sizes: env_sizes("BLOOMLAB_BENCH_REGIME_SIZES")
+                .unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000, 100_000_000]),
+            regime_times: regime_times(0.2, 0.5),
+        }
+    }
+
+    /// This configuration with the regime series' criterion times.
+    pub fn for_regimes(&self) -> Self {
+        let (warm_up, measurement, sample_size) = self.regime_times;
+        Self {
+            warm_up,
+            measurement,
+            sample_size,
+            ..self.clone()
         }
     }
 

@@ -100,11 +100,25 @@ pub enum Operation {
     Hash,
     /// Removing a member key (counting series only; see [`Series::Counting`]).
     Remove,
+    /// One `contains` per key of a batch whose keys are present at 25% of the positions, chosen
+    /// at random (regime series; [`Operation::MIXES`]).
+    LookupMix25,
+    /// As [`Operation::LookupMix25`], 50% present.
+    LookupMix50,
+    /// As [`Operation::LookupMix25`], 75% present.
+    LookupMix75,
+    /// One dependent load (the next address read from the line just loaded) in a random cyclic
+    /// walk over a buffer of as many bytes as the structure holds (regime series): the memory
+    /// latency at that size.
+    Chase,
+    /// One independent load of a random cache line of the same buffer (regime series): the cost
+    /// of a random access when the next one need not wait for it, as in a batch of lookups.
+    Gather,
 }
 
 impl Operation {
     /// Every operation.
-    pub const ALL: [Operation; 7] = [
+    pub const ALL: [Operation; 12] = [
         Operation::LookupPresent,
         Operation::LookupAbsent,
         Operation::LookupBatchPresent,
@@ -112,7 +126,35 @@ impl Operation {
         Operation::Insert,
         Operation::Hash,
         Operation::Remove,
+        Operation::LookupMix25,
+        Operation::LookupMix50,
+        Operation::LookupMix75,
+        Operation::Chase,
+        Operation::Gather,
     ];
+
+    /// The query mixes of the regime series, from no present key to all present: the absent
+    /// batch, the three mixed ones, the present batch.
+    pub const MIXES: [Operation; 5] = [
+        Operation::LookupAbsent,
+        Operation::LookupMix25,
+        Operation::LookupMix50,
+        Operation::LookupMix75,
+        Operation::LookupPresent,
+    ];
+
+    /// For a one-by-one lookup, the percentage of its batch's keys that are present (0 for the
+    /// absent batch, 100 for the present one); `None` for anything else.
+    pub const fn present_percent(self) -> Option<u8> {
+        match self {
+            Operation::LookupAbsent => Some(0),
+            Operation::LookupMix25 => Some(25),
+            Operation::LookupMix50 => Some(50),
+            Operation::LookupMix75 => Some(75),
+            Operation::LookupPresent => Some(100),
+            _ => None,
+        }
+    }
 
     /// The text in group names: `lookup-present`, `lookup-batch-absent`, `insert`, `hash`, ...
     pub const fn as_str(self) -> &'static str {
@@ -124,6 +166,11 @@ impl Operation {
             Operation::Insert => "insert",
             Operation::Hash => "hash",
             Operation::Remove => "remove",
+            Operation::LookupMix25 => "lookup-mix25",
+            Operation::LookupMix50 => "lookup-mix50",
+            Operation::LookupMix75 => "lookup-mix75",
+            Operation::Chase => "chase",
+            Operation::Gather => "gather",
         }
     }
 
@@ -141,7 +188,14 @@ impl Operation {
         match self {
             Operation::LookupPresent | Operation::LookupBatchPresent => Some("present"),
             Operation::LookupAbsent | Operation::LookupBatchAbsent => Some("absent"),
-            Operation::Insert | Operation::Hash | Operation::Remove => None,
+            Operation::LookupMix25 | Operation::LookupMix50 | Operation::LookupMix75 => {
+                Some("mixed")
+            }
+            Operation::Insert
+            | Operation::Hash
+            | Operation::Remove
+            | Operation::Chase
+            | Operation::Gather => None,
         }
     }
 }
@@ -171,11 +225,32 @@ pub enum Series {
     /// Scalable filters ([`bloomlab_filters::Growable`]) holding n keys after growing from an
     /// initial capacity n/G ([`Growth`]): lookups.
     Scalable,
+    /// Cache regimes and query mixes: the flagship of each layout ([`FLAGSHIPS`]), std `HashSet`,
+    /// fastbloom and xorf on u64 keys at sizes from a core's L2 to DRAM, looked up with batches
+    /// of 0, 25, 50, 75 and 100% present keys ([`Operation::MIXES`]), beside the memory's
+    /// dependent and independent random-load times over a buffer of each structure's size
+    /// ([`Operation::Chase`], [`Operation::Gather`]) and the hashing of a key alone
+    /// ([`Operation::Hash`]).
+    Regime,
+    /// String keys as they arrive from a page or a socket: back to back in one buffer, in lookup
+    /// order (the layout of the main series' batches), for the flagships and their peers. Measured
+    /// right before [`Series::Scattered`] on the same keys.
+    Contiguous,
+    /// The same string keys, each in its own heap allocation (`Vec<String>`), allocated in an
+    /// order unrelated to the lookup order, so fetching a key is a random access.
+    Scattered,
 }
 
 impl Series {
     /// Every series, in report order.
-    pub const ALL: [Series; 3] = [Series::Main, Series::Counting, Series::Scalable];
+    pub const ALL: [Series; 6] = [
+        Series::Main,
+        Series::Counting,
+        Series::Scalable,
+        Series::Regime,
+        Series::Contiguous,
+        Series::Scattered,
+    ];
 
     /// The text in group names and in the log: `main`, `counting`, `scalable`.
     pub const fn as_str(self) -> &'static str {
@@ -183,6 +258,9 @@ impl Series {
             Series::Main => "main",
             Series::Counting => "counting",
             Series::Scalable => "scalable",
+            Series::Regime => "regime",
+            Series::Contiguous => "contiguous",
+            Series::Scattered => "scattered",
         }
     }
 
@@ -197,6 +275,10 @@ impl fmt::Display for Series {
         f.write_str(self.as_str())
     }
 }
+
+/// The flagship of each layout, all hashed with XXH3: split-block, blocked, classic. The regime
+/// and layout series measure these, and the table's restated targets judge them.
+pub const FLAGSHIPS: [&str; 3] = ["sbbf/xxh3", "blocked512/xxh3", "classic/xxh3/km/flat"];
 
 /// The text `BLOOMLAB_BENCH_ONLY` is matched against for the structure labelled `label` in
 /// `series`: the label itself in the main series (as before the series existed), else
@@ -481,7 +563,7 @@ mod tests {
                 "hash-u64",
             ]
         );
-        assert_eq!(names.len(), 3 * 7 * 2);
+        assert_eq!(names.len(), 6 * 12 * 2);
         for name in [
             "remove-str",
             "counting-insert-str",
@@ -489,6 +571,13 @@ mod tests {
             "counting-lookup-present-str",
             "scalable-lookup-absent-str",
             "scalable-lookup-present-u64",
+            "regime-lookup-mix25-u64",
+            "regime-lookup-mix75-u64",
+            "regime-chase-u64",
+            "regime-gather-u64",
+            "regime-hash-u64",
+            "contiguous-lookup-absent-str",
+            "scattered-lookup-present-str",
         ] {
             assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
         }
@@ -519,6 +608,17 @@ mod tests {
         ] {
             assert_eq!(bad.parse::<Group>(), Err(UnknownGroup(bad.to_owned())));
         }
+    }
+
+    #[test]
+    fn mixes_run_from_no_present_key_to_all_present() {
+        let shares: Vec<Option<u8>> = Operation::MIXES
+            .iter()
+            .map(|op| op.present_percent())
+            .collect();
+        assert_eq!(shares, [Some(0), Some(25), Some(50), Some(75), Some(100)]);
+        assert_eq!(Operation::Chase.present_percent(), None);
+        assert_eq!(Operation::LookupBatchPresent.present_percent(), None);
     }
 
     #[test]

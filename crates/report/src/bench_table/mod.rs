@@ -4,8 +4,11 @@
 //! [`write_report`].
 
 pub mod input;
+mod layouts;
 mod machine;
+mod regimes;
 pub mod render;
+mod targets;
 
 use std::path::{Path, PathBuf};
 
