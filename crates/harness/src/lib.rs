@@ -12,6 +12,7 @@ pub mod preflight;
 pub mod roundtrip;
 pub mod row;
 pub mod sketch;
+pub mod sketch_bench;
 pub mod sketch_gate;
 pub mod stats;
 pub mod sweep;

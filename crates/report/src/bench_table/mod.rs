@@ -6,6 +6,8 @@
 pub mod input;
 mod machine;
 pub mod render;
+// Issue 17: the sketch bench's report, a file of its own (see the module).
+pub mod sketches;
 
 use std::path::{Path, PathBuf};
 
@@ -63,6 +65,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl Error {
+    /// Whether the error only says the Bloom bench has not run (so another report may still be
+    /// written from the same directory).
+    pub fn is_missing_results(&self) -> bool {
+        matches!(
+            self,
+            Error::NoLog { .. } | Error::EmptyLog { .. } | Error::NoEstimates { .. }
+        )
+    }
 }
 
 /// Reads the bench's results from `criterion_dir` and writes the report to `out` (creating its
