@@ -4,6 +4,8 @@
 //! [`write_report`].
 
 pub mod input;
+// Issue 16: Guava on the JVM against its layout in bloomlab, from scripts/guava-timing.sh's JSON.
+pub mod jvm;
 mod machine;
 pub mod render;
 // Issue 17: the sketch bench's report, a file of its own (see the module).
@@ -83,7 +85,11 @@ impl Error {
 pub fn write_report(criterion_dir: &Path, out: &Path, machine: &Machine) -> Result<(), Error> {
     let log = input::read_memory(criterion_dir)?;
     let medians = input::read_medians(criterion_dir)?;
-    let text = render::render(&log, &medians, machine);
+    let mut text = render::render(&log, &medians, machine);
+    // Issue 16: the JVM section, when scripts/guava-timing.sh has written its data beside the report.
+    if let Some(run) = jvm::read(out.parent().unwrap_or(Path::new(".")))? {
+        text.push_str(&jvm::section(&run));
+    }
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|source| Error::Write {
             path: parent.to_owned(),
