@@ -13,6 +13,7 @@ pub mod roundtrip;
 pub mod row;
 pub mod scale;
 pub mod sketch;
+pub mod sketch_bench;
 pub mod sketch_gate;
 pub mod stats;
 pub mod sweep;

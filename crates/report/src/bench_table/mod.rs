@@ -5,10 +5,14 @@
 
 pub mod input;
 mod layouts;
+// Issue 16: Guava on the JVM against its layout in bloomlab, from scripts/guava-timing.sh's JSON.
+pub mod jvm;
 mod machine;
 mod regimes;
 pub mod render;
 mod targets;
+// Issue 17: the sketch bench's report, a file of its own (see the module).
+pub mod sketches;
 
 use std::path::{Path, PathBuf};
 
@@ -68,12 +72,27 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether the error only says the Bloom bench has not run (so another report may still be
+    /// written from the same directory).
+    pub fn is_missing_results(&self) -> bool {
+        matches!(
+            self,
+            Error::NoLog { .. } | Error::EmptyLog { .. } | Error::NoEstimates { .. }
+        )
+    }
+}
+
 /// Reads the bench's results from `criterion_dir` and writes the report to `out` (creating its
 /// directory), stamped with `machine`.
 pub fn write_report(criterion_dir: &Path, out: &Path, machine: &Machine) -> Result<(), Error> {
     let log = input::read_memory(criterion_dir)?;
     let medians = input::read_medians(criterion_dir)?;
-    let text = render::render(&log, &medians, machine);
+    let mut text = render::render(&log, &medians, machine);
+    // Issue 16: the JVM section, when scripts/guava-timing.sh has written its data beside the report.
+    if let Some(run) = jvm::read(out.parent().unwrap_or(Path::new(".")))? {
+        text.push_str(&jvm::section(&run));
+    }
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|source| Error::Write {
             path: parent.to_owned(),
