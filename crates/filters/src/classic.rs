@@ -111,6 +111,66 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
         all
     }
 
+    /// Looks up a precomputed digest, stopping at the first clear bit: the answer of
+    /// [`contains_digest`](Self::contains_digest), reading fewer words on an absent key (see
+    /// [`Filter::contains_digest_early_exit`]).
+    #[inline]
+    pub fn contains_digest_early_exit(&self, d: Digest) -> bool {
+        I::probe_in(d, self.hashes, self.range, |i| self.store.get(i))
+    }
+
+    /// Prefetches the word of the first probe of `d`, the one every lookup reads (nothing for
+    /// schemes without a prefetching path: see [`IndexScheme::PREFETCH`]).
+    #[inline]
+    pub fn prefetch_digest_early_exit(&self, d: Digest) {
+        if !I::PREFETCH {
+            return;
+        }
+        I::probe_in(d, 1, self.range, |i| {
+            self.store.prefetch(i);
+            false
+        });
+    }
+
+    /// How many of `digests` this filter reports present: the count of
+    /// [`contains_digest`](Self::contains_digest) over them, computed a probe at a time. Round
+    /// `j` tests probe `j` of every digest still standing and keeps those whose bit is set,
+    /// without a branch (the digest is written to the next free slot, and the slot advances by
+    /// the bit); the digests left after round `k - 1` are the ones present. A non-member of a
+    /// half-full array is gone after about 2 rounds, as with an early exit, but no branch
+    /// depends on a bit: one lookup at a time, the early exit mispredicts on most absent keys.
+    /// Position `j` is recomputed from the digest with the index scheme (`j + 1` steps), which
+    /// costs less than the memory traffic and mispredictions it saves.
+    pub fn count_present(&self, digests: &[Digest]) -> u64 {
+        /// Digests in flight: a stack buffer that stays in L1.
+        const ROUND: usize = 256;
+        let mut live = [Digest::from_halves(0, 0); ROUND];
+        let mut present = 0u64;
+        for chunk in digests.chunks(ROUND) {
+            live[..chunk.len()].copy_from_slice(chunk);
+            let mut standing = chunk.len();
+            for j in 0..self.hashes {
+                if standing == 0 {
+                    break;
+                }
+                let mut kept = 0;
+                for t in 0..standing {
+                    let d = live[t];
+                    let mut at = 0;
+                    I::probe_in(d, j + 1, self.range, |i| {
+                        at = i;
+                        true
+                    });
+                    live[kept] = d;
+                    kept += usize::from(self.store.get(at));
+                }
+                standing = kept;
+            }
+            present += standing as u64;
+        }
+        present
+    }
+
     /// Prefetches the k words a lookup of `d` reads (nothing for schemes whose positions are
     /// dearer than the prefetch saves: see [`IndexScheme::PREFETCH`]).
     #[inline]
@@ -159,6 +219,17 @@ impl<H, I: IndexScheme> Bloom<H, I, crate::store::FlatBits> {
 
 impl<H: HashStrategy, I: IndexScheme, S: BitStore> Filter for Bloom<H, I, S> {
     forward_filter_methods!(H::digest);
+    #[inline]
+    fn contains_digest_early_exit(&self, d: Digest) -> bool {
+        Self::contains_digest_early_exit(self, d)
+    }
+    #[inline]
+    fn prefetch_digest_early_exit(&self, d: Digest) {
+        Self::prefetch_digest_early_exit(self, d);
+    }
+    fn count_present(&self, digests: &[Digest]) -> u64 {
+        Self::count_present(self, digests)
+    }
     fn bits(&self) -> u64 {
         self.store.len_bits()
     }

@@ -136,6 +136,43 @@ pub trait Filter: Send + Sync {
     fn prefetch_digest(&self, d: Digest) {
         let _ = d;
     }
+    /// Looks up a precomputed digest, stopping at the first probe that finds a clear bit: always
+    /// the answer of [`contains_digest`](Self::contains_digest). Layouts whose lookup reads one
+    /// cache line (blocked, split-block) have nothing to stop early and keep the default, their
+    /// `contains_digest`. The flat layout reads all k bits without a branch in `contains_digest`
+    /// (fastest for one lookup at a time, which pays a mispredicted branch on each absent key if
+    /// it stops early) and stops at the first clear bit here: a non-member of a half-full array
+    /// reads about 2 of the k words instead of k, which is what the sweep's false-positive engine
+    /// queries by the hundred million.
+    #[inline]
+    fn contains_digest_early_exit(&self, d: Digest) -> bool {
+        self.contains_digest(d)
+    }
+    /// Asks the CPU to start loading the memory the first probes of
+    /// [`contains_digest_early_exit`](Self::contains_digest_early_exit) read: what most
+    /// non-member lookups need before they stop. By default
+    /// [`prefetch_digest`](Self::prefetch_digest); the flat layout prefetches its first probe's
+    /// word only (all k words would cost k transfers where about 2 are read).
+    #[inline]
+    fn prefetch_digest_early_exit(&self, d: Digest) {
+        self.prefetch_digest(d);
+    }
+    /// How many of `digests` this filter reports present: always the number of them for which
+    /// [`contains_digest`](Self::contains_digest) is true, in whatever order and probe by probe as
+    /// the layout finds fastest. It is the false-positive engine's inner loop (a chunk of
+    /// non-members' digests at a time). By default one
+    /// [`contains_digest_early_exit`](Self::contains_digest_early_exit) after another, with the
+    /// memory of the digest [`LOOKAHEAD`] places on prefetched ([`count_pipelined`]); the flat
+    /// layout tests one probe of every remaining digest per round instead (see
+    /// [`crate::Bloom::count_present`]).
+    #[inline]
+    fn count_present(&self, digests: &[Digest]) -> u64 {
+        count_pipelined(
+            digests,
+            |d| self.prefetch_digest_early_exit(d),
+            |d| self.contains_digest_early_exit(d),
+        )
+    }
     /// The true number of bits, after the layout's rounding.
     fn bits(&self) -> u64;
     /// Probes per key.
@@ -263,6 +300,29 @@ pub fn pipelined<K: Key>(
         }
         found(i, test(d));
     }
+}
+
+/// How many of `digests` pass `test`, with `prefetch` called on the digest [`LOOKAHEAD`] places
+/// ahead of the one tested (and on the first `LOOKAHEAD` before any test), so that on a filter
+/// larger than the cache the memory accesses overlap. The count is exactly that of `test` over
+/// every digest.
+#[inline(always)]
+pub fn count_pipelined(
+    digests: &[Digest],
+    prefetch: impl Fn(Digest),
+    test: impl Fn(Digest) -> bool,
+) -> u64 {
+    for d in digests.iter().take(LOOKAHEAD) {
+        prefetch(*d);
+    }
+    let mut found = 0u64;
+    for (i, d) in digests.iter().enumerate() {
+        if let Some(ahead) = digests.get(i + LOOKAHEAD) {
+            prefetch(*ahead);
+        }
+        found += u64::from(test(*d));
+    }
+    found
 }
 
 /// A prefetch hint for the cache line holding `*p`: starts the load and returns at once. The

@@ -228,9 +228,35 @@ pub struct SweepRow {
     /// Churn and grow: bits / members held (`bits_per_key` divides by the sized-for `n`).
     #[serde(default)]
     pub bits_per_member: f64,
+    /// Non-member queries per second of the row's false-positive sampling, on the one core that
+    /// ran it: queries divided by the time the sampling thread spent on a core (Linux's account
+    /// of the thread's CPU time; wall time elsewhere) generating, hashing and looking up the keys
+    /// and counting the positives. A speed, not a statistic: it varies from run to run like the
+    /// timing columns (on a shared machine the other work still competes for caches and memory).
+    /// 0 where not measured (`--no-timing`, churn, grow and Redis rows, and rows of a CSV written
+    /// before the column existed).
+    #[serde(default)]
+    pub queries_per_s_core: f64,
 }
 
 /// The default of a column missing from an older CSV: unknown.
 fn nan() -> f64 {
     f64::NAN
+}
+
+/// The non-member queries per second per core of `rows` together: all their queries divided by
+/// the time their false-positive sampling took (each row's `queries / queries_per_s_core`), so a
+/// row weighs by its time, not one vote each. Rows without the figure (0) are left out; `None`
+/// when none has it.
+pub fn overall_queries_per_s_core<'a>(rows: impl IntoIterator<Item = &'a SweepRow>) -> Option<f64> {
+    let (queries, seconds) = rows
+        .into_iter()
+        .filter(|r| r.queries_per_s_core > 0.0 && r.queries_per_s_core.is_finite())
+        .fold((0.0, 0.0), |(q, s), r| {
+            (
+                q + r.queries as f64,
+                s + r.queries as f64 / r.queries_per_s_core,
+            )
+        });
+    (seconds > 0.0).then(|| queries / seconds)
 }

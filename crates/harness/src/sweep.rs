@@ -28,7 +28,7 @@ use crate::preflight::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 use crate::row::SweepRow;
 use crate::stats::check_confidence;
 use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches};
-use crate::trial::{self, Sampling, TrialSpec};
+use crate::trial::{self, Lookup, Sampling, TrialSpec};
 use crate::workload::{self, Churn, Grow};
 
 /// Which workload a sweep runs, with its settings.
@@ -103,6 +103,9 @@ pub struct SweepConfig {
     pub heap_bytes: Option<HeapBytes>,
     /// The workload (static by default). Churn and grow rows are not timed.
     pub workload: WorkloadSettings,
+    /// The lookup the false-positive engine counts non-members with (the same statistics either
+    /// way; `queries_per_s_core` shows the difference).
+    pub lookup: Lookup,
 }
 
 /// The filters of the default run: every layout, every hash, every index scheme and both stores
@@ -136,6 +139,7 @@ impl SweepConfig {
             timing_passes: 5,
             heap_bytes: None,
             workload: WorkloadSettings::Static,
+            lookup: Lookup::default(),
         }
     }
 
@@ -551,7 +555,7 @@ pub fn run(
                 .par_iter()
                 .map(|&i| {
                     let row = &plan.rows[i];
-                    let t = trial::run(&row.spec, keys, &config.sampling);
+                    let t = trial::run_lookup(&row.spec, keys, &config.sampling, config.lookup);
                     if !config.timing {
                         report(row);
                     }
@@ -585,7 +589,11 @@ pub fn run(
             }
         } else {
             for (&i, t) in indices.iter().zip(trials) {
-                out[i] = Some(t.row);
+                let mut row = t.row;
+                // A speed, like the timing columns: without timing every column is a pure
+                // function of the configuration.
+                row.queries_per_s_core = 0.0;
+                out[i] = Some(row);
             }
         }
     }

@@ -5,7 +5,12 @@
 //! builds, fills and samples the filter, and returns the row with the filled filter as a
 //! [`TimeRow`], ready for the row's timing phase without a second visit or a downcast.
 
-use bloomlab_filters::{BloomError, Filter, Layout, Spec, Variant, VariantVisitor, registry};
+use std::time::Instant;
+
+use bloomlab_filters::filter::count_pipelined;
+use bloomlab_filters::{
+    BloomError, Digest, Filter, Layout, Spec, Variant, VariantVisitor, registry,
+};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
@@ -20,6 +25,90 @@ pub const GEN_BATCH: usize = 1 << 16;
 const MIN_STEP: u64 = 1 << 12;
 /// Largest adaptive query step, so that a step never overshoots the target by much.
 const MAX_STEP: u64 = 1 << 22;
+
+/// Which lookup the false-positive engine counts non-members with. Both give the same answer for
+/// every key, so a row's statistics do not depend on it (only its `queries_per_s_core`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lookup {
+    /// [`Filter::count_present`]: each key's probes stop at the first clear bit (the default: on
+    /// the flat layout a non-member reads about 2 of its k words, a probe of every key per round).
+    #[default]
+    EarlyExit,
+    /// [`Filter::contains_digest`]: the branch-free lookup the timing columns measure.
+    BranchFree,
+}
+
+impl Lookup {
+    /// The names `--lookup` accepts.
+    pub const ALLOWED: &'static str = "early-exit, branch-free";
+
+    /// The name `--lookup` takes.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Lookup::EarlyExit => "early-exit",
+            Lookup::BranchFree => "branch-free",
+        }
+    }
+}
+
+impl std::str::FromStr for Lookup {
+    type Err = HarnessError;
+    fn from_str(s: &str) -> Result<Self, HarnessError> {
+        [Lookup::EarlyExit, Lookup::BranchFree]
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| {
+                HarnessError::invalid(
+                    "lookup",
+                    format!("{s:?}"),
+                    "must be early-exit or branch-free",
+                )
+            })
+    }
+}
+
+/// Keys hashed before their lookups in [`count_found`]: a batch's digests are computed a chunk
+/// at a time into a stack array that stays in L1, then counted together.
+const CHUNK: usize = 256;
+
+/// How many keys of `batch` `filter` reports present, through the lookup `lookup`: the count one
+/// `contains_bytes` per key gives, computed a chunk of digests at a time. Early exit counts each
+/// chunk with [`Filter::count_present`] (the layout's fastest way, probe by probe on the flat
+/// layout); branch-free runs [`Filter::contains_digest`] on each digest with the memory of the
+/// digest [`LOOKAHEAD`](bloomlab_filters::filter::LOOKAHEAD) places on prefetched. No allocation.
+#[inline]
+pub fn count_found<F: Filter + ?Sized>(filter: &F, batch: &Batch, lookup: Lookup) -> u64 {
+    match lookup {
+        Lookup::EarlyExit => count_chunked(filter, batch, |ds| filter.count_present(ds)),
+        Lookup::BranchFree => count_chunked(filter, batch, |ds| {
+            count_pipelined(
+                ds,
+                |d| filter.prefetch_digest(d),
+                |d| filter.contains_digest(d),
+            )
+        }),
+    }
+}
+
+#[inline(always)]
+fn count_chunked<F: Filter + ?Sized>(
+    filter: &F,
+    batch: &Batch,
+    mut count: impl FnMut(&[Digest]) -> u64,
+) -> u64 {
+    let mut digests = [Digest::from_halves(0, 0); CHUNK];
+    let mut filled = 0;
+    let mut found = 0u64;
+    batch.for_each_bytes(|b| {
+        digests[filled] = filter.digest(b);
+        filled += 1;
+        if filled == CHUNK {
+            found += count(&digests);
+            filled = 0;
+        }
+    });
+    found + count(&digests[..filled])
+}
 
 /// How a trial samples and labels its rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,11 +182,21 @@ pub(crate) fn registry_error(filter: &str, n: u64, p: f64, e: BloomError) -> Har
 
 /// Runs the trial for the registered filter `spec.filter`, monomorphised for its concrete type.
 pub fn run(spec: &TrialSpec, keys: &KeySet, sampling: &Sampling) -> Result<Trial, HarnessError> {
-    struct Run<'a>(&'a TrialSpec, &'a KeySet, &'a Sampling);
+    run_lookup(spec, keys, sampling, Lookup::default())
+}
+
+/// [`run`], counting non-members through `lookup` (the same statistics either way).
+pub fn run_lookup(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    lookup: Lookup,
+) -> Result<Trial, HarnessError> {
+    struct Run<'a>(&'a TrialSpec, &'a KeySet, &'a Sampling, Lookup);
     impl VariantVisitor for Run<'_> {
         type Output = Result<Trial, HarnessError>;
         fn visit<F: Variant>(self) -> Self::Output {
-            let Run(spec, keys, sampling) = self;
+            let Run(spec, keys, sampling, lookup) = self;
             let build = || {
                 Spec::Target {
                     n: spec.n,
@@ -105,14 +204,14 @@ pub fn run(spec: &TrialSpec, keys: &KeySet, sampling: &Sampling) -> Result<Trial
                 }
                 .build::<F>()
             };
-            let (row, filter) = run_with(spec, keys, sampling, build)?;
+            let (row, filter) = run_with_lookup(spec, keys, sampling, lookup, build)?;
             Ok(Trial {
                 row,
                 filter: Box::new(filter),
             })
         }
     }
-    registry::visit(&spec.filter, Run(spec, keys, sampling))
+    registry::visit(&spec.filter, Run(spec, keys, sampling, lookup))
         .map_err(|e| registry_error(&spec.filter, spec.n, spec.p, e))?
 }
 
@@ -126,6 +225,17 @@ pub fn run_with<F: Filter>(
     spec: &TrialSpec,
     keys: &KeySet,
     sampling: &Sampling,
+    build: impl FnOnce() -> Result<F, BloomError>,
+) -> Result<(SweepRow, F), HarnessError> {
+    run_with_lookup(spec, keys, sampling, Lookup::default(), build)
+}
+
+/// [`run_with`], counting non-members through `lookup` (the same statistics either way).
+pub fn run_with_lookup<F: Filter>(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    lookup: Lookup,
     build: impl FnOnce() -> Result<F, BloomError>,
 ) -> Result<(SweepRow, F), HarnessError> {
     let mut filter = build().map_err(|source| HarnessError::Build {
@@ -160,19 +270,21 @@ pub fn run_with<F: Filter>(
 
     let non_members = keys.available().map_or(u64::MAX - members, |a| a - members);
     let cap = sampling.max_queries.min(non_members);
+    let started = CoreClock::start();
     let (queries, false_positives, met) = sample_adaptively(cap, sampling, |from, len| {
         let mut fp = 0;
         let mut done = 0;
         while done < len {
             let step = (len - done).min(GEN_BATCH as u64) as usize;
             keys.fill(members + from + done, step, &mut batch);
-            fp += batch.count(|b| filter.contains_bytes(b));
+            fp += count_found(&filter, &batch, lookup);
             done += step as u64;
         }
         fp
     });
+    let seconds = started.seconds();
 
-    let row = make_row(
+    let mut row = make_row(
         spec,
         keys,
         sampling,
@@ -181,7 +293,51 @@ pub fn run_with<F: Filter>(
         false_positives,
         !met,
     );
+    row.queries_per_s_core = per_second(queries, seconds);
     Ok((row, filter))
+}
+
+/// The time the calling thread spends on a core: what "per second per core" divides by, so that on
+/// a shared machine the figure does not fall with the time the thread waits for a core.
+///
+/// On Linux it reads the thread's on-CPU nanoseconds from `/proc/thread-self/schedstat` (the
+/// scheduler's own account, not sampled); where that file cannot be read it falls back to wall time,
+/// which equals it on an otherwise idle core.
+pub(crate) struct CoreClock {
+    wall: Instant,
+    cpu_ns: Option<u64>,
+}
+
+impl CoreClock {
+    pub(crate) fn start() -> Self {
+        Self {
+            cpu_ns: thread_cpu_ns(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// Seconds on a core since [`start`](Self::start), on the same thread.
+    pub(crate) fn seconds(&self) -> f64 {
+        match (self.cpu_ns, thread_cpu_ns()) {
+            (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1e9,
+            _ => self.wall.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// The calling thread's on-CPU nanoseconds (first field of `/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// `count / seconds`, or 0 when no time was measured.
+pub(crate) fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
 }
 
 /// A filter driven a batch of keys at a time through calls that can fail, such as one whose bits
@@ -521,5 +677,66 @@ pub(crate) fn row_from(
         counter_overflow_p,
         static_bits_per_key: 0.0,
         bits_per_member: 0.0,
+        queries_per_s_core: 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeySetKind;
+
+    /// Both lookups of the false-positive engine count what one `contains_bytes` per key counts,
+    /// for integer and string batches, on filters of every layout family from nearly empty to
+    /// overfull, on batch lengths that are and are not multiples of the chunk.
+    #[test]
+    fn batched_counts_equal_one_by_one_counts() {
+        let names = [
+            "classic/xxh3/km/flat",
+            "classic/xxh3/edh/flat",
+            "classic/murmur3/mitz64/flat",
+            "classic/murmur3/mitz32/flat",
+            "classic/xxh64/km/atomic",
+            "blocked512/xxh3",
+            "sbbf/xxh3",
+            "textbook-fnv1a-i32",
+            "counting4/xxh3/km",
+            "scalable/classic/xxh3/km/flat",
+        ];
+        for kind in [KeySetKind::RandomU64, KeySetKind::Url] {
+            let keys = KeySet::new(kind.clone(), 5).unwrap();
+            for name in names {
+                for members in [20u64, 2_000, 12_000] {
+                    let mut f = registry::build(name, Spec::Target { n: 2_000, p: 0.01 }).unwrap();
+                    let mut batch = keys.new_batch();
+                    keys.fill(0, members as usize, &mut batch);
+                    batch.for_each_bytes(|b| f.insert_bytes(b));
+                    for len in [0, 1, CHUNK - 1, CHUNK, 3 * CHUNK + 17] {
+                        // Members first, then non-members: both answers occur in every batch.
+                        keys.fill(members - members.min(len as u64 / 3), len, &mut batch);
+                        let one_by_one = batch.count(|b| f.contains_bytes(b));
+                        for lookup in [Lookup::EarlyExit, Lookup::BranchFree] {
+                            assert_eq!(
+                                count_found(f.as_ref(), &batch, lookup),
+                                one_by_one,
+                                "{name} {kind} {members} members, {len} keys, {lookup:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_names_round_trip_and_others_are_refused() {
+        for l in [Lookup::EarlyExit, Lookup::BranchFree] {
+            assert_eq!(l.as_str().parse::<Lookup>().unwrap(), l);
+        }
+        let err = "fast".parse::<Lookup>().unwrap_err().to_string();
+        assert!(
+            err.contains("\"fast\"") && err.contains("early-exit"),
+            "{err}"
+        );
     }
 }

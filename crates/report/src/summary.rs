@@ -300,8 +300,24 @@ fn parameters(rows: &[SweepRow]) -> String {
                 "rows stopped by the query cap before the precision target".to_string(),
                 capped.to_string(),
             ],
+            vec![
+                "non-member queries per second per core, all rows (queries / seconds of \
+                 sampling; indicative)"
+                    .to_string(),
+                bloomlab_harness::row::overall_queries_per_s_core(rows)
+                    .map_or("-".to_string(), mega),
+            ],
         ],
     )
+}
+
+/// A rate in millions, 3 significant digits (`-` when not measured).
+fn mega(rate: f64) -> String {
+    if rate > 0.0 {
+        format!("{}M", fmt::sig(rate / 1e6, 3))
+    } else {
+        "-".to_string()
+    }
 }
 
 fn pictures(rows: &[SweepRow], png_links: &[String]) -> String {
@@ -511,7 +527,8 @@ fn key_table(rows: &[SweepRow]) -> String {
          overfill picture). FPR is `observed [interval]` (an observed 0 means no false positive in the queries made; the \
          interval's upper end then bounds the rate); `in` says whether theory lies inside the interval. \
          Lookup times are ns per key, filter / HashSet on the same keys, indicative medians. Memory is \
-         filter / HashSet.\n\n",
+         filter / HashSet. q/s/core is the row's non-member queries per second on one core during its \
+         false-positive sampling (key generation, hashing, lookups; indicative).\n\n",
         sized.len()
     );
     let table_rows: Vec<Vec<String>> = sized
@@ -547,6 +564,7 @@ fn key_table(rows: &[SweepRow]) -> String {
                     fmt::bytes(r.memory_bytes),
                     fmt::bytes(r.hashset_memory_bytes)
                 ),
+                mega(r.queries_per_s_core),
             ]
         })
         .collect();
@@ -564,6 +582,7 @@ fn key_table(rows: &[SweepRow]) -> String {
             "present ns (HashSet)",
             "absent ns (HashSet)",
             "memory (HashSet)",
+            "q/s/core",
         ],
         &table_rows,
     ));

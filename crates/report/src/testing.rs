@@ -165,6 +165,7 @@ pub(crate) fn row(
         counter_overflow_p: None,
         static_bits_per_key: 0.0,
         bits_per_member: 0.0,
+        queries_per_s_core: 0.0,
     }
 }
 

@@ -34,7 +34,8 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// own rate from its bits, which the interval tests without the filter-to-filter spread the theory
 /// averages over), given_bits_in_interval, capped, bits_per_key,
 /// bound_bits_per_key = log2(1/p), space_overhead, memory, fill ratio, estimated count, insert and
-/// lookup ns/key and the HashSet's), four PNGs drawn from the CSV (observed FPR vs target p,
+/// lookup ns/key and the HashSet's, queries_per_s_core: non-member queries per second on one core
+/// while sampling), four PNGs drawn from the CSV (observed FPR vs target p,
 /// FPR vs bits per key, lookup ns vs n, FPR vs overfill) and summary.md.
 ///
 /// With no grid flags, runs the default grid: 10 representative filters (every layout, hash,
@@ -138,9 +139,14 @@ struct Args {
     /// A small grid that finishes in well under a minute (grid flags given still override it).
     #[arg(long)]
     quick: bool,
-    /// Skip the timing columns (they are written as 0).
+    /// Skip the timing columns, queries_per_s_core included (they are written as 0).
     #[arg(long)]
     no_timing: bool,
+    /// The lookup that counts false positives: early-exit (stop at the first clear bit; the
+    /// default) or branch-free (read all k bits, as the timing columns do). Both give the same
+    /// answers, so only queries_per_s_core changes: the way to measure one against the other.
+    #[arg(long, default_value = "early-exit", value_name = "LOOKUP")]
+    lookup: String,
     /// Output directory for sweep.csv, the PNGs and summary.md (default: reports/sweep for the
     /// static workload, reports/churn and reports/grow for the others, reports/sketches with
     /// --sketch, so that one run never overwrites another's report).
@@ -275,6 +281,10 @@ fn config(args: &Args) -> Result<SweepConfig> {
     c.timing = !args.no_timing;
     c.heap_bytes = Some(CountingAlloc::live_bytes);
     c.workload = workload;
+    c.lookup = args
+        .lookup
+        .parse()
+        .map_err(|e: bloomlab_harness::HarnessError| anyhow::anyhow!("--lookup: {e}"))?;
     Ok(c)
 }
 
@@ -388,8 +398,10 @@ fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {
     let files = bloomlab_report::write_reports(&rows, &out)
         .with_context(|| format!("writing reports to {}", out.display()))?;
     print_headlines(&rows);
+    let rate = bloomlab_harness::row::overall_queries_per_s_core(&rows)
+        .map_or("-".to_string(), |q| format!("{:.1}M", q / 1e6));
     println!(
-        "\n{} rows in {:.1} s (seed {}, {} threads)",
+        "\n{} rows in {:.1} s (seed {}, {} threads); non-member queries per second per core: {rate}",
         rows.len(),
         elapsed.as_secs_f64(),
         config.sampling.seed,
@@ -441,7 +453,7 @@ fn print_headlines(rows: &[SweepRow]) {
     let mut seen = std::collections::HashSet::new();
     filters.retain(|f| seen.insert(*f));
     println!(
-        "{:<30} {:>5} {:>12} {:>10} {:>8} {:>15} {:>10} {:>11}",
+        "{:<30} {:>5} {:>12} {:>10} {:>8} {:>15} {:>10} {:>11} {:>10}",
         "filter",
         "rows",
         "theory in CI",
@@ -449,7 +461,8 @@ fn print_headlines(rows: &[SweepRow]) {
         "obs/th",
         "obs/th range",
         "absent ns",
-        "HashSet ns"
+        "HashSet ns",
+        "Mq/s/core"
     );
     for f in filters {
         let mine: Vec<&SweepRow> = rows.iter().filter(|r| r.filter == f).collect();
@@ -468,8 +481,10 @@ fn print_headlines(rows: &[SweepRow]) {
             .collect();
         let lo = ratio.iter().copied().fold(f64::NAN, f64::min);
         let hi = ratio.iter().copied().fold(f64::NAN, f64::max);
+        let rate = bloomlab_harness::row::overall_queries_per_s_core(mine.iter().copied())
+            .map_or("-".to_string(), |q| format!("{:.1}", q / 1e6));
         println!(
-            "{:<30} {:>5} {:>12} {:>10} {:>8.3} {:>15} {:>10.1} {:>11.1}",
+            "{:<30} {:>5} {:>12} {:>10} {:>8.3} {:>15} {:>10.1} {:>11.1} {:>10}",
             f,
             mine.len(),
             format!("{inside}/{}", mine.len()),
@@ -478,11 +493,13 @@ fn print_headlines(rows: &[SweepRow]) {
             format!("{lo:.2}..{hi:.2}"),
             median(mine.iter().map(|r| r.lookup_absent_ns)),
             median(mine.iter().map(|r| r.hashset_absent_ns)),
+            rate,
         );
     }
     println!(
         "(own in CI: rows whose filter's own rate, from its bits, lies in the interval; \
          obs/th: observed FPR / layout-correct theory, median and range over rows with a false \
-         positive; ns: medians, indicative)"
+         positive; ns: medians, indicative; Mq/s/core: millions of non-member queries per second \
+         per core while sampling, all the filter's rows together)"
     );
 }
