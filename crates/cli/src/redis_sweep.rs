@@ -84,7 +84,7 @@ impl<F: BitPositions> BatchMembership for Adapter<F> {
             fill_ratio: fill,
             // The estimate every flat filter reports (Filter::estimated_len), from the same fill.
             estimated_count: -(config.bits as f64 / f64::from(config.hashes)) * (-fill).ln_1p(),
-            fpr_theory: geometry.fpr(members),
+            fpr_theory: self.filter.fpr_theory(members),
             fpr_textbook: geometry.textbook_fpr(members),
             // From the server's copy of the bits, as the in-memory twin computes it (a flat
             // filter needs only the count of set bits).

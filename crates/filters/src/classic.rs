@@ -251,12 +251,7 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Filter for Bloom<H, I, S> {
     /// The flat theory, with the hash-width term of a scheme whose positions come from fewer than
     /// 2^53 values ([`IndexScheme::POSITION_DOMAIN`], [`crate::theory::flat_reduced`]).
     fn fpr_theory(&self, members: u64) -> f64 {
-        match I::POSITION_DOMAIN {
-            0 => self.geometry().fpr(members),
-            domain => {
-                crate::theory::flat_reduced(self.store.len_bits(), self.hashes, members, domain)
-            }
-        }
+        flat_theory::<I>(self.store.len_bits(), self.hashes, members)
     }
     /// `fill^k`, or for a reduced-domain scheme the chance a probe finds its bit set given the
     /// bits of each kind of position ([`crate::theory::reduced_kinds`]).
@@ -267,6 +262,15 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Filter for Bloom<H, I, S> {
                 self.store.word(w)
             }),
         }
+    }
+}
+
+/// The flat theory for index scheme `I`: [`crate::theory::flat`], or with a reduced position
+/// domain [`crate::theory::flat_reduced`].
+pub(crate) fn flat_theory<I: IndexScheme>(bits: u64, hashes: u32, members: u64) -> f64 {
+    match I::POSITION_DOMAIN {
+        0 => crate::theory::flat(bits, hashes, members),
+        domain => crate::theory::flat_reduced(bits, hashes, members, domain),
     }
 }
 

@@ -72,6 +72,13 @@ pub trait BitPositions: Variant {
     /// harness's theory reads).
     fn geometry_of(bits: u64, hashes: u32) -> Geometry;
 
+    /// The theoretical FPR of a filter of this type with `bits` bits and `hashes` probes after
+    /// `members` keys: what [`crate::Filter::fpr_theory`] of such a filter returns (the layout's
+    /// theory, with the hash-width term of its index scheme).
+    fn theory_of(bits: u64, hashes: u32, members: u64) -> f64 {
+        Self::geometry_of(bits, hashes).fpr(members)
+    }
+
     /// Word `w` of this filter's bit array (positions 64w..64w+63, position 64w + j in bit j).
     /// Panics if `w` is not below `bits() / 64`.
     fn bit_word(&self, w: u64) -> u64;
@@ -101,6 +108,10 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> BitPositions for Bloom<H, I, 
 
     fn geometry_of(bits: u64, hashes: u32) -> Geometry {
         Geometry::Flat { bits, hashes }
+    }
+
+    fn theory_of(bits: u64, hashes: u32, members: u64) -> f64 {
+        crate::classic::flat_theory::<I>(bits, hashes, members)
     }
 
     fn bit_word(&self, w: u64) -> u64 {

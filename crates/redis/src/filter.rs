@@ -311,7 +311,7 @@ impl<F: BitPositions> RedisBloom<F> {
 
     /// The theoretical false-positive rate after `members` distinct keys, the twin's.
     pub fn fpr_theory(&self, members: u64) -> f64 {
-        self.geometry().fpr(members)
+        F::theory_of(self.config.bits, self.config.hashes, members)
     }
 
     /// Fills `scratch` with the (shard, Redis offset) of `d`'s positions, grouped by shard.
