@@ -162,7 +162,7 @@ pub struct ScaleRow {
     pub seed: u64,
     /// Build revision.
     pub revision: String,
-    /// When the run finished (UTC).
+    /// When the run finished (UTC), filled in by the caller that writes the row.
     pub finished: String,
     /// The command that made this row.
     pub command: String,
@@ -696,31 +696,7 @@ fn finish(mut row: ScaleRow, status: &str, note: String) -> ScaleRow {
     row.status = status.into();
     row.note = note;
     row.peak_rss_bytes = os::peak_rss();
-    row.finished = utc_now();
     row
-}
-
-/// The current time as `YYYY-MM-DD HH:MM UTC`, from the system clock (no time zone database).
-pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60
-    )
 }
 
 /// What the operating system tells about this process's memory (Linux; zeros elsewhere).
@@ -808,12 +784,5 @@ mod tests {
             sampled_member(999_999_999, 1_000_000_000, 10_000_000_000),
             9_999_999_990
         );
-    }
-
-    #[test]
-    fn the_date_is_civil() {
-        let now = utc_now();
-        assert!(now.ends_with(" UTC") && now.len() == 20, "{now}");
-        assert!(now.starts_with("20"), "{now}");
     }
 }

@@ -207,7 +207,7 @@ fn main() -> ExitCode {
             bar.set_length(p.total);
             bar.set_position(p.done);
         };
-        let row = match run(config, &stop, &progress) {
+        let mut row = match run(config, &stop, &progress) {
             Ok(row) => row,
             Err(e) => {
                 bar.finish_and_clear();
@@ -216,6 +216,10 @@ fn main() -> ExitCode {
             }
         };
         bar.finish_and_clear();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        row.finished = bloomlab_report::bench_table::render::date_utc(now);
         eprintln!(
             "  {}{}{}",
             row.status,
