@@ -64,42 +64,70 @@ pub fn read_memory(criterion_dir: &Path) -> Result<BenchLog, Error> {
     Ok(log)
 }
 
-/// Every `new/benchmark.json` with its `new/estimates.json` under `criterion_dir`, as medians.
-/// Benchmarks whose group is not a [`Group`] or whose parameter is not an integer n are skipped
-/// (not this bench's).
-pub fn read_medians(criterion_dir: &Path) -> Result<Medians, Error> {
+/// One criterion benchmark's median: its group, function (label) and integer parameter n.
+pub(crate) struct Estimated {
+    pub group: String,
+    pub label: String,
+    pub n: u64,
+    pub median_ns: f64,
+}
+
+/// Every `new/benchmark.json` with its `new/estimates.json` under `dir`, as medians. Benchmarks
+/// without a function id or an integer parameter are skipped (not bloomlab's); unreadable pairs
+/// too; malformed JSON is an error naming the file.
+pub(crate) fn read_estimates(dir: &Path) -> Result<Vec<Estimated>, Error> {
     let mut dirs = Vec::new();
-    find_new_dirs(criterion_dir, &mut dirs).map_err(|source| Error::List {
-        dir: criterion_dir.to_owned(),
+    find_new_dirs(dir, &mut dirs).map_err(|source| Error::List {
+        dir: dir.to_owned(),
         source,
     })?;
-    let mut out = Medians::new();
-    for dir in dirs {
-        let bench_path = dir.join("benchmark.json");
-        let est_path = dir.join("estimates.json");
+    let mut out = Vec::new();
+    for new in dirs {
         let (Ok(bench), Ok(est)) = (
-            std::fs::read_to_string(&bench_path),
-            std::fs::read_to_string(&est_path),
+            std::fs::read_to_string(new.join("benchmark.json")),
+            std::fs::read_to_string(new.join("estimates.json")),
         ) else {
             continue;
         };
+        let malformed = |name: &str| {
+            let path = new.join(name);
+            move |source| Error::Malformed { path, source }
+        };
         let bench: BenchmarkJson =
-            serde_json::from_str(&bench).map_err(|source| Error::Malformed {
-                path: bench_path,
-                source,
-            })?;
-        let est: EstimatesJson = serde_json::from_str(&est).map_err(|source| Error::Malformed {
-            path: est_path,
-            source,
-        })?;
-        let (Ok(group), Some(label), Some(n)) = (
-            bench.group_id.parse::<Group>(),
+            serde_json::from_str(&bench).map_err(malformed("benchmark.json"))?;
+        let est: EstimatesJson = serde_json::from_str(&est).map_err(malformed("estimates.json"))?;
+        let (Some(label), Some(n)) = (
             bench.function_id,
             bench.value_str.and_then(|v| v.parse::<u64>().ok()),
         ) else {
             continue;
         };
-        out.insert(BenchKey { group, label, n }, est.median.point_estimate);
+        out.push(Estimated {
+            group: bench.group_id,
+            label,
+            n,
+            median_ns: est.median.point_estimate,
+        });
+    }
+    Ok(out)
+}
+
+/// Every `new/benchmark.json` with its `new/estimates.json` under `criterion_dir`, as medians.
+/// Benchmarks whose group is not a [`Group`] or whose parameter is not an integer n are skipped
+/// (not this bench's).
+pub fn read_medians(criterion_dir: &Path) -> Result<Medians, Error> {
+    let mut out = Medians::new();
+    for e in read_estimates(criterion_dir)? {
+        if let Ok(group) = e.group.parse::<Group>() {
+            out.insert(
+                BenchKey {
+                    group,
+                    label: e.label,
+                    n: e.n,
+                },
+                e.median_ns,
+            );
+        }
     }
     if out.is_empty() {
         return Err(Error::NoEstimates {

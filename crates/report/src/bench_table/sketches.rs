@@ -9,12 +9,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bloomlab_harness::sketch_bench::{
     KeyKind, LOG_FILE, Question, SketchGroup, SketchLog, SketchOp, SketchRecord,
 };
-use serde::Deserialize;
 
 use super::render::date_utc;
 use super::{Error, Machine};
@@ -25,23 +24,6 @@ pub const REPORT: &str = "sketches_bench.md";
 
 /// Criterion's medians (ns per operation) by (group, label, n).
 pub type SketchMedians = HashMap<(SketchGroup, String, u64), f64>;
-
-#[derive(Deserialize)]
-struct BenchmarkJson {
-    group_id: String,
-    function_id: Option<String>,
-    value_str: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Estimate {
-    point_estimate: f64,
-}
-
-#[derive(Deserialize)]
-struct EstimatesJson {
-    median: Estimate,
-}
 
 /// The sketch bench's log and medians from `criterion_dir`, or `None` when the bench has not run
 /// there (no log).
@@ -58,52 +40,13 @@ pub fn read(criterion_dir: &Path) -> Result<Option<(SketchLog, SketchMedians)>, 
         if !dir.is_dir() {
             continue;
         }
-        let mut news = Vec::new();
-        find_new_dirs(&dir, &mut news).map_err(|source| Error::List {
-            dir: dir.clone(),
-            source,
-        })?;
-        for new in news {
-            let (Ok(bench), Ok(est)) = (
-                std::fs::read_to_string(new.join("benchmark.json")),
-                std::fs::read_to_string(new.join("estimates.json")),
-            ) else {
-                continue;
-            };
-            let malformed = |name: &str| {
-                let path = new.join(name);
-                move |source| Error::Malformed { path, source }
-            };
-            let bench: BenchmarkJson =
-                serde_json::from_str(&bench).map_err(malformed("benchmark.json"))?;
-            let est: EstimatesJson =
-                serde_json::from_str(&est).map_err(malformed("estimates.json"))?;
-            let (Ok(g), Some(label), Some(n)) = (
-                bench.group_id.parse::<SketchGroup>(),
-                bench.function_id,
-                bench.value_str.and_then(|v| v.parse::<u64>().ok()),
-            ) else {
-                continue;
-            };
-            medians.insert((g, label, n), est.median.point_estimate);
+        for e in super::input::read_estimates(&dir)? {
+            if let Ok(g) = e.group.parse::<SketchGroup>() {
+                medians.insert((g, e.label, e.n), e.median_ns);
+            }
         }
     }
     Ok(Some((log, medians)))
-}
-
-fn find_new_dirs(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if !entry.file_type()?.is_dir() {
-            continue;
-        }
-        if entry.file_name() == "new" {
-            out.push(entry.path());
-        } else {
-            find_new_dirs(&entry.path(), out)?;
-        }
-    }
-    Ok(())
 }
 
 /// Writes the report to `out` when `criterion_dir` holds the sketch bench's log; returns whether
