@@ -20,7 +20,8 @@
 //! ([`bloomlab_harness::sketch_bench::SketchLog`]); `cargo run --release --bin bench-table` then
 //! renders `reports/sketches_bench.md`. A full run takes a few minutes on 2 cores.
 //! `BLOOMLAB_BENCH_QUICK=1` measures 1M keys briefly; `BLOOMLAB_BENCH_SIZES` sets the key counts;
-//! `BLOOMLAB_BENCH_MEASURE_SECS` / `BLOOMLAB_BENCH_WARMUP_SECS` criterion's times.
+//! `BLOOMLAB_BENCH_MEASURE_SECS` / `BLOOMLAB_BENCH_WARMUP_SECS` criterion's times;
+//! `BLOOMLAB_BENCH_HTML=1` criterion's HTML report too (`target/criterion/report/index.html`).
 //! `cargo test --benches` runs every benchmark once on 10k keys and writes no log.
 //!
 //! Every structure is called as its concrete type through generic closures (no `dyn` call in a
@@ -43,7 +44,7 @@ use bloomlab_harness::sketch_bench::{
 };
 use bloomlab_sketches::cardinality::StrategyHasher;
 use bloomlab_sketches::{CountMin, HyperLogLog};
-use criterion::{BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
 use hyperloglogplus::{HyperLogLog as _, HyperLogLogPlus};
 
 #[global_allocator]
@@ -479,9 +480,25 @@ fn run_keys<K: BenchKey>(b: &mut Bench, inserted: &[K], present: &[K]) {
     b.frequency(keys, inserted, present, s);
 }
 
+/// Criterion, with its HTML report when `BLOOMLAB_BENCH_HTML=1`, drawn by plotters after
+/// registering the report crate's fonts (the only ones plotters' ab_glyph text knows); without
+/// them, no plots and a message saying why. See `bloom_vs_hashset`'s `criterion()`.
+fn criterion() -> Criterion {
+    let html = std::env::var("BLOOMLAB_BENCH_HTML").is_ok_and(|v| v == "1" || v == "true");
+    match bloomlab_report::plot::register_fonts() {
+        Ok(()) if html => Criterion::default().plotting_backend(PlottingBackend::Plotters),
+        Ok(()) => Criterion::default().without_plots(),
+        Err(e) => {
+            eprintln!("sketches: no criterion HTML report in this run: {e}");
+            Criterion::default().without_plots()
+        }
+    }
+    .configure_from_args()
+}
+
 fn main() {
     let cfg = Config::from_env();
-    let mut c = Criterion::default().configure_from_args();
+    let mut c = criterion();
     let mut log = Log {
         log: SketchLog {
             started_unix: unix_now(),
