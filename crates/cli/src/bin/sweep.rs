@@ -314,29 +314,40 @@ fn prepare(args: &Args) -> Result<(SweepConfig, Plan)> {
     Ok((config, plan))
 }
 
+/// `--list`: the registered names with their capabilities, the peers, the Redis variants. Written
+/// at once; a reader that stops early (`sweep --list | head`) ends the listing, not the process.
+fn print_list() -> anyhow::Result<()> {
+    use std::fmt::Write as _;
+    let names = registry::names();
+    let width = names.iter().map(String::len).max().unwrap_or(0);
+    let mut text = String::new();
+    for name in names {
+        let caps = registry::capabilities(&name)?;
+        let mut what = Vec::new();
+        if caps.remove {
+            what.push("remove");
+        }
+        if caps.grow {
+            what.push("grow");
+        }
+        let line = format!("{name:<width$}  {}", what.join(" "));
+        writeln!(text, "{}", line.trim_end())?;
+    }
+    for name in bloomlab_harness::peer::NAMES {
+        writeln!(text, "{name:<width$}  peer (grow workload only)")?;
+    }
+    for name in bloomlab_redis::names() {
+        writeln!(text, "{name:<width$}  in Redis (with --redis URL)")?;
+    }
+    match std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 fn run(args: Args) -> Result<(), Stop> {
     if args.list {
-        let names = registry::names();
-        let width = names.iter().map(String::len).max().unwrap_or(0);
-        for name in names {
-            let caps = registry::capabilities(&name).map_err(|e| Stop::Failed(e.into()))?;
-            let mut what = Vec::new();
-            if caps.remove {
-                what.push("remove");
-            }
-            if caps.grow {
-                what.push("grow");
-            }
-            let line = format!("{name:<width$}  {}", what.join(" "));
-            println!("{}", line.trim_end());
-        }
-        for name in bloomlab_harness::peer::NAMES {
-            println!("{name:<width$}  peer (grow workload only)");
-        }
-        for name in bloomlab_redis::names() {
-            println!("{name:<width$}  in Redis (with --redis URL)");
-        }
-        return Ok(());
+        return print_list().map_err(Stop::Failed);
     }
     if args.sketch.sketch.is_some() {
         return sketch_sweep(&args);
