@@ -230,6 +230,45 @@ impl Batch {
         }
     }
 
+    /// Calls `f` with the canonical bytes of keys `range` (positions in this batch), in order.
+    ///
+    /// Panics if `range` is not within `0..self.len()`.
+    #[inline]
+    pub fn for_each_bytes_in(&self, range: std::ops::Range<usize>, mut f: impl FnMut(&[u8])) {
+        match self {
+            Batch::U64(v) => v[range].iter().for_each(|k| f(&k.to_le_bytes())),
+            Batch::Str(s) => {
+                let mut start = match range.start {
+                    0 => 0,
+                    i => s.ends[i - 1],
+                };
+                for &end in &s.ends[range] {
+                    f(&s.text.as_bytes()[start..end]);
+                    start = end;
+                }
+            }
+        }
+    }
+
+    /// Heap bytes the batch holds (its buffers' capacities).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Batch::U64(v) => v.capacity() * 8,
+            Batch::Str(s) => s.text.capacity() + s.ends.capacity() * size_of::<usize>(),
+        }
+    }
+
+    /// Releases the buffers' spare capacity (a batch kept for a long time).
+    pub fn shrink_to_fit(&mut self) {
+        match self {
+            Batch::U64(v) => v.shrink_to_fit(),
+            Batch::Str(s) => {
+                s.text.shrink_to_fit();
+                s.ends.shrink_to_fit();
+            }
+        }
+    }
+
     /// The position of the first key for which `pred` is false, if any.
     #[inline]
     pub fn position_not(&self, mut pred: impl FnMut(&[u8]) -> bool) -> Option<usize> {
@@ -677,6 +716,27 @@ mod tests {
                 assert_eq!(key, formatted_key(&set, i), "{kind} key {i}");
             }
             assert_eq!(got.len(), indices.len());
+        }
+    }
+
+    /// A range of a batch gives the keys at those positions, for both representations, from the
+    /// first key, from the middle and to the end, and an empty range gives none.
+    #[test]
+    fn a_range_of_a_batch_is_those_keys() {
+        for kind in [KeySetKind::RandomU64, KeySetKind::Url] {
+            let set = KeySet::new(kind.clone(), 4).unwrap();
+            let mut batch = set.new_batch();
+            set.fill(10, 40, &mut batch);
+            let all = keys(&batch);
+            for range in [0..40, 0..1, 7..23, 39..40, 12..12] {
+                let mut got = Vec::new();
+                batch.for_each_bytes_in(range.clone(), |k| got.push(k.to_vec()));
+                assert_eq!(got, all[range.clone()], "{kind} {range:?}");
+            }
+            let held = batch.heap_bytes();
+            batch.shrink_to_fit();
+            assert!(batch.heap_bytes() <= held, "{kind}");
+            assert_eq!(keys(&batch), all, "{kind}: shrinking keeps the keys");
         }
     }
 

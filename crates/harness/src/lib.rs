@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod error;
 pub mod gate;
+pub mod group_keys;
 pub mod hypothesis;
 pub mod keys;
 pub mod memory;

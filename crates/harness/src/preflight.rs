@@ -8,6 +8,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use crate::error::{HarnessError, human_bytes};
+use crate::group_keys::group_key_bytes;
 use crate::keys::{KeySet, KeySetKind};
 use crate::sweep::{Plan, SweepConfig};
 use crate::trial::GEN_BATCH;
@@ -229,7 +230,8 @@ impl Plan {
     ///
     /// Model (it mirrors [`crate::sweep::run`]): rows run in groups of equal (key set, members);
     /// a group's filled filters are all kept until its timing pass, so a group holds the sum of
-    /// its filters, plus one key batch per worker thread (at most `threads` run at once), plus,
+    /// its filters, plus one key batch per worker thread (at most `threads` run at once) and the
+    /// keys the group shares ([`crate::group_keys`], at most its budget), plus,
     /// when timing, the group's `HashSet` baseline and its two timing batches. Groups run one
     /// after another, so the peak is the largest group's. Key files are already read when the
     /// plan exists, so they are in the figure this is compared with, not in this one.
@@ -275,6 +277,19 @@ impl Plan {
                 .fold(0u64, |a, &i| a.saturating_add(filter_bytes[i]));
             let workers = threads.min(rows.len() as u64);
             let batches = workers * batch_bytes(keys, GEN_BATCH as u64, key);
+            let non_members = keys
+                .available()
+                .map_or(u64::MAX - members, |a| a.saturating_sub(*members));
+            let shared = if keys.file().is_some() {
+                0
+            } else {
+                group_key_bytes(
+                    *members,
+                    config.sampling.max_queries.min(non_members),
+                    |len| batch_bytes(keys, len, key),
+                )
+            };
+            let batches = batches.saturating_add(shared);
             let timing = if config.timing {
                 let set = hashset_bytes(keys, *members, key);
                 let timing_batches = 2 * batch_bytes(keys, (*members).min(1 << 16), key);
@@ -288,7 +303,7 @@ impl Plan {
                     bytes: total,
                     detail: format!(
                         "key set {kind} with {members} members: {} filter(s) holding {}{}, key \
-                         batches of {workers} thread(s) {}",
+                         batches of {workers} thread(s) and the group's shared keys {}",
                         rows.len(),
                         human_bytes(filters),
                         if config.timing {

@@ -528,7 +528,8 @@ fn key_table(rows: &[SweepRow]) -> String {
          interval's upper end then bounds the rate); `in` says whether theory lies inside the interval. \
          Lookup times are ns per key, filter / HashSet on the same keys, indicative medians. Memory is \
          filter / HashSet. q/s/core is the row's non-member queries per second on one core during its \
-         false-positive sampling (key generation, hashing, lookups; indicative).\n\n",
+         false-positive sampling (hashing and lookups of keys generated once for all rows of the same key \
+         set and members; indicative).\n\n",
         sized.len()
     );
     let table_rows: Vec<Vec<String>> = sized

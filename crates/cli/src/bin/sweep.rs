@@ -35,7 +35,7 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// averages over), given_bits_in_interval, capped, bits_per_key,
 /// bound_bits_per_key = log2(1/p), space_overhead, memory, fill ratio, estimated count, insert and
 /// lookup ns/key and the HashSet's, queries_per_s_core: non-member queries per second on one core
-/// while sampling), four PNGs drawn from the CSV (observed FPR vs target p,
+/// while sampling, keys generated once per key set and member count not counted), four PNGs drawn from the CSV (observed FPR vs target p,
 /// FPR vs bits per key, lookup ns vs n, FPR vs overfill) and summary.md.
 ///
 /// With no grid flags, runs the default grid: 10 representative filters (every layout, hash,
@@ -142,6 +142,11 @@ struct Args {
     /// Skip the timing columns, queries_per_s_core included (they are written as 0).
     #[arg(long)]
     no_timing: bool,
+    /// Rows timed at once after each group's statistics: 1 times each row with nothing else
+    /// running; 0 = as many as --threads, which saves about a sixth of the default sweep's time on
+    /// 2 cores but made the timings 8% to 22% slower there (rows share the cache and memory).
+    #[arg(long, default_value_t = 1, value_name = "THREADS")]
+    timing_threads: usize,
     /// The lookup that counts false positives: early-exit (stop at the first clear bit; the
     /// default) or branch-free (read all k bits, as the timing columns do). Both give the same
     /// answers, so only queries_per_s_core changes: the way to measure one against the other.
@@ -279,6 +284,7 @@ fn config(args: &Args) -> Result<SweepConfig> {
     c.sampling.revision = git_revision();
     c.threads = args.threads;
     c.timing = !args.no_timing;
+    c.timing_threads = args.timing_threads;
     c.heap_bytes = Some(CountingAlloc::live_bytes);
     c.workload = workload;
     c.lookup = args
