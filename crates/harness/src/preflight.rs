@@ -415,8 +415,13 @@ mod tests {
         let one = registry::sized_bytes("classic/xxh3/km/flat", 10_000_000_000, 1e-3).unwrap();
         let two = registry::sized_bytes("sbbf/xxh3", 10_000_000_000, 1e-3).unwrap();
         assert!(one > 17_900_000_000 && two >= one, "{one} {two}");
-        // Plus one key batch per thread (2 x 2^16 u64 keys).
-        assert_eq!(need.bytes, one + two + 2 * (1 << 16) * 8, "{need:?}");
+        // Plus one key batch per thread (2 x 2^16 u64 keys) and the keys the group shares: 10^10
+        // members and 2e7 queries are past its budget, so the whole budget.
+        assert_eq!(
+            need.bytes,
+            one + two + 2 * (1 << 16) * 8 + crate::group_keys::GROUP_KEY_BYTES,
+            "{need:?}"
+        );
         assert!(need.detail.contains("2 filter(s)"), "{need:?}");
 
         let budget = MemoryBudget::Available(24 << 30);

@@ -78,7 +78,7 @@ const CHUNK: usize = 256;
 /// `contains_bytes` per key gives, computed a chunk of digests at a time. Early exit counts each
 /// chunk with [`Filter::count_present`] (the layout's fastest way, probe by probe on the flat
 /// layout); branch-free runs [`Filter::contains_digest`] on each digest with the memory of the
-/// digest [`LOOKAHEAD`](bloomlab_filters::filter::LOOKAHEAD) places on prefetched. No allocation.
+/// digest [`LOOKAHEAD`] places on prefetched. No allocation.
 #[inline]
 pub fn count_found<F: Filter + ?Sized>(filter: &F, batch: &Batch, lookup: Lookup) -> u64 {
     count_found_in(filter, batch, 0..batch.len(), lookup)
@@ -847,7 +847,7 @@ mod tests {
             for name in names {
                 for range in [0..batch.len(), 5..2 * CHUNK + 3, 0..0] {
                     let spec = Spec::Target { n: 500, p: 0.01 };
-                    let mut one = registry::build(name, spec.clone()).unwrap();
+                    let mut one = registry::build(name, spec).unwrap();
                     let mut all = registry::build(name, spec).unwrap();
                     batch.for_each_bytes_in(range.clone(), |b| one.insert_bytes(b));
                     insert_all(all.as_mut(), &batch, range.clone());
