@@ -6,10 +6,10 @@
 //! the group's rows, up to [`GROUP_KEY_BYTES`]); then the group's timings run, by default one row
 //! at a time with nothing else running, so that concurrent rows do not distort each other's
 //! timings (`timing_threads` times several at once), and the group's `HashSet` baseline is built
-//! once and shared by its rows. Every statistical column is a pure function of the configuration and the row's
-//! coordinates (the only randomness is the key set, seeded from the run seed and the key set's
-//! name, so every filter in a group sees the same keys): results do not depend on the thread count
-//! or on the order rows run in. Timing columns vary from run to run.
+//! once and shared by its rows. Every statistical column is a pure function of the configuration
+//! and the row's coordinates (the only randomness is the key set, seeded from the run seed and the
+//! key set's name, so every filter in a group sees the same keys): results do not depend on the
+//! thread count or on the order rows run in. Timing columns vary from run to run.
 //!
 //! Each row visits the registry once ([`trial::run_in_group`]): the visit, monomorphised for the
 //! row's variant, runs the statistics and hands back the filled filter as a
