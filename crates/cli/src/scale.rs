@@ -7,11 +7,15 @@ use std::path::Path;
 use bloomlab_harness::scale::ScaleRow;
 use bloomlab_report::markdown;
 
-/// Rows of `existing` and `new`, a new row replacing an old one of the same filter, key set, n and
-/// p; in the order the filters were first run.
+/// Rows of `existing` and `new`, a new row replacing an old one of the same filter, key set, n, p
+/// and query offset; in the order the filters were first run.
 pub fn merge(existing: Vec<ScaleRow>, new: Vec<ScaleRow>) -> Vec<ScaleRow> {
     let same = |a: &ScaleRow, b: &ScaleRow| {
-        a.filter == b.filter && a.keys == b.keys && a.n == b.n && a.p == b.p
+        a.filter == b.filter
+            && a.keys == b.keys
+            && a.n == b.n
+            && a.p == b.p
+            && a.query_offset == b.query_offset
     };
     let mut rows = existing;
     for row in new {
@@ -46,6 +50,27 @@ fn rate(x: f64) -> String {
 
 fn mrate(per_sec: f64) -> String {
     format!("{:.1}M/s", per_sec / 1e6)
+}
+
+/// The filter's name, with the first non-member when the queries did not start at key n.
+fn filter_cell(r: &ScaleRow) -> String {
+    if r.query_offset == 0 {
+        format!("`{}`", r.filter)
+    } else {
+        format!(
+            "`{}` (queries from key n + {:.3e})",
+            r.filter, r.query_offset as f64
+        )
+    }
+}
+
+/// The observed rate with its interval, or "not measured" for a run stopped before any query.
+fn observed(r: &ScaleRow) -> String {
+    if r.queries == 0 {
+        "not measured".into()
+    } else {
+        format!("{} [{}, {}]", rate(r.fpr), rate(r.ci_low), rate(r.ci_high))
+    }
 }
 
 fn secs(s: f64) -> String {
@@ -97,7 +122,7 @@ pub fn render(rows: &[ScaleRow]) -> String {
             .iter()
             .map(|r| {
                 vec![
-                    format!("`{}`", r.filter),
+                    filter_cell(r),
                     r.keys.clone(),
                     format!("{:.0e}", r.n as f64),
                     rate(r.p),
@@ -105,11 +130,16 @@ pub fn render(rows: &[ScaleRow]) -> String {
                     format!("{} (2^{:.2})", r.bits, (r.bits as f64).log2()),
                     gb(r.memory_bytes),
                     format!("{:.2}", r.bits_per_key),
-                    format!("{} [{}, {}]", rate(r.fpr), rate(r.ci_low), rate(r.ci_high)),
+                    observed(r),
                     format!("±{:.1}%", r.precision * 100.0),
                     rate(r.fpr_theory),
                     rate(r.fpr_theory_uniform),
-                    if r.theory_in_interval { "yes" } else { "no" }.into(),
+                    match (r.queries, r.theory_in_interval) {
+                        (0, _) => "not measured",
+                        (_, true) => "yes",
+                        (_, false) => "no",
+                    }
+                    .into(),
                     rate(r.fpr_given_bits),
                     format!("{:.4}", r.fill_ratio),
                 ]
@@ -138,7 +168,7 @@ pub fn render(rows: &[ScaleRow]) -> String {
             .iter()
             .map(|r| {
                 vec![
-                    format!("`{}`", r.filter),
+                    filter_cell(r),
                     r.threads.to_string(),
                     secs(r.alloc_secs),
                     secs(r.insert_secs),
@@ -205,10 +235,19 @@ pub fn render(rows: &[ScaleRow]) -> String {
 
 /// One sentence on what a row shows.
 fn reading(r: &ScaleRow) -> String {
+    if r.queries == 0 {
+        return format!(
+            "{}: the false-positive rate was not measured (the run stopped before any \
+             non-member query). {} false negatives in {:.3e} members checked.",
+            filter_cell(r),
+            r.false_negatives,
+            r.members_checked as f64
+        );
+    }
     let ratio = r.fpr / r.p;
     let mut s = format!(
-        "`{}`: observed {} against the target {} ({ratio:.2}x), ",
-        r.filter,
+        "{}: observed {} against the target {} ({ratio:.2}x), ",
+        filter_cell(r),
         rate(r.fpr),
         rate(r.p)
     );
@@ -266,6 +305,7 @@ mod tests {
             false_negatives: 0,
             first_false_negative: String::new(),
             queries: 1_000_000,
+            query_offset: 0,
             false_positives: (fpr * 1e6) as u64,
             fpr,
             ci_low: fpr * 0.95,
@@ -295,23 +335,46 @@ mod tests {
     }
 
     #[test]
-    fn a_new_row_replaces_the_same_filter_and_size_only() {
+    fn a_new_row_replaces_the_same_filter_size_and_query_offset_only() {
+        let offset = |mut r: ScaleRow| {
+            r.query_offset = 5;
+            r
+        };
         let merged = merge(
             vec![row("a", 10, 0.01), row("b", 10, 0.01)],
-            vec![row("a", 10, 0.02), row("a", 20, 0.01)],
+            vec![
+                row("a", 10, 0.02),
+                row("a", 20, 0.01),
+                offset(row("a", 10, 0.03)),
+            ],
         );
-        let got: Vec<(String, u64, f64)> = merged
+        let got: Vec<(String, u64, u64, f64)> = merged
             .iter()
-            .map(|r| (r.filter.clone(), r.n, r.fpr))
+            .map(|r| (r.filter.clone(), r.n, r.query_offset, r.fpr))
             .collect();
         assert_eq!(
             got,
             vec![
-                ("a".into(), 10, 0.02),
-                ("b".into(), 10, 0.01),
-                ("a".into(), 20, 0.01)
+                ("a".into(), 10, 0, 0.02),
+                ("b".into(), 10, 0, 0.01),
+                ("a".into(), 20, 0, 0.01),
+                ("a".into(), 10, 5, 0.03)
             ]
         );
+        let md = render(&merged);
+        assert!(md.contains("`a` (queries from key n + 5.000e0)"), "{md}");
+    }
+
+    #[test]
+    fn a_run_stopped_before_any_query_says_not_measured() {
+        let mut r = row("sbbf/xxh3", 10, 0.0);
+        r.status = "interrupted".into();
+        r.note = "stopped after 0 non-member queries".into();
+        r.queries = 0;
+        let md = render(&[r]);
+        assert!(md.contains("| not measured |"), "{md}");
+        assert!(md.contains("was not measured"), "{md}");
+        assert!(!md.contains("0.000e0 ["), "{md}");
     }
 
     #[test]

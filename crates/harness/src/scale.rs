@@ -60,6 +60,10 @@ pub struct ScaleConfig {
     pub confidence: f64,
     /// Most non-member queries.
     pub max_queries: u64,
+    /// Keys skipped past the members before the non-member queries: queries are keys
+    /// `n + query_offset` onward. A rerun with another offset queries the same filter (same
+    /// seed) with keys disjoint from an earlier run's.
+    pub query_offset: u64,
     /// Ask the kernel to back the filter with 2 MiB pages (`madvise`), which spares most of the
     /// page-table walks of random accesses over gigabytes.
     pub huge_pages: bool,
@@ -116,6 +120,9 @@ pub struct ScaleRow {
     pub first_false_negative: String,
     /// Non-members queried.
     pub queries: u64,
+    /// The first non-member is key `n + query_offset` (0 in rows written before the option).
+    #[serde(default)]
+    pub query_offset: u64,
     /// Non-members reported present.
     pub false_positives: u64,
     /// Observed false-positive rate.
@@ -194,6 +201,7 @@ impl ScaleRow {
             false_negatives: 0,
             first_false_negative: String::new(),
             queries: 0,
+            query_offset: config.query_offset,
             false_positives: 0,
             fpr: 0.0,
             ci_low: 0.0,
@@ -242,6 +250,18 @@ pub fn run(
     let keys = KeySet::new(config.keys.clone(), config.seed)?;
     if let Some(file) = keys.file() {
         file.check_members(config.n)?;
+        let lines = file.lines.len() as u64;
+        if config.n + config.query_offset >= lines {
+            return Err(HarnessError::invalid(
+                "query-offset",
+                config.query_offset,
+                &format!(
+                    "below {} (the key file has {lines} distinct keys and n = {})",
+                    lines - config.n,
+                    config.n
+                ),
+            ));
+        }
     }
     // Sizing first: an unknown name is an error; a size the variant cannot take is a refusal.
     let sized = match config.geometry {
@@ -312,6 +332,20 @@ fn check_settings(config: &ScaleConfig) -> Result<(), HarnessError> {
     }
     if config.max_queries == 0 {
         return bad("max-queries", "0".into(), "at least 1");
+    }
+    let last = config
+        .n
+        .checked_add(config.query_offset)
+        .and_then(|first| first.checked_add(config.max_queries));
+    if last.is_none() {
+        return bad(
+            "query-offset",
+            config.query_offset.to_string(),
+            &format!(
+                "at most 2^64 - 1 - n - max-queries ({})",
+                u64::MAX.saturating_sub(config.n.saturating_add(config.max_queries))
+            ),
+        );
     }
     Ok(())
 }
@@ -571,10 +605,15 @@ fn run_typed<F: ConcurrentFill + Filter>(
 
     // Non-members: in rounds, until the interval is narrow enough.
     let t = Instant::now();
+    let first = n + config.query_offset;
+    // A key file has only so many non-members past the offset (`run` checked there is one).
+    let max_queries = keys
+        .available()
+        .map_or(config.max_queries, |a| config.max_queries.min(a - first));
     let (mut queries, mut positives) = (0u64, 0u64);
-    let mut target = (1u64 << 20).min(config.max_queries);
+    let mut target = (1u64 << 20).min(max_queries);
     loop {
-        let chunks = Chunks::new(n + queries, n + target);
+        let chunks = Chunks::new(first + queries, first + target);
         let filter = &filter;
         let base = queries;
         let done = AtomicU64::new(0);
@@ -601,14 +640,14 @@ fn run_typed<F: ConcurrentFill + Filter>(
         });
         queries += counts.iter().map(|c| c.0).sum::<u64>();
         positives += counts.iter().map(|c| c.1).sum::<u64>();
-        if stop.load(Ordering::Relaxed) || queries >= config.max_queries {
+        if stop.load(Ordering::Relaxed) || queries >= max_queries {
             break;
         }
         let reached = relative_half_width(positives, queries, config.confidence);
         if reached <= config.precision {
             break;
         }
-        target = next_target(queries, positives, config).min(config.max_queries);
+        target = next_target(queries, positives, config).min(max_queries);
     }
     row.queries_secs = t.elapsed().as_secs_f64();
     row.queries = queries;

@@ -27,6 +27,7 @@ fn config(filter: &str, n: u64, geometry: Option<Params>) -> ScaleConfig {
         precision: 0.1,
         confidence: CONFIDENCE,
         max_queries: 100_000_000,
+        query_offset: 0,
         huge_pages: true,
         memory_limit: None,
         revision: "test".into(),
@@ -92,6 +93,29 @@ fn split_blocks_past_2_pow_32_bits_match_their_theory() {
 }
 
 #[test]
+fn a_query_offset_queries_the_keys_past_it_and_no_others() {
+    // The same filter (same seed), queried on keys n..n+2^21 at once and as two halves, the
+    // second through the offset: the false positives add up exactly. A tiny precision target
+    // keeps every run querying up to its maximum.
+    let n = 100_000;
+    let half = 1u64 << 20;
+    let run_with = |offset: u64, max_queries: u64| {
+        let mut c = config("classic/xxh3/km/flat", n, None);
+        c.precision = 1e-9;
+        c.max_queries = max_queries;
+        c.query_offset = offset;
+        let row = scale(&c);
+        assert_eq!(row.status, "done", "{row:?}");
+        assert_eq!((row.queries, row.query_offset), (max_queries, offset));
+        row.false_positives
+    };
+    let whole = run_with(0, 2 * half);
+    let (first, second) = (run_with(0, half), run_with(half, half));
+    assert!(first > 0 && second > 0, "{first} {second}");
+    assert_eq!(first + second, whole);
+}
+
+#[test]
 fn sizes_a_variant_cannot_address_and_memory_it_lacks_are_refused_before_allocating() {
     // The textbook port's bit count is a Java int: 10^10 keys at 1% need 9.6e10 bits.
     let row = scale(&config("textbook-fnv1a-i32", 10_000_000_000, None));
@@ -132,6 +156,13 @@ fn bad_settings_and_unknown_names_are_errors() {
                 ..config("sbbf/xxh3", 10, None)
             },
             "threads = 0",
+        ),
+        (
+            ScaleConfig {
+                query_offset: u64::MAX - 5,
+                ..config("sbbf/xxh3", 10, None)
+            },
+            "query-offset",
         ),
     ] {
         let e = run(&c, &stop, &|_| {}).unwrap_err().to_string();

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use bloomlab_cli::{git_revision, parse_count, parse_f64, parse_list, scale};
+use bloomlab_cli::{git_revision, parse_count, parse_count_named, parse_f64, parse_list, scale};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
 use bloomlab_harness::preflight::check_output_dir;
@@ -27,8 +27,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// 30 minutes per filter, the classic layout (7 cache misses per key) the longest; --n 1e9 takes a
 /// tenth of that.
 ///
-/// Rows of a later run replace those of the same filter, key set, n and p in --out/scale.csv;
-/// report.md is rendered from all rows. Ctrl-C stops the run between chunks of keys; the row is
+/// Rows of a later run replace those of the same filter, key set, n, p and --query-offset in
+/// --out/scale.csv; report.md is rendered from all rows. Ctrl-C stops the run between chunks of keys; the row is
 /// written as `interrupted`, saying how far it got. Exit status: 0 every run done, 1 a false
 /// negative, 2 bad input, 3 a run refused (the report is written first), 130 interrupted.
 #[derive(Parser, Debug)]
@@ -75,6 +75,12 @@ struct Args {
     /// Most non-member queries (scientific notation allowed).
     #[arg(long, default_value = "1e9", value_name = "COUNT")]
     max_queries: String,
+    /// Query non-members from key n + OFFSET on instead of key n (scientific notation allowed).
+    /// With the same --seed the filter is the same, so a rerun with an offset past the earlier
+    /// run's queries measures the same filter on keys disjoint from them. Rows with different
+    /// offsets are kept side by side in the report.
+    #[arg(long, default_value = "0", value_name = "OFFSET")]
+    query_offset: String,
     /// Do not ask the kernel for 2 MiB pages for the filter.
     #[arg(long)]
     no_huge_pages: bool,
@@ -96,6 +102,7 @@ fn configs(args: &Args) -> Result<Vec<ScaleConfig>, String> {
     let check_members =
         parse_count(&args.check_members).map_err(|e| format!("--check-members: {e}"))?;
     let max_queries = parse_count(&args.max_queries).map_err(|e| format!("--max-queries: {e}"))?;
+    let query_offset = parse_count_named("--query-offset", 0, &args.query_offset)?;
     let memory_limit = args
         .memory_limit
         .as_deref()
@@ -136,6 +143,7 @@ fn configs(args: &Args) -> Result<Vec<ScaleConfig>, String> {
             precision: args.precision,
             confidence: args.confidence,
             max_queries,
+            query_offset,
             huge_pages: !args.no_huge_pages,
             memory_limit,
             revision: revision.clone(),
@@ -226,7 +234,9 @@ fn main() -> ExitCode {
             if row.note.is_empty() { "" } else { ": " },
             row.note
         );
-        if row.status != "refused" {
+        if row.status != "refused" && row.queries == 0 {
+            eprintln!("  FPR not measured: no non-member was queried");
+        } else if row.status != "refused" {
             eprintln!(
                 "  FPR {:.4e} [{:.4e}, {:.4e}], theory {:.4e} (uniform {:.4e}); fill {:.1} s \
                  ({:.1}M/s/core), members {:.1} s, queries {:.1} s; peak RSS {:.2} GB",
