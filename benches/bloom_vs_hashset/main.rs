@@ -54,7 +54,7 @@
 //!   criterion's times; `BLOOMLAB_BENCH_PAIRED_ROUNDS`: rounds per paired comparison (0 turns them
 //!   off).
 //! - `BLOOMLAB_BENCH_HTML=1`: criterion's own HTML report too, `target/criterion/report/index.html`
-//!   (about 7 s more per benchmark; see [`criterion()`]).
+//!   (about 7 s more per benchmark; see `common::criterion`).
 //!
 //! `cargo test --benches` runs each benchmark once on small inputs (a smoke test that writes no
 //! memory file).
@@ -94,6 +94,8 @@
 //!   apart; a paired round's two parts within milliseconds, so both see the same state of the
 //!   machine, and the spread of the rounds shows how steady a structure's time was.
 
+#[path = "../common.rs"]
+mod common;
 mod counting;
 mod keys;
 mod layouts;
@@ -103,35 +105,12 @@ mod scalable;
 mod suite;
 mod timing;
 
-use criterion::{Criterion, PlottingBackend};
-
 #[global_allocator]
 static ALLOC: memory::CountingAlloc = memory::CountingAlloc;
 
-/// Criterion, with its HTML report (`target/criterion/report/index.html`, each benchmark's sample
-/// and bootstrap distributions) when `BLOOMLAB_BENCH_HTML=1`, drawn by plotters so the pictures are
-/// the same with or without gnuplot (`--plotting-backend` and `--noplot` still override). Off by
-/// default: criterion's density estimates over its 100,000 bootstrap resamples add about 7 s per
-/// benchmark on 2 cores (32 sketch benchmarks: 9.5 s without, 239 s with), hours on a full run.
-/// Plotters renders text here with ab_glyph, which knows only registered fonts: if the report
-/// crate's embedded fonts cannot be registered, the run goes on without plots and says why,
-/// instead of criterion panicking with `FontUnavailable` after the first benchmark.
-fn criterion() -> Criterion {
-    let html = std::env::var("BLOOMLAB_BENCH_HTML").is_ok_and(|v| v == "1" || v == "true");
-    match bloomlab_report::plot::register_fonts() {
-        Ok(()) if html => Criterion::default().plotting_backend(PlottingBackend::Plotters),
-        Ok(()) => Criterion::default().without_plots(),
-        Err(e) => {
-            eprintln!("bloom_vs_hashset: no criterion HTML report in this run: {e}");
-            Criterion::default().without_plots()
-        }
-    }
-    .configure_from_args()
-}
-
 fn main() {
     let cfg = timing::Config::from_env();
-    let mut c = criterion();
+    let mut c = common::criterion("bloom_vs_hashset");
     // The regime series has sizes of its own; every other series runs at `cfg.sizes`.
     let mut log = memory::Log::new(cfg.mode, |series, label, n| {
         let sizes = match series {

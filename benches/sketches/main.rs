@@ -27,6 +27,8 @@
 //! Every structure is called as its concrete type through generic closures (no `dyn` call in a
 //! timed loop), compiled with the workspace's release profile for the building CPU.
 
+#[path = "../common.rs"]
+mod common;
 mod keys;
 
 use std::borrow::Borrow;
@@ -44,7 +46,7 @@ use bloomlab_harness::sketch_bench::{
 };
 use bloomlab_sketches::cardinality::StrategyHasher;
 use bloomlab_sketches::{CountMin, HyperLogLog};
-use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use hyperloglogplus::{HyperLogLog as _, HyperLogLogPlus};
 
 #[global_allocator]
@@ -480,25 +482,9 @@ fn run_keys<K: BenchKey>(b: &mut Bench, inserted: &[K], present: &[K]) {
     b.frequency(keys, inserted, present, s);
 }
 
-/// Criterion, with its HTML report when `BLOOMLAB_BENCH_HTML=1`, drawn by plotters after
-/// registering the report crate's fonts (the only ones plotters' ab_glyph text knows); without
-/// them, no plots and a message saying why. See `bloom_vs_hashset`'s `criterion()`.
-fn criterion() -> Criterion {
-    let html = std::env::var("BLOOMLAB_BENCH_HTML").is_ok_and(|v| v == "1" || v == "true");
-    match bloomlab_report::plot::register_fonts() {
-        Ok(()) if html => Criterion::default().plotting_backend(PlottingBackend::Plotters),
-        Ok(()) => Criterion::default().without_plots(),
-        Err(e) => {
-            eprintln!("sketches: no criterion HTML report in this run: {e}");
-            Criterion::default().without_plots()
-        }
-    }
-    .configure_from_args()
-}
-
 fn main() {
     let cfg = Config::from_env();
-    let mut c = criterion();
+    let mut c = common::criterion("sketches");
     let mut log = Log {
         log: SketchLog {
             started_unix: unix_now(),
