@@ -9,7 +9,10 @@
 //! `ready <bits> <k> <present hits> <absent hits>`. Then it answers one line per request on stdin:
 //! - `time <op>`, op `insert`, `lookup-present` or `lookup-absent`: one untimed pass over the
 //!   op's batch (present keys for `insert`: re-inserting members, the state never changes), then
-//!   one timed pass; prints the ns per key of the timed pass;
+//!   one timed pass; prints the ns per key of the timed pass. The ops `lookup-present-early-exit`
+//!   and `lookup-absent-early-exit` time the lookup that stops at the first clear bit, as Guava's
+//!   `mightContain` does (`contains_digest_early_exit`), for comparing it paired with bloomlab's
+//!   branch-free `contains` (the Java half does not ask for them);
 //! - `quit`.
 //!
 //! The batches are those of `benches/bloom_vs_hashset` (same prefix, same seeds): up to 2^20
@@ -22,6 +25,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use bloomlab_filters::{Bloom, Filter, FlatBits, GuavaMitz64, Murmur3};
+const OPS: &str = "insert, lookup-present, lookup-absent, lookup-present-early-exit or \
+                   lookup-absent-early-exit";
 use bloomlab_harness::keys::StrBatch;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -67,20 +72,27 @@ fn time(f: &mut Guava, op: &str, present: &[&str], absent: &[&str]) -> Result<f6
                     acc += u64::from(f.contains(black_box(k)));
                 }
             }
-            _ => {
+            "lookup-absent" => {
                 for &k in absent {
                     acc += u64::from(f.contains(black_box(k)));
                 }
             }
+            "lookup-present-early-exit" => acc = early_exit(f, present),
+            _ => acc = early_exit(f, absent),
         }
         (start.elapsed(), black_box(acc))
     };
-    if !matches!(op, "insert" | "lookup-present" | "lookup-absent") {
-        return Err(format!(
-            "unknown op {op:?}: one of insert, lookup-present, lookup-absent"
-        ));
+    let known = [
+        "insert",
+        "lookup-present",
+        "lookup-absent",
+        "lookup-present-early-exit",
+        "lookup-absent-early-exit",
+    ];
+    if !known.contains(&op) {
+        return Err(format!("unknown op {op:?}: one of {OPS}"));
     }
-    let len = if op == "lookup-absent" {
+    let len = if op.starts_with("lookup-absent") {
         absent.len()
     } else {
         present.len()
@@ -88,6 +100,13 @@ fn time(f: &mut Guava, op: &str, present: &[&str], absent: &[&str]) -> Result<f6
     pass(f);
     let (elapsed, _) = pass(f);
     Ok(elapsed.as_secs_f64() * 1e9 / len as f64)
+}
+
+/// How many of `keys` the early-exit lookup reports present, one key at a time.
+fn early_exit(f: &Guava, keys: &[&str]) -> u64 {
+    keys.iter()
+        .map(|&k| u64::from(f.contains_digest_early_exit(f.digest(black_box(k).as_bytes()))))
+        .sum()
 }
 
 fn run() -> Result<(), String> {
