@@ -116,6 +116,29 @@ fn a_query_offset_queries_the_keys_past_it_and_no_others() {
 }
 
 #[test]
+fn a_key_file_is_queried_up_to_its_end_and_an_offset_past_it_is_refused() {
+    let path = std::env::temp_dir().join(format!("bloomlab-scale-keys-{}.txt", std::process::id()));
+    let lines: String = (0..1000).map(|i| format!("key-{i}\n")).collect();
+    std::fs::write(&path, lines).expect("temp dir is writable");
+    let mut c = config("classic/xxh3/km/flat", 100, None);
+    c.keys = KeySetKind::File(path.clone());
+    c.precision = 1e-9;
+    c.query_offset = 500;
+    // 1000 keys: members 0..100, queries from key 600 to the end of the file.
+    let row = scale(&c);
+    assert_eq!((row.status.as_str(), row.queries), ("done", 400), "{row:?}");
+    c.query_offset = 900;
+    let e = run(&c, &AtomicBool::new(false), &|_| {})
+        .unwrap_err()
+        .to_string();
+    std::fs::remove_file(&path).ok();
+    assert!(
+        e.contains("query-offset") && e.contains("900") && e.contains("below 900"),
+        "{e}"
+    );
+}
+
+#[test]
 fn sizes_a_variant_cannot_address_and_memory_it_lacks_are_refused_before_allocating() {
     // The textbook port's bit count is a Java int: 10^10 keys at 1% need 9.6e10 bits.
     let row = scale(&config("textbook-fnv1a-i32", 10_000_000_000, None));
