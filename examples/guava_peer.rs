@@ -25,11 +25,18 @@ use std::path::Path;
 use std::time::Instant;
 
 use bloomlab_filters::{Bloom, Filter, FlatBits, GuavaMitz64, Murmur3};
-const OPS: &str = "insert, lookup-present, lookup-absent, lookup-present-early-exit or \
-                   lookup-absent-early-exit";
 use bloomlab_harness::keys::StrBatch;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+
+/// The ops `time` accepts.
+const OPS: [&str; 5] = [
+    "insert",
+    "lookup-present",
+    "lookup-absent",
+    "lookup-present-early-exit",
+    "lookup-absent-early-exit",
+];
 
 type Guava = Bloom<Murmur3, GuavaMitz64, FlatBits>;
 
@@ -82,15 +89,8 @@ fn time(f: &mut Guava, op: &str, present: &[&str], absent: &[&str]) -> Result<f6
         }
         (start.elapsed(), black_box(acc))
     };
-    let known = [
-        "insert",
-        "lookup-present",
-        "lookup-absent",
-        "lookup-present-early-exit",
-        "lookup-absent-early-exit",
-    ];
-    if !known.contains(&op) {
-        return Err(format!("unknown op {op:?}: one of {OPS}"));
+    if !OPS.contains(&op) {
+        return Err(format!("unknown op {op:?}: one of {}", OPS.join(", ")));
     }
     let len = if op.starts_with("lookup-absent") {
         absent.len()

@@ -28,9 +28,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// tenth of that.
 ///
 /// Rows of a later run replace those of the same filter, key set, n, p and --query-offset in
-/// --out/scale.csv; report.md is rendered from all rows. Ctrl-C stops the run between chunks of keys; the row is
-/// written as `interrupted`, saying how far it got. Exit status: 0 every run done, 1 a false
-/// negative, 2 bad input, 3 a run refused (the report is written first), 130 interrupted.
+/// --out/scale.csv; report.md is rendered from all rows. Ctrl-C stops the run between chunks of
+/// keys; the row is written as `interrupted`, saying how far it got. Exit status: 0 every run
+/// done, 1 a false negative, 2 bad input, 3 a run refused (the report is written first), 130
+/// interrupted.
 #[derive(Parser, Debug)]
 #[command(name = "scale", version, about, long_about)]
 struct Args {
