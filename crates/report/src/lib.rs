@@ -7,6 +7,7 @@ pub mod bench_table;
 pub mod csv_io;
 mod fmt;
 pub mod markdown;
+pub mod output;
 pub mod plot;
 pub mod roundtrips;
 mod select;
@@ -77,6 +78,9 @@ pub enum ReportError {
     /// The embedded font could not be registered with plotters.
     #[error("registering the embedded DejaVu Sans font: {0}")]
     Font(String),
+    /// The output directory is held by another run, or a staged file could not be committed.
+    #[error(transparent)]
+    Output(#[from] output::OutputError),
 }
 
 /// Writes `out_dir/sweep.csv`, then reads it back and draws the PNGs and `summary.md` from the

@@ -58,3 +58,36 @@ mod tests {
         );
     }
 }
+
+/// The warning a report's header carries when any of `revisions` ends in `-dirty` (built from
+/// uncommitted code), as a Markdown block quote followed by a blank line; empty otherwise.
+pub fn dirty_warning<'a>(revisions: impl IntoIterator<Item = &'a str>) -> String {
+    let mut dirty: Vec<&str> = revisions
+        .into_iter()
+        .filter(|r| r.ends_with("-dirty"))
+        .collect();
+    dirty.sort_unstable();
+    dirty.dedup();
+    if dirty.is_empty() {
+        return String::new();
+    }
+    format!(
+        "> **Warning: generated from uncommitted code (revision {}): not a committed baseline.**\n\n",
+        dirty.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod dirty_tests {
+    use super::dirty_warning;
+
+    #[test]
+    fn only_a_dirty_revision_gets_the_warning() {
+        assert_eq!(dirty_warning(["abc1234", "unknown"]), "");
+        let w = dirty_warning(["abc1234", "abc1234-dirty", "abc1234-dirty"]);
+        assert!(
+            w.starts_with("> **Warning: generated from uncommitted code (revision abc1234-dirty): not a committed baseline.**"),
+            "{w}"
+        );
+    }
+}
