@@ -323,13 +323,11 @@ fn read_filter<F: Funnel>(path: &Path) -> Result<GuavaBloom<F>, Failure> {
     GuavaBloom::from_bytes(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))
 }
 
+/// Writes the filter to `path` whole or not at all (temporary file beside it, fsync, rename): a
+/// full disk or any other failure leaves an earlier file at `path` byte for byte as it was.
 fn write_filter<F: Funnel>(filter: &GuavaBloom<F>, path: &Path) -> Outcome {
-    let write = || -> std::io::Result<()> {
-        let mut out = BufWriter::new(File::create(path)?);
-        filter.write_to(&mut out)?;
-        out.flush()
-    };
-    write().map_err(|e| bad(format!("cannot write {}: {e}", path.display())))
+    bloomlab_report::output::write_atomic_with(path, |out| filter.write_to(out))
+        .map_err(|e| bad(format!("cannot write the filter: {e}")))
 }
 
 fn build<F: LineKey>(args: &BuildArgs) -> Outcome {

@@ -73,17 +73,37 @@ pub fn parse_f64(what: &str, s: &str) -> Result<f64, String> {
         .map_err(|_| format!("{what} = {s:?} is not a number"))
 }
 
-/// `git describe --always --dirty` of the working tree the binary runs in, or `unknown`.
+/// Makes Ctrl-C (SIGINT) end the process with exit status 130 without leaving a partial report in
+/// `out`: the files staged and not committed are removed (a commit in progress is finished
+/// first), a line on stderr says what this run wrote, and the process exits at once. For runs
+/// that cannot stop cleanly between steps (the sweep); `scale` polls a flag instead.
+pub fn exit_130_on_interrupt(program: &'static str, out: &bloomlab_report::output::OutputDir) {
+    use bloomlab_report::output::Abandoned;
+    let handle = out.interrupt_handle();
+    let set = ctrlc::set_handler(move || {
+        let dir = handle.dir().display();
+        match handle.abandon() {
+            Abandoned::NothingWritten => eprintln!(
+                "\n{program}: interrupted: this run wrote nothing; the previous report in {dir} \
+                 (if any) is as it was"
+            ),
+            Abandoned::AfterCommit => {
+                eprintln!("\n{program}: interrupted after its report was written to {dir}")
+            }
+        }
+        std::process::exit(130);
+    });
+    if let Err(e) = set {
+        eprintln!("{program}: warning: Ctrl-C will not stop the run cleanly: {e}");
+    }
+}
+
+/// The build's revision: `git describe --always` of the checkout the binary was built from, with
+/// `-dirty` when its code (crates/, benches/, the manifests) differed from that commit at build
+/// time; `unknown` when it was not built from a git checkout. Recorded by `build.rs`, so a binary
+/// never runs git in whatever directory its user stands in.
 pub fn git_revision() -> String {
-    std::process::Command::new("git")
-        .args(["describe", "--always", "--dirty"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+    env!("BLOOMLAB_REVISION").to_owned()
 }
 
 #[cfg(test)]

@@ -210,8 +210,13 @@ pub fn plan(a: &SketchArgs, s: &Shared) -> Result<SketchPlan> {
     Ok(out)
 }
 
-/// Measures the plan, writes the reports, prints where; errors are failed measurements (exit 1).
-pub fn run(plan: &SketchPlan, command: &str) -> Result<()> {
+/// Measures the plan, writes the reports into `out`'s staging directory and commits them (`out`
+/// is `plan.out`, locked by the caller), prints where; errors are failed measurements (exit 1).
+pub fn run(
+    plan: &SketchPlan,
+    out: &bloomlab_report::output::OutputDir,
+    command: &str,
+) -> Result<()> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(plan.threads)
         .build()
@@ -288,9 +293,27 @@ pub fn run(plan: &SketchPlan, command: &str) -> Result<()> {
         seconds,
         threads: pool.current_num_threads(),
     };
-    let files =
-        bloomlab_report::sketches::write_sketch_reports(&hll_rows, &cms_rows, &plan.out, &info)
-            .with_context(|| format!("writing reports to {}", plan.out.display()))?;
+    let staged = out
+        .staging()
+        .map_err(anyhow::Error::from)
+        .and_then(|dir| {
+            Ok(bloomlab_report::sketches::write_sketch_reports(
+                &hll_rows, &cms_rows, &dir, &info,
+            )?)
+        })
+        .with_context(|| {
+            format!(
+                "writing reports to {} (nothing was written; the previous report there is as it was)",
+                out.dir().display()
+            )
+        })?;
+    out.commit()?;
+    let placed = |p: &std::path::Path| out.dir().join(p.file_name().unwrap_or_default());
+    let files = bloomlab_report::sketches::SketchFiles {
+        csvs: staged.csvs.iter().map(|p| placed(p)).collect(),
+        pngs: staged.pngs.iter().map(|p| placed(p)).collect(),
+        summary: placed(&staged.summary),
+    };
     print_headlines(&hll_rows, &cms_rows);
     println!("\nmeasured in {seconds:.1} s on {} threads", info.threads);
     for f in files.csvs.iter().chain(&files.pngs) {

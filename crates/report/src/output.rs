@@ -54,10 +54,7 @@ pub enum OutputError {
     Interrupted { dir: PathBuf },
 }
 
-fn io<'a>(
-    action: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(std::io::Error) -> OutputError + 'a {
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> OutputError + 'a {
     move |cause| OutputError::Io {
         action,
         path: path.to_path_buf(),
@@ -72,6 +69,8 @@ struct State {
     staging: Option<tempfile::TempDir>,
     /// Set by [`Interrupt::abandon`]: nothing may be staged or committed after it.
     interrupted: bool,
+    /// Whether a commit has moved files into the output directory.
+    committed: bool,
 }
 
 /// One run's exclusive hold on an output directory, with its staged files. Dropping it removes
@@ -166,7 +165,11 @@ impl OutputDir {
     fn remove_stale_staging(&self) -> Result<(), OutputError> {
         let entries = std::fs::read_dir(&self.dir).map_err(io("listing", &self.dir))?;
         for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(STAGING_PREFIX)
+            {
                 let path = entry.path();
                 std::fs::remove_dir_all(&path).map_err(io("removing", &path))?;
             }
@@ -254,6 +257,7 @@ impl OutputDir {
         sync_dir(&self.dir)?;
         // The staging directory is empty now; dropping it removes it.
         state.staging = None;
+        state.committed |= !done.is_empty();
         Ok(done)
     }
 
@@ -278,15 +282,16 @@ impl Drop for OutputDir {
     }
 }
 
-/// What [`Interrupt::abandon`] found.
+/// What [`Interrupt::abandon`] found. In both cases the files staged since the last commit (if
+/// any) were removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Abandoned {
-    /// The staged files (if any) were removed: the run wrote nothing into the output directory
-    /// since its last commit.
+    /// No commit was made: the run wrote nothing into the output directory, and the previous
+    /// report there is whole.
     NothingWritten,
-    /// A commit had already moved the staged files into place (or none were staged); nothing
-    /// was removed.
-    NothingStaged,
+    /// Earlier commits of this run stand (each a whole set of files); nothing after them was
+    /// written.
+    AfterCommit,
 }
 
 /// Stops an [`OutputDir`] from a signal handler: see [`Interrupt::abandon`].
@@ -303,12 +308,11 @@ impl Interrupt {
     pub fn abandon(&self) -> Abandoned {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.interrupted = true;
-        match state.staging.take() {
-            Some(staging) => {
-                drop(staging);
-                Abandoned::NothingWritten
-            }
-            None => Abandoned::NothingStaged,
+        state.staging = None;
+        if state.committed {
+            Abandoned::AfterCommit
+        } else {
+            Abandoned::NothingWritten
         }
     }
 
@@ -462,17 +466,24 @@ mod tests {
         std::fs::write(out.staging().unwrap().join("a.csv"), "half").unwrap();
         let interrupt = out.interrupt_handle();
         assert_eq!(interrupt.abandon(), Abandoned::NothingWritten);
-        assert!(matches!(
-            out.commit(),
-            Err(OutputError::Interrupted { .. })
-        ));
+        assert!(matches!(out.commit(), Err(OutputError::Interrupted { .. })));
         assert!(matches!(
             out.staging(),
             Err(OutputError::Interrupted { .. })
         ));
         assert_eq!(std::fs::read_to_string(dir.join("a.csv")).unwrap(), "old a");
         assert_eq!(listing(&dir), vec![LOCK_NAME, "a.csv"]);
-        assert_eq!(interrupt.abandon(), Abandoned::NothingStaged);
+        assert_eq!(interrupt.abandon(), Abandoned::NothingWritten);
+
+        // After a commit, an interrupt removes only what was staged since.
+        drop(out);
+        let out = OutputDir::lock(&dir).unwrap();
+        std::fs::write(out.staging().unwrap().join("a.csv"), "new a").unwrap();
+        out.commit().unwrap();
+        std::fs::write(out.staging().unwrap().join("a.csv"), "half").unwrap();
+        assert_eq!(out.interrupt_handle().abandon(), Abandoned::AfterCommit);
+        assert_eq!(std::fs::read_to_string(dir.join("a.csv")).unwrap(), "new a");
+        assert_eq!(listing(&dir), vec![LOCK_NAME, "a.csv"]);
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub fn render_summary(rows: &[SweepRow], csv_link: &str, png_links: &[String]) -
         .cloned()
         .collect();
     let mut out = String::from("# Sweep summary\n\n");
+    out.push_str(&markdown::dirty_warning(
+        rows.iter().map(|r| r.revision.as_str()),
+    ));
     out.push_str(&format!(
         "Generated from [`{csv_link}`]({csv_link}) ({} rows) by bloomlab-report: regenerate it, never edit it. \
          Every figure below is a column of the CSV.\n\n",

@@ -61,11 +61,23 @@ fn write_err(path: &Path, e: impl std::fmt::Display) -> ScenarioError {
     }
 }
 
-/// Draws `panels` side by side under `title` into a PNG at `path` (700 px wide per panel).
+/// Draws `panels` side by side under `title` into a PNG at `path` (700 px wide per panel); in an
+/// output directory prepared by [`crate::output::prepare_dir`] the picture is staged, and appears
+/// with the report's other files.
 pub fn draw(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
+    let staged = crate::output::staged_path(path)?;
+    let drawn = draw_to(staged.as_deref().unwrap_or(path), path, title, panels);
+    if drawn.is_err() && staged.is_some() {
+        crate::output::discard(path);
+    }
+    drawn
+}
+
+/// Draws into `file`; errors name `path`, the file the user asked for.
+fn draw_to(file: &Path, path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
     bloomlab_report::plot::register_fonts().map_err(|e| write_err(path, e))?;
     let width = 700 * panels.len().max(1) as u32;
-    let root = BitMapBackend::new(path, (width, 560)).into_drawing_area();
+    let root = BitMapBackend::new(file, (width, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| write_err(path, e))?;
     let root = root
         .titled(title, ("sans-serif", 24))

@@ -10,6 +10,7 @@ use bloomlab_harness::Workload;
 use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
 use bloomlab_harness::preflight::{self, MemoryBudget};
 use bloomlab_report::markdown;
+use bloomlab_report::output::OutputDir;
 use clap::Parser;
 
 /// Re-runs the committed baseline's trials with their seeds and checks, for every point: no false
@@ -20,10 +21,14 @@ use clap::Parser;
 /// theory and the baseline, and a grow point's count against its target p. Static points and
 /// workload points are two families, each sharing a family-wise false-alarm rate (--alpha,
 /// Bonferroni); every point's query count detects a --detect change of its FPR with probability
-/// --power. --update appends built-in points the baseline lacks. Exit status: 0 when every point
+/// --power. --update appends built-in points the baseline lacks. The --report file's directory is
+/// locked from before the first point until the report is written whole (temporary file, fsync,
+/// rename): a second run writing there is refused at once, naming the holder, and a failed or
+/// interrupted gate leaves an earlier report as it was. Exit status: 0 when every point
 /// passes, 1 when any fails, 2 on bad input (found before any point runs: the baseline's values,
-/// with file, line and column; the flags; the report and baseline paths; the memory the points
-/// need at once, see --memory-limit).
+/// with file, line and column; the flags; the report and baseline paths, a report directory in
+/// use by another run; the memory the points need at once, see --memory-limit), 130 interrupted
+/// (Ctrl-C).
 #[derive(Parser, Debug)]
 #[command(name = "gate", version, about, long_about)]
 struct Args {
@@ -99,6 +104,15 @@ fn preflight(
     let need = preflight::points_need(points, concurrent)?;
     preflight::check_memory(&need, &budget, "--memory-limit")?;
     Ok(())
+}
+
+/// Locks the directory of the --report file for this run (held until the process ends).
+fn lock_report_dir(path: &std::path::Path) -> Result<OutputDir> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    OutputDir::lock(dir).with_context(|| format!("--report {}", path.display()))
 }
 
 fn fmt_p(p: Option<f64>) -> String {
@@ -225,6 +239,7 @@ fn run(args: &Args) -> Result<ExitCode> {
         anyhow::anyhow!("{e}\n({hint})")
     })?;
     preflight(args, &policy, &points, gate::parallel_points())?;
+    let report_dir = args.report.as_deref().map(lock_report_dir).transpose()?;
     let statics: Vec<BaselinePoint> = points
         .iter()
         .filter(|p| p.workload == Workload::Static)
@@ -270,10 +285,20 @@ fn run(args: &Args) -> Result<ExitCode> {
     let (sketch_md, sketch_failed) = sketches::check(&args.sketch_baseline, policy.family_alpha)?;
     println!("{sketch_md}");
     let failed = failed + sketch_failed;
-    if let Some(path) = &args.report {
+    if let (Some(path), Some(dir)) = (&args.report, &report_dir) {
         let md = format!("# FPR gate\n\n{summary}\n\n{text}\n\n{sketch_md}\n");
-        std::fs::write(path, md)
-            .with_context(|| format!("writing the report {}", path.display()))?;
+        let staged = dir
+            .staging()
+            .map(|s| s.join(path.file_name().unwrap_or_default()))?;
+        std::fs::write(&staged, md)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(dir.commit()?))
+            .with_context(|| {
+                format!(
+                    "writing the report {} (an earlier report there is as it was)",
+                    path.display()
+                )
+            })?;
     }
     Ok(if failed == 0 {
         ExitCode::SUCCESS

@@ -11,6 +11,7 @@ use bloomlab_cli::redis_costs::{
 };
 use bloomlab_harness::roundtrip::{self, RoundTripOp, RoundTripRow, Target};
 use bloomlab_report::bench_table::Machine;
+use bloomlab_report::output::OutputDir;
 use bloomlab_report::{markdown, roundtrips};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -28,8 +29,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 ///
 /// Start throwaway servers first: `export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start)` and
 /// `export BLOOMLAB_REDIS_CLUSTER_URLS=$(scripts/redis-local.sh cluster)`; stop them with
-/// `scripts/redis-local.sh stop`. Exit status: 0 done, 1 a measurement failed (a server error, a
-/// member not found, a byte or row that differs from the twin), 2 bad input.
+/// `scripts/redis-local.sh stop`.
+///
+/// --out is locked for the run (a second run on it is refused at once, naming the holder); the
+/// three files are staged and moved into place together only after every measurement, so a
+/// failed or interrupted run leaves the previous report whole.
+///
+/// Exit status: 0 done; 1 a measurement failed (a server error, a member not found, a byte or row
+/// that differs from the twin; the report is written when the measurements finished) or the
+/// report could not be written; 2 bad input or a --out in use by another run (nothing measured);
+/// 130 interrupted (Ctrl-C: nothing is written).
 #[derive(Parser, Debug)]
 #[command(name = "redis-costs", version, about, long_about)]
 struct Args {
@@ -111,7 +120,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&args, &plan, &at) {
+    let out = match OutputDir::lock(&args.out) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("redis-costs: --out: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args, &plan, &at, &out) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("redis-costs: {e:#}");
@@ -120,7 +136,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args, plan: &CostPlan, at: &Endpoints) -> Result<()> {
+fn run(args: &Args, plan: &CostPlan, at: &Endpoints, out: &OutputDir) -> Result<()> {
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} {spinner} {wide_msg}")
@@ -147,22 +163,32 @@ fn run(args: &Args, plan: &CostPlan, at: &Endpoints) -> Result<()> {
     };
     bar.finish_and_clear();
 
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let csv = args.out.join(roundtrips::CSV_NAME);
-    roundtrips::write_csv(&rows, &csv)?;
-    let png = bloomlab_report::plot::roundtrips::draw(&rows, &args.out.join(roundtrips::PNG_NAME))?;
-    let report = args.out.join("report.md");
-    let text = render(
-        args,
-        plan,
-        at,
-        &version,
-        &rows,
-        big.as_ref(),
-        pairs.as_deref(),
-    );
-    std::fs::write(&report, text).with_context(|| format!("writing {}", report.display()))?;
+    let stage = || -> Result<()> {
+        let staging = out.staging()?;
+        roundtrips::write_csv(&rows, &staging.join(roundtrips::CSV_NAME))?;
+        bloomlab_report::plot::roundtrips::draw(&rows, &staging.join(roundtrips::PNG_NAME))?;
+        let text = render(
+            args,
+            plan,
+            at,
+            &version,
+            &rows,
+            big.as_ref(),
+            pairs.as_deref(),
+        );
+        let report = staging.join("report.md");
+        std::fs::write(&report, text).with_context(|| format!("writing {}", report.display()))
+    };
+    stage().with_context(|| {
+        format!(
+            "writing the report to {} (nothing was written; the previous report there is as it was)",
+            out.dir().display()
+        )
+    })?;
+    out.commit()?;
+    let csv = out.dir().join(roundtrips::CSV_NAME);
+    let png = out.dir().join(roundtrips::PNG_NAME);
+    let report = out.dir().join("report.md");
     println!("{}", falling_cost(&rows));
     println!("\ndone in {:.0} s", started.elapsed().as_secs_f64());
     println!("CSV:    {}", csv.display());

@@ -10,6 +10,7 @@ use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
 use bloomlab_harness::preflight::check_output_dir;
 use bloomlab_harness::scale::{ScaleConfig, ScaleProgress, ScaleRow, run};
+use bloomlab_report::output::OutputDir;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -28,10 +29,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// tenth of that.
 ///
 /// Rows of a later run replace those of the same filter, key set, n, p and --query-offset in
-/// --out/scale.csv; report.md is rendered from all rows. Ctrl-C stops the run between chunks of
-/// keys; the row is written as `interrupted`, saying how far it got. Exit status: 0 every run
-/// done, 1 a false negative, 2 bad input, 3 a run refused (the report is written first), 130
-/// interrupted.
+/// --out/scale.csv; report.md is rendered from all rows. --out is locked for the whole run (a
+/// second run on it is refused at once, naming the holder), and after each filter both files are
+/// staged and moved into place together, so they are never a mix of two runs nor cut short. Ctrl-C
+/// stops the run between chunks of keys; the row is written as `interrupted`, saying how far it
+/// got.
+///
+/// Exit status: 0 every run done; 1 a false negative, or the report could not be written; 2 bad
+/// input, a --out in use by another run, or a run refused for its size (nothing measured for it;
+/// the report is written first); 130 interrupted (the interrupted row is written).
 #[derive(Parser, Debug)]
 #[command(name = "scale", version, about, long_about)]
 struct Args {
@@ -164,11 +170,25 @@ fn bar() -> ProgressBar {
     bar
 }
 
-fn write(out: &std::path::Path, rows: &[ScaleRow]) -> Result<(), String> {
-    let path = out.join("scale.csv");
-    bloomlab_report::csv_io::write_rows(rows, &path).map_err(|e| e.to_string())?;
-    std::fs::write(out.join("report.md"), scale::render(rows))
-        .map_err(|e| format!("cannot write {}: {e}", out.join("report.md").display()))
+/// Stages `scale.csv` and `report.md` and moves both into place: the report on disk is always
+/// one whole set of rows.
+fn write(out: &OutputDir, rows: &[ScaleRow]) -> Result<(), String> {
+    let staged = || -> Result<(), String> {
+        let staging = out.staging().map_err(|e| e.to_string())?;
+        bloomlab_report::csv_io::write_rows(rows, &staging.join("scale.csv"))
+            .map_err(|e| e.to_string())?;
+        let report = staging.join("report.md");
+        std::fs::write(&report, scale::render(rows))
+            .map_err(|e| format!("cannot write {}: {e}", report.display()))
+    };
+    if let Err(e) = staged() {
+        out.discard();
+        return Err(format!(
+            "{e} (nothing was written; the previous report in {} is as it was)",
+            out.dir().display()
+        ));
+    }
+    out.commit().map(|_| ()).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -184,6 +204,14 @@ fn main() -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
+    // Held until the process ends: rows are read, merged and written by this run alone.
+    let out = match OutputDir::lock(&args.out) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("error: --out: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut rows = match scale::read_existing(&args.out) {
         Ok(r) => r,
         Err(e) => {
@@ -257,7 +285,7 @@ fn main() -> ExitCode {
         failed |= row.status == "failed";
         let interrupted = row.status == "interrupted";
         rows = scale::merge(rows, vec![row]);
-        if let Err(e) = write(&args.out, &rows) {
+        if let Err(e) = write(&out, &rows) {
             eprintln!("error: {e}");
             return ExitCode::from(1);
         }
@@ -270,7 +298,7 @@ fn main() -> ExitCode {
     if failed {
         ExitCode::from(1)
     } else if refused {
-        ExitCode::from(3)
+        ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
     }

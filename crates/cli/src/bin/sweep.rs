@@ -15,6 +15,7 @@ use bloomlab_harness::stats::median;
 use bloomlab_harness::sweep::WorkloadSettings;
 use bloomlab_harness::workload::{Churn, Grow};
 use bloomlab_harness::{Grid, KeySetKind, Plan, SweepConfig, SweepRow, Workload, sweep};
+use bloomlab_report::output::OutputDir;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -48,8 +49,14 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// Before anything is measured, the settings are checked (counts up to 2^53, --overfill up to 64,
 /// --threads up to 4 per core), every row's filter is sized, --out is probed for writing, and the
 /// memory the plan holds at once is compared with what the machine has available (see
-/// --memory-limit). Exit status: 0 on success, 1 when a measurement fails (a false negative),
-/// 2 on bad input (nothing measured).
+/// --memory-limit), and --out is locked: a second run on the same directory is refused at once,
+/// naming the run that holds it. Every output is written to a staging directory inside --out and
+/// moved into place only when the whole run succeeded, so a report is never a mix of two runs and
+/// a failed or interrupted run leaves the previous report whole.
+///
+/// Exit status: 0 on success; 1 when a measurement fails (a false negative; the report is
+/// written) or the report cannot be written after measuring; 2 on bad input or a --out in use by
+/// another run (nothing measured); 130 when interrupted (Ctrl-C: nothing is written).
 #[derive(Debug, Parser)]
 #[command(name = "sweep", version)]
 struct Args {
@@ -295,8 +302,8 @@ fn config(args: &Args) -> Result<SweepConfig> {
 }
 
 /// Everything that can be refused before a row runs: the settings, the rows (key files read,
-/// every filter sized), the output directory and the plan's memory.
-fn prepare(args: &Args) -> Result<(SweepConfig, Plan)> {
+/// every filter sized), the output directory (locked for this run) and the plan's memory.
+fn prepare(args: &Args) -> Result<(SweepConfig, Plan, OutputDir)> {
     let config = config(args)?;
     let limit = match &args.memory_limit {
         Some(s) => Some(e(parse_count_named("--memory-limit", 1, s))?),
@@ -317,7 +324,8 @@ fn prepare(args: &Args) -> Result<(SweepConfig, Plan)> {
     for name in outputs {
         preflight::check_output_file("output file", &out.join(name))?;
     }
-    Ok((config, plan))
+    let out = OutputDir::lock(&out)?;
+    Ok((config, plan, out))
 }
 
 /// `--list`: the registered names with their capabilities, the peers, the Redis variants. Written
@@ -358,8 +366,9 @@ fn run(args: Args) -> Result<(), Stop> {
     if args.sketch.sketch.is_some() {
         return sketch_sweep(&args);
     }
-    let (config, plan) = prepare(&args).map_err(Stop::BadInput)?;
-    measure(&args, &config, &plan).map_err(Stop::Failed)
+    let (config, plan, out) = prepare(&args).map_err(Stop::BadInput)?;
+    bloomlab_cli::exit_130_on_interrupt("sweep", &out);
+    measure(&config, &plan, &out, args.redis.as_deref()).map_err(Stop::Failed)
 }
 
 /// `--sketch`: the sketch sweep, which takes the shared flags (--seed, --confidence, --threads,
@@ -388,11 +397,13 @@ fn sketch_sweep(args: &Args) -> Result<(), Stop> {
         redis: args.redis.clone(),
     };
     let plan = sketch_sweep::plan(&args.sketch, &shared).map_err(Stop::BadInput)?;
+    let out = OutputDir::lock(&plan.out).map_err(|e| Stop::BadInput(e.into()))?;
+    bloomlab_cli::exit_130_on_interrupt("sweep", &out);
     let command: Vec<String> = std::env::args().skip(1).collect();
-    sketch_sweep::run(&plan, &format!("sweep {}", command.join(" "))).map_err(Stop::Failed)
+    sketch_sweep::run(&plan, &out, &format!("sweep {}", command.join(" "))).map_err(Stop::Failed)
 }
 
-fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {
+fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&str>) -> Result<()> {
     let bar = ProgressBar::new(plan.rows.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}")
@@ -404,16 +415,31 @@ fn measure(args: &Args, config: &SweepConfig, plan: &Plan) -> Result<()> {
         bar.set_position(p.done as u64);
         bar.set_message(p.current.clone());
     };
-    let rows = match &args.redis {
+    let rows = match redis {
         Some(url) => bloomlab_cli::redis_sweep::run(config, plan, url, &show),
         None => sweep::run(config, plan, &show),
     };
     bar.finish_and_clear();
     let rows = rows?;
     let elapsed = started.elapsed();
-    let out = args.out_dir();
-    let files = bloomlab_report::write_reports(&rows, &out)
-        .with_context(|| format!("writing reports to {}", out.display()))?;
+    let staged = out
+        .staging()
+        .map_err(anyhow::Error::from)
+        .and_then(|dir| Ok(bloomlab_report::write_reports(&rows, &dir)?))
+        .with_context(|| {
+            format!(
+                "writing reports to {} (nothing was written; the previous report there is as it was)",
+                out.dir().display()
+            )
+        })?;
+    out.commit()?;
+    // The same names, now in place.
+    let placed = |p: &std::path::Path| out.dir().join(p.file_name().unwrap_or_default());
+    let files = bloomlab_report::ReportFiles {
+        csv: placed(&staged.csv),
+        pngs: staged.pngs.iter().map(|p| placed(p)).collect(),
+        summary: placed(&staged.summary),
+    };
     print_headlines(&rows);
     let rate = bloomlab_harness::row::overall_queries_per_s_core(&rows)
         .map_or("-".to_string(), |q| format!("{:.1}M", q / 1e6));

@@ -112,6 +112,7 @@ fn spread(xs: &[f64], digits: usize) -> String {
 pub fn section(run: &JvmRun) -> String {
     let mut out = String::new();
     out.push_str("## Against the JVM: Guava 31.1 vs `classic/murmur3/mitz64/flat`\n\n");
+    out.push_str(&crate::markdown::dirty_warning([run.revision.as_str()]));
     let _ = writeln!(
         out,
         "Generated from [jvm/guava_vs_bloomlab.json](jvm/guava_vs_bloomlab.json), written by \

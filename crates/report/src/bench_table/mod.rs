@@ -84,7 +84,7 @@ impl Error {
 }
 
 /// Reads the bench's results from `criterion_dir` and writes the report to `out` (creating its
-/// directory), stamped with `machine`.
+/// directory; written whole or not at all), stamped with `machine`.
 pub fn write_report(criterion_dir: &Path, out: &Path, machine: &Machine) -> Result<(), Error> {
     let log = input::read_memory(criterion_dir)?;
     let medians = input::read_medians(criterion_dir)?;
@@ -93,15 +93,22 @@ pub fn write_report(criterion_dir: &Path, out: &Path, machine: &Machine) -> Resu
     if let Some(run) = jvm::read(out.parent().unwrap_or(Path::new(".")))? {
         text.push_str(&jvm::section(&run));
     }
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| Error::Write {
-            path: parent.to_owned(),
-            source,
-        })?;
-    }
-    std::fs::write(out, text).map_err(|source| Error::Write {
-        path: out.to_owned(),
-        source,
+    write_whole(out, &text)
+}
+
+/// Writes `text` to `out` whole or not at all (temporary file beside it, fsync, rename; its
+/// directory created if missing): a failed write leaves an earlier report as it was.
+pub(crate) fn write_whole(out: &Path, text: &str) -> Result<(), Error> {
+    use crate::output::{OutputError, write_atomic};
+    write_atomic(out, text.as_bytes()).map_err(|e| match e {
+        OutputError::Io { path, cause, .. } => Error::Write {
+            path,
+            source: cause,
+        },
+        other => Error::Write {
+            path: out.to_owned(),
+            source: std::io::Error::other(other.to_string()),
+        },
     })
 }
 

@@ -49,23 +49,14 @@ pub fn read(criterion_dir: &Path) -> Result<Option<(SketchLog, SketchMedians)>, 
     Ok(Some((log, medians)))
 }
 
-/// Writes the report to `out` when `criterion_dir` holds the sketch bench's log; returns whether
-/// it did.
+/// Writes the report to `out` (whole or not at all) when `criterion_dir` holds the sketch bench's
+/// log; returns whether it did.
 pub fn write_report(criterion_dir: &Path, out: &Path, machine: &Machine) -> Result<bool, Error> {
     let Some((log, medians)) = read(criterion_dir)? else {
         return Ok(false);
     };
     let text = render(&log, &medians, machine);
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| Error::Write {
-            path: parent.to_owned(),
-            source,
-        })?;
-    }
-    std::fs::write(out, text).map_err(|source| Error::Write {
-        path: out.to_owned(),
-        source,
-    })?;
+    super::write_whole(out, &text)?;
     Ok(true)
 }
 
