@@ -277,6 +277,9 @@ impl OutputDir {
 
 impl Drop for OutputDir {
     fn drop(&mut self) {
+        // Here, not when the state is dropped: an [`Interrupt`] handle (kept by a signal handler
+        // for the life of the process) shares the state.
+        self.discard();
         // The holder record goes before the lock is released (when `lock` closes).
         let _ = self.lock.set_len(0);
     }
@@ -484,6 +487,17 @@ mod tests {
         assert_eq!(out.interrupt_handle().abandon(), Abandoned::AfterCommit);
         assert_eq!(std::fs::read_to_string(dir.join("a.csv")).unwrap(), "new a");
         assert_eq!(listing(&dir), vec![LOCK_NAME, "a.csv"]);
+    }
+
+    #[test]
+    fn dropping_removes_what_was_staged_even_while_an_interrupt_handle_lives() {
+        let dir = temp_dir("output_drop_handle");
+        let out = OutputDir::lock(&dir).unwrap();
+        let handle = out.interrupt_handle();
+        std::fs::write(out.staging().unwrap().join("a.csv"), "half").unwrap();
+        drop(out);
+        assert_eq!(listing(&dir), vec![LOCK_NAME]);
+        drop(handle);
     }
 
     #[test]

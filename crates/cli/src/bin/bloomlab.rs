@@ -1,5 +1,5 @@
 //! `bloomlab`: tools for Bloom filter files. Thin: parse flags, call the library, map the outcome
-//! to an exit code (0 ok, 1 a check failed, 2 bad input).
+//! to an exit code (0 ok, 1 a check failed, 2 bad input, 130 interrupted).
 
 use std::process::ExitCode;
 
@@ -8,8 +8,13 @@ use clap::{Parser, Subcommand};
 
 /// Read, write, inspect and audit Bloom filter files.
 ///
-/// Exit codes: 0 = ok, 1 = a check failed (e.g. an audit found a missing member), 2 = bad input
-/// (unreadable or corrupt file, malformed key, invalid flag).
+/// Files written (`guava build`, `guava union`) are written whole or not at all: a temporary file
+/// beside --out, fsynced, then renamed over it, so a failure (a full disk) leaves an earlier file
+/// as it was.
+///
+/// Exit status: 0 ok, 1 a check failed (e.g. an audit found a missing member), 2 bad input
+/// (unreadable or corrupt file, malformed key, invalid flag, an output that cannot be written),
+/// 130 interrupted (Ctrl-C).
 #[derive(Debug, Parser)]
 #[command(name = "bloomlab", version)]
 struct Cli {

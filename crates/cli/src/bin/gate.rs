@@ -27,7 +27,7 @@ use clap::Parser;
 /// interrupted gate leaves an earlier report as it was. Exit status: 0 when every point
 /// passes, 1 when any fails, 2 on bad input (found before any point runs: the baseline's values,
 /// with file, line and column; the flags; the report and baseline paths, a report directory in
-/// use by another run; the memory the points need at once, see --memory-limit), 130 interrupted
+/// use by another run; the memory the points need at once, see --memory-limit); 130 interrupted
 /// (Ctrl-C).
 #[derive(Parser, Debug)]
 #[command(name = "gate", version, about, long_about)]

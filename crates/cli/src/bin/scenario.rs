@@ -39,8 +39,11 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// leaves the database consistent).
 ///
 /// Outputs in --out (default reports/scenarios/SCENARIO/): a CSV, summary.md (which explains
-/// every figure) and a PNG. Exit status: 0 success, 1 a verification failed (rows lost or stored
-/// twice, a false negative), 2 bad input or an unusable database (nothing measured).
+/// every figure) and a PNG. --out is locked from before the run (a second run on it is refused,
+/// naming the holder) and the files are staged and moved into place together, so a failed or
+/// interrupted run leaves the previous report whole. Exit status: 0 success, 1 a verification
+/// failed (rows lost or stored twice, a false negative), 2 bad input, an unusable database or a
+/// --out in use by another run (nothing measured), 130 interrupted (Ctrl-C).
 #[derive(Debug, Parser)]
 #[command(name = "scenario", version)]
 struct Args {

@@ -56,7 +56,7 @@ static ALLOC: CountingAlloc = CountingAlloc;
 ///
 /// Exit status: 0 on success; 1 when a measurement fails (a false negative; the report is
 /// written) or the report cannot be written after measuring; 2 on bad input or a --out in use by
-/// another run (nothing measured); 130 when interrupted (Ctrl-C: nothing is written).
+/// another run (nothing measured); 130 interrupted (Ctrl-C: nothing is written).
 #[derive(Debug, Parser)]
 #[command(name = "sweep", version)]
 struct Args {

@@ -1,0 +1,516 @@
+//! Fault tests of the outputs (issue 28, cases 2, 3 and 5): a report is never a mix of two runs,
+//! never stale halves, never truncated. Each runs the built binaries on small inputs, in seconds:
+//! SIGINT of `sweep` and `scale`, two writers on one `--out`, a full disk (a file-size limit,
+//! `RLIMIT_FSIZE`, in the child: writes past it fail with EFBIG as on a full disk), and the
+//! revision taken at build time.
+
+#![cfg(unix)]
+
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
+const SCALE: &str = env!("CARGO_BIN_EXE_scale");
+const BLOOMLAB: &str = env!("CARGO_BIN_EXE_bloomlab");
+const LOCK: &str = ".bloomlab.lock";
+
+/// Longest wait for a child to take its lock or finish: far above what these small runs take on a
+/// loaded 2-core machine, so a timeout means a hang.
+const PATIENCE: Duration = Duration::from_secs(45);
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("bloomlab-outputs-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file's name, size and a digest of its bytes.
+type Entry = (String, u64, u64);
+
+/// Every entry of `dir` but the lock file, sorted by name: files with their size and a digest of
+/// their bytes (equal snapshots: byte-identical files), directories with size and digest 0.
+fn snapshot(dir: &Path) -> Vec<Entry> {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut v: Vec<Entry> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != LOCK)
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() {
+                return (name, 0, 0);
+            }
+            let bytes = std::fs::read(e.path()).unwrap();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            (name, bytes.len() as u64, h.finish())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn names(snap: &[Entry]) -> Vec<&str> {
+    snap.iter().map(|(n, _, _)| n.as_str()).collect()
+}
+
+fn spawn(bin: &str, args: &[&str]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Waits until `child` has taken the lock of `dir` (its pid is in the lock file), i.e. it is past
+/// its input checks and measuring.
+fn wait_for_lock(child: &mut Child, dir: &Path) {
+    let started = Instant::now();
+    let want = format!("pid {} ", child.id());
+    loop {
+        if std::fs::read_to_string(dir.join(LOCK)).is_ok_and(|s| s.starts_with(&want)) {
+            return;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "the child ended ({status}) before taking the lock of {}",
+                dir.display()
+            );
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "no lock taken in {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn sigint(child: &Child) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) with a pid this test spawned and has not yet reaped.
+    let rc = unsafe { libc::kill(pid, libc::SIGINT) };
+    assert_eq!(rc, 0, "kill -INT {pid}");
+}
+
+fn finish(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+/// A sweep of one row, `seed` picking its keys: about 0.1 s, or seconds with `long`.
+fn sweep_args<'a>(out: &'a str, seed: &'a str, precision: &'a str) -> Vec<&'a str> {
+    vec![
+        "--filters",
+        "classic/xxh3/km/flat",
+        "--n",
+        "1e5",
+        "--p",
+        "1e-3",
+        "--keys",
+        "random-u64",
+        "--no-timing",
+        "--max-queries",
+        "1e10",
+        "--precision",
+        precision,
+        "--seed",
+        seed,
+        "--out",
+        out,
+    ]
+}
+
+/// A finished sweep's report in `dir`, as a fault test starts from.
+fn old_sweep_report(dir: &Path) -> Vec<Entry> {
+    let out = Command::new(SWEEP)
+        .args(sweep_args(dir.to_str().unwrap(), "7", "0.1"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let snap = snapshot(dir);
+    assert!(names(&snap).contains(&"summary.md"), "{:?}", names(&snap));
+    snap
+}
+
+/// The seeds a sweep CSV's rows carry.
+fn csv_seeds(csv: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "seed")
+        .expect("a seed column");
+    lines
+        .map(|l| l.split(',').nth(col).unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn sweep_interrupted_exits_130_and_leaves_the_previous_report_whole() {
+    let dir = Dir::new("sweep-sigint");
+    let before = old_sweep_report(&dir.0);
+    // About 5e8 queries at this precision: far longer than the time to the interrupt.
+    let mut child = spawn(SWEEP, &sweep_args(dir.0.to_str().unwrap(), "8", "0.002"));
+    wait_for_lock(&mut child, &dir.0);
+    std::thread::sleep(Duration::from_millis(300));
+    sigint(&child);
+    let out = finish(child);
+    let what = text(&out);
+    assert_eq!(out.status.code(), Some(130), "{what}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("this run wrote nothing"),
+        "{what}"
+    );
+    assert_eq!(
+        snapshot(&dir.0),
+        before,
+        "the previous report changed\n{what}"
+    );
+}
+
+#[test]
+fn scale_interrupted_exits_130_with_its_row_marked_interrupted_and_earlier_rows_kept() {
+    let dir = Dir::new("scale-sigint");
+    let out_arg = dir.0.to_str().unwrap();
+    let earlier = Command::new(SCALE)
+        .args([
+            "--n",
+            "1e5",
+            "--filters",
+            "sbbf/xxh3",
+            "--no-huge-pages",
+            "--out",
+            out_arg,
+        ])
+        .output()
+        .unwrap();
+    assert!(earlier.status.success(), "{}", text(&earlier));
+    let earlier_csv = std::fs::read_to_string(dir.0.join("scale.csv")).unwrap();
+    let earlier_row = earlier_csv.lines().nth(1).unwrap().to_owned();
+    // Billions of queries at this precision: the interrupt lands long before the end.
+    let mut child = spawn(
+        SCALE,
+        &[
+            "--n",
+            "1e6",
+            "--filters",
+            "classic/xxh3/km/flat",
+            "--precision",
+            "0.001",
+            "--max-queries",
+            "1e11",
+            "--no-huge-pages",
+            "--out",
+            out_arg,
+        ],
+    );
+    wait_for_lock(&mut child, &dir.0);
+    std::thread::sleep(Duration::from_millis(1500));
+    sigint(&child);
+    let out = finish(child);
+    let what = text(&out);
+    assert_eq!(out.status.code(), Some(130), "{what}");
+    let csv = std::fs::read_to_string(dir.0.join("scale.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert_eq!(rows[0], earlier_row, "the earlier row changed");
+    assert!(
+        rows[1].starts_with("classic/xxh3/km/flat,url,1000000,0.01,interrupted,stopped "),
+        "{}",
+        rows[1]
+    );
+    let md = std::fs::read_to_string(dir.0.join("report.md")).unwrap();
+    assert!(md.contains("**interrupted**"), "{md}");
+    assert!(
+        !names(&snapshot(&dir.0))
+            .iter()
+            .any(|n| n.starts_with(".bloomlab-staging")),
+        "staging left behind"
+    );
+}
+
+/// Two sweeps on one --out: the second is refused at once (exit 2, naming the directory and the
+/// first run's pid), the first finishes, and the report is whole and from the first run alone.
+#[test]
+fn two_sweeps_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
+    let dir = Dir::new("two-sweeps");
+    let out_arg = dir.0.to_str().unwrap();
+    let mut first = spawn(SWEEP, &sweep_args(out_arg, "11", "0.005"));
+    wait_for_lock(&mut first, &dir.0);
+    let second = Command::new(SWEEP)
+        .args(sweep_args(out_arg, "12", "0.1"))
+        .output()
+        .unwrap();
+    let first_pid = first.id();
+    let first_out = finish(first);
+    let what = format!("first: {}\nsecond: {}", text(&first_out), text(&second));
+    assert!(first_out.status.success(), "{what}");
+    assert_eq!(second.status.code(), Some(2), "{what}");
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains(out_arg) && err.contains("in use by another run"),
+        "{what}"
+    );
+    assert!(err.contains(&format!("pid {first_pid} ")), "{what}");
+    assert!(second.stdout.is_empty(), "the refused run measured\n{what}");
+    assert_eq!(csv_seeds(&dir.0.join("sweep.csv")), vec!["11"], "{what}");
+    let md = std::fs::read_to_string(dir.0.join("summary.md")).unwrap();
+    assert!(md.contains("| seed | 11 |"), "{md}");
+    // A scale run on the same directory is refused the same way while a sweep holds it.
+    let mut third = spawn(SWEEP, &sweep_args(out_arg, "13", "0.005"));
+    wait_for_lock(&mut third, &dir.0);
+    let scale = Command::new(SCALE)
+        .args(["--n", "1e4", "--filters", "sbbf/xxh3", "--out", out_arg])
+        .output()
+        .unwrap();
+    let third_out = finish(third);
+    assert!(third_out.status.success(), "{}", text(&third_out));
+    assert_eq!(scale.status.code(), Some(2), "{}", text(&scale));
+    assert!(!dir.0.join("scale.csv").exists());
+    assert_eq!(csv_seeds(&dir.0.join("sweep.csv")), vec!["13"]);
+}
+
+#[test]
+fn two_scales_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
+    let dir = Dir::new("two-scales");
+    let out_arg = dir.0.to_str().unwrap();
+    let mut first = spawn(
+        SCALE,
+        &[
+            "--n",
+            "1e6",
+            "--filters",
+            "classic/xxh3/km/flat",
+            "--precision",
+            "0.003",
+            "--no-huge-pages",
+            "--seed",
+            "21",
+            "--out",
+            out_arg,
+        ],
+    );
+    wait_for_lock(&mut first, &dir.0);
+    let second = Command::new(SCALE)
+        .args([
+            "--n",
+            "1e4",
+            "--filters",
+            "sbbf/xxh3",
+            "--seed",
+            "22",
+            "--out",
+            out_arg,
+        ])
+        .output()
+        .unwrap();
+    let first_pid = first.id();
+    let first_out = finish(first);
+    let what = format!("first: {}\nsecond: {}", text(&first_out), text(&second));
+    assert!(first_out.status.success(), "{what}");
+    assert_eq!(second.status.code(), Some(2), "{what}");
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains(&format!("pid {first_pid} ")) && err.contains(out_arg),
+        "{what}"
+    );
+    let csv = std::fs::read_to_string(dir.0.join("scale.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{csv}");
+    assert!(
+        rows[0].starts_with("classic/xxh3/km/flat,url,1000000,0.01,done,"),
+        "{csv}"
+    );
+}
+
+/// Runs `cmd` with writes limited to files of at most `bytes` (SIGXFSZ ignored, so a write past it
+/// fails with EFBIG, as on a full disk).
+fn with_file_size_limit(mut cmd: Command, bytes: u64) -> Output {
+    // SAFETY: between fork and exec only async-signal-safe calls are made (signal, setrlimit).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+/// A disk that fills while the report is written: the new CSV fits, the pictures do not. The run
+/// fails and the previous report stays whole, with no truncated file and nothing staged left.
+#[test]
+fn sweep_on_a_full_disk_leaves_the_previous_report_whole() {
+    let dir = Dir::new("sweep-full");
+    let before = old_sweep_report(&dir.0);
+    let mut cmd = Command::new(SWEEP);
+    cmd.args(sweep_args(dir.0.to_str().unwrap(), "9", "0.1"));
+    // The CSV of one row is about 1 KB; every picture is larger than 32 KiB.
+    let out = with_file_size_limit(cmd, 32 * 1024);
+    let what = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{what}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing was written"),
+        "{what}"
+    );
+    assert_eq!(
+        snapshot(&dir.0),
+        before,
+        "the previous report changed\n{what}"
+    );
+}
+
+/// Case 3: `guava build` (and `union`, the same writer) on a full disk used to truncate the
+/// previous good file first; it must stay byte for byte as it was.
+#[test]
+fn guava_build_on_a_full_disk_keeps_the_previous_file() {
+    let dir = Dir::new("guava-full");
+    let keys = dir.0.join("keys.txt");
+    let text_keys: String = (0..50_000).map(|i| format!("key-{i}\n")).collect();
+    std::fs::write(&keys, text_keys).unwrap();
+    let filter = dir.0.join("filter.bin");
+    let build = |n: &str| {
+        let mut cmd = Command::new(BLOOMLAB);
+        cmd.args([
+            "guava", "build", "--funnel", "utf8", "--p", "0.01", "--n", n,
+        ])
+        .arg("--keys")
+        .arg(&keys)
+        .arg("--out")
+        .arg(&filter);
+        cmd
+    };
+    let good = build("50000").output().unwrap();
+    assert!(good.status.success(), "{}", text(&good));
+    let before = std::fs::read(&filter).unwrap();
+    assert!(before.len() > 50_000, "{} bytes", before.len());
+    // A larger filter (about 240 KB) on a disk with room for 48 KiB.
+    let out = with_file_size_limit(build("200000"), 48 * 1024);
+    let what = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{what}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("filter.bin"),
+        "{what}"
+    );
+    assert_eq!(
+        std::fs::read(&filter).unwrap(),
+        before,
+        "the previous filter changed\n{what}"
+    );
+    assert_eq!(
+        names(&snapshot(&dir.0)),
+        vec!["filter.bin", "keys.txt"],
+        "a temporary file was left\n{what}"
+    );
+}
+
+/// The revision is the build's: no binary runs git at run time (a `git` first in PATH that
+/// records being run is never run), and the CSV carries the revision recorded by build.rs.
+#[test]
+fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
+    let dir = Dir::new("revision");
+    let bin = dir.0.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = dir.0.join("git-was-run");
+    let fake = bin.join("git");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\necho fake-revision\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(SCALE)
+        .args([
+            "--n",
+            "1e4",
+            "--filters",
+            "sbbf/xxh3",
+            "--no-huge-pages",
+            "--out",
+            "out",
+        ])
+        .current_dir(&dir.0)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!marker.exists(), "the binary ran git at run time");
+    let csv = std::fs::read_to_string(dir.0.join("out/scale.csv")).unwrap();
+    let revision = env!("BLOOMLAB_REVISION");
+    assert!(!revision.is_empty());
+    assert!(
+        csv.contains(&format!(",{revision},")),
+        "scale.csv lacks the build's revision {revision}:\n{csv}"
+    );
+}
+
+/// Every binary documents the exit codes in its --help, 130 included.
+#[test]
+fn every_binary_documents_its_exit_codes() {
+    for bin in [
+        SWEEP,
+        SCALE,
+        BLOOMLAB,
+        env!("CARGO_BIN_EXE_gate"),
+        env!("CARGO_BIN_EXE_scenario"),
+        env!("CARGO_BIN_EXE_redis-costs"),
+        env!("CARGO_BIN_EXE_bench-table"),
+    ] {
+        let out = Command::new(bin).arg("--help").output().unwrap();
+        assert!(out.status.success(), "{bin}: {}", text(&out));
+        let help = String::from_utf8_lossy(&out.stdout);
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        let Some(at) = help.find("Exit status:") else {
+            panic!("{bin} --help has no \"Exit status:\": {help}");
+        };
+        let codes = &help[at..];
+        for code in [" 0 ", " 1 ", " 2 ", " 130 interrupted"] {
+            assert!(
+                codes.contains(code),
+                "{bin} --help does not document {code:?}: {codes}"
+            );
+        }
+    }
+}
