@@ -369,6 +369,19 @@ mod tests {
     }
 
     #[test]
+    fn a_dirty_revision_is_a_warning_in_the_header() {
+        let mut r = row("sbbf/xxh3", 10, 0.01);
+        assert!(!render(std::slice::from_ref(&r)).contains("Warning"));
+        r.revision = "abc-dirty".into();
+        let md = render(&[r]);
+        let second = md.lines().nth(2).unwrap_or_default();
+        assert!(
+            second.starts_with("> **Warning: generated from uncommitted code (revision abc-dirty)"),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn a_run_stopped_before_any_query_says_not_measured() {
         let mut r = row("sbbf/xxh3", 10, 0.0);
         r.status = "interrupted".into();

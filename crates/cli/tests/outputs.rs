@@ -514,3 +514,159 @@ fn every_binary_documents_its_exit_codes() {
         }
     }
 }
+
+/// While another run holds an output directory, every writer refuses it at once, before measuring
+/// anything: exit 2, naming the directory and the holder (here this test process).
+#[test]
+fn every_writer_refuses_an_output_directory_in_use() {
+    let dir = Dir::new("busy");
+    let held = bloomlab_report::output::OutputDir::lock(&dir.0).unwrap();
+    std::fs::write(dir.0.join("old.md"), "old").unwrap();
+    let out_arg = dir.0.to_str().unwrap().to_owned();
+    let report = dir.0.join("gate.md");
+    let table = dir.0.join("table.md");
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            SWEEP,
+            sweep_args(&out_arg, "1", "0.1")
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        ),
+        (
+            SWEEP,
+            vec![
+                "--sketch".into(),
+                "hll".into(),
+                "--quick".into(),
+                "--out".into(),
+                out_arg.clone(),
+            ],
+        ),
+        (
+            SCALE,
+            vec![
+                "--n".into(),
+                "1e4".into(),
+                "--filters".into(),
+                "sbbf/xxh3".into(),
+                "--out".into(),
+                out_arg.clone(),
+            ],
+        ),
+        (
+            env!("CARGO_BIN_EXE_gate"),
+            vec![
+                "--baseline".into(),
+                format!(
+                    "{}/../../reports/baseline/gate.csv",
+                    env!("CARGO_MANIFEST_DIR")
+                ),
+                "--sketch-baseline".into(),
+                format!(
+                    "{}/../../reports/baseline/sketches.csv",
+                    env!("CARGO_MANIFEST_DIR")
+                ),
+                "--report".into(),
+                report.display().to_string(),
+            ],
+        ),
+        (
+            env!("CARGO_BIN_EXE_scenario"),
+            vec![
+                "dedup".into(),
+                "--days".into(),
+                "1".into(),
+                "--out".into(),
+                out_arg.clone(),
+            ],
+        ),
+        (
+            env!("CARGO_BIN_EXE_redis-costs"),
+            // The lock is taken before the server is reached: no server is needed here.
+            vec![
+                "--redis".into(),
+                "redis://127.0.0.1:1".into(),
+                "--out".into(),
+                out_arg.clone(),
+            ],
+        ),
+        (
+            env!("CARGO_BIN_EXE_bench-table"),
+            vec![
+                "--criterion-dir".into(),
+                out_arg.clone(),
+                "--out".into(),
+                table.display().to_string(),
+            ],
+        ),
+    ];
+    let holder = format!("pid {} ", std::process::id());
+    for (bin, args) in cases {
+        let started = Instant::now();
+        let out = Command::new(bin)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let what = format!("{bin} {args:?}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(2), "{what}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("in use by another run") && err.contains(&holder),
+            "{what}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{what}: not refused at once"
+        );
+    }
+    assert_eq!(
+        names(&snapshot(&dir.0)),
+        vec!["old.md"],
+        "a refused run wrote"
+    );
+    drop(held);
+}
+
+/// `bench-table --out FILE` writes only FILE: a `sketches_bench.md` beside it is not touched
+/// (it used to be overwritten), and with no flag the reports go to `reports/` under the current
+/// directory (the default used to be an absolute path fixed at build time).
+#[test]
+fn bench_table_writes_only_what_was_asked_relative_to_the_current_directory() {
+    let dir = Dir::new("bench-table");
+    let crit = dir.0.join("criterion");
+    std::fs::create_dir_all(&crit).unwrap();
+    // A finished sketch bench with no records: enough for its report.
+    std::fs::write(
+        crit.join("sketches-memory.json"),
+        r#"{"started_unix":0,"updated_unix":0,"mode":"full","records":[]}"#,
+    )
+    .unwrap();
+    let mine = dir.0.join("sketches_bench.md");
+    std::fs::write(&mine, "not bench-table's").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-table"))
+        .arg("--criterion-dir")
+        .arg(&crit)
+        .arg("--out")
+        .arg(dir.0.join("bloom.md"))
+        .output()
+        .unwrap();
+    // No Bloom bench results: the one report asked for cannot be written.
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "not bench-table's");
+    assert!(!dir.0.join("bloom.md").exists());
+
+    let cwd = dir.0.join("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-table"))
+        .arg("--criterion-dir")
+        .arg(&crit)
+        .current_dir(&cwd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let written = cwd.join("reports").join("sketches_bench.md");
+    assert!(written.is_file(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("wrote reports/sketches_bench.md"));
+}

@@ -599,6 +599,24 @@ mod tests {
     use crate::testing::synthetic_rows;
 
     #[test]
+    fn a_dirty_revision_is_a_warning_in_the_header_and_a_clean_one_is_not() {
+        let mut rows = synthetic_rows();
+        let md = render_summary(&rows, "sweep.csv", &[]);
+        assert!(
+            md.starts_with(
+                "# Sweep summary\n\n> **Warning: generated from uncommitted code (revision \
+                 abc1234-dirty): not a committed baseline.**"
+            ),
+            "{md}"
+        );
+        for r in &mut rows {
+            r.revision = "abc1234".into();
+        }
+        let md = render_summary(&rows, "sweep.csv", &[]);
+        assert!(!md.contains("Warning"), "{md}");
+    }
+
+    #[test]
     fn summary_has_parameters_table_departures_and_links() {
         let rows = synthetic_rows();
         let links: Vec<String> = crate::PNG_NAMES.iter().map(|s| s.to_string()).collect();
