@@ -670,3 +670,35 @@ fn bench_table_writes_only_what_was_asked_relative_to_the_current_directory() {
     assert!(written.is_file(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("wrote reports/sketches_bench.md"));
 }
+
+/// The scenario writer stages its files and moves them into place together: after a run the
+/// output directory holds the new CSV, picture and summary (replacing the old ones whole) and no
+/// staging directory (a run refused for a busy directory: `every_writer_refuses_...`).
+#[test]
+fn a_scenario_report_replaces_the_old_one_whole() {
+    let dir = Dir::new("scenario");
+    let out_arg = dir.0.to_str().unwrap();
+    for name in ["dedup.csv", "dedup_days.png", "summary.md"] {
+        std::fs::write(dir.0.join(name), "old").unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_scenario"))
+        .args(["dedup", "--days", "1", "--out", out_arg])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let snap = snapshot(&dir.0);
+    assert_eq!(
+        names(&snap),
+        vec!["dedup.csv", "dedup_days.png", "summary.md"],
+        "{}",
+        text(&out)
+    );
+    for (name, len, _) in &snap {
+        assert!(*len > 3, "{name} was not rewritten");
+    }
+    let png = std::fs::read(dir.0.join("dedup_days.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let md = std::fs::read_to_string(dir.0.join("summary.md")).unwrap();
+    assert!(md.contains("(dedup.csv)"), "{md}");
+}
