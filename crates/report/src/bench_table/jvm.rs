@@ -214,5 +214,17 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("9600 bits and k = 7"), "{text}");
+        assert!(!text.contains("Warning"), "{text}");
+        let dirty = JvmRun {
+            revision: "abc1234-dirty".into(),
+            ..run
+        };
+        let text = section(&dirty);
+        assert!(
+            text.lines().nth(2).is_some_and(|l| l.starts_with(
+                "> **Warning: generated from uncommitted code (revision abc1234-dirty)"
+            )),
+            "{text}"
+        );
     }
 }
