@@ -2,12 +2,12 @@
 //! or PostgreSQL), measured, their end state checked with SQL, reported under
 //! `reports/scenarios/<scenario>/`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use bloomlab_cli::{CountingAlloc, git_revision};
-use bloomlab_scenarios::db::DbUrl;
+use bloomlab_scenarios::db::{DbUrl, TempSqlite, redact};
 use bloomlab_scenarios::{ScenarioError, dedup, penetration, swap};
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,22 +32,31 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// deletes rows and a background job rebuilds the filter from the database and swaps it in
 /// (arc-swap); every reader answer is checked for false negatives.
 ///
-/// Databases: --db sqlite:PATH, or postgres://USER@HOST:PORT/DB (scripts/postgres-local.sh start
-/// prints one); default: a fresh SQLite file in the temp dir, removed afterwards. Each scenario
+/// Databases: --db sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB (scripts/postgres-local.sh
+/// start prints one) or PostgreSQL's keyword form (host=H port=P user=U dbname=D); default: a
+/// fresh SQLite file in a private temp dir (unpredictable name, mode 0700), removed afterwards.
+/// Passwords are never printed: messages and reports show host:port/database. Each scenario
 /// creates its own table (bloomlab_*), refuses a table of that name with other columns, empties
 /// it before measuring (a rerun starts clean) and writes in transactions (an interrupted run
 /// leaves the database consistent).
 ///
 /// Outputs in --out (default reports/scenarios/SCENARIO/): a CSV, summary.md (which explains
-/// every figure) and a PNG. Exit status: 0 success, 1 a verification failed (rows lost or stored
-/// twice, a false negative), 2 bad input or an unusable database (nothing measured).
+/// every figure) and a PNG. When the database fails part-way through dedup (the server stops, the
+/// disk fills), the days measured are still reported, marked "interrupted after day D of N" in
+/// the summary, the picture and every CSV row, and the message says what the database holds and
+/// how to resume.
+///
+/// Exit status: 0 success; 1 a measured failure (a verification failed: rows lost or stored
+/// twice, a false negative; or a run interrupted by the database after days were measured);
+/// 2 bad input, an unusable database, or a failure before anything was measured (no report
+/// written); 130 interrupted by Ctrl-C (no report written; the database holds whole days).
 #[derive(Debug, Parser)]
 #[command(name = "scenario", version)]
 struct Args {
     /// Which deployment to run.
     scenario: Kind,
-    /// The database of record: sqlite:PATH or postgres://USER@HOST:PORT/DB. Default: a temp
-    /// SQLite file.
+    /// The database of record: sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or
+    /// "host=H port=P user=U dbname=D". Default: a SQLite file in a private temp dir.
     #[arg(long, value_name = "URL")]
     db: Option<String>,
     /// The filter, by registry name (`sweep --list` prints them). Default: classic/xxh3/km/flat;
@@ -74,8 +83,8 @@ struct Args {
     /// Seed of the generated workload.
     #[arg(long, default_value_t = 2024)]
     seed: u64,
-    /// Output directory. Default: reports/scenarios/SCENARIO/ (or SCENARIO-postgres/ with a
-    /// PostgreSQL --db).
+    /// Output directory (created if missing; must not be a file). Default:
+    /// reports/scenarios/SCENARIO/ (or SCENARIO-postgres/ with a PostgreSQL --db).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -113,7 +122,7 @@ fn parse_ps(s: &str) -> Result<Vec<f64>, ScenarioError> {
 
 fn exit_code(e: &ScenarioError) -> u8 {
     match e {
-        ScenarioError::Verification(_) => 1,
+        ScenarioError::Verification(_) | ScenarioError::Interrupted(_) => 1,
         _ => 2,
     }
 }
@@ -123,17 +132,60 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("scenario {}: error: {e:#}", args.scenario.name());
             let code = e.downcast_ref::<ScenarioError>().map_or(2, exit_code);
+            // A database failure mid-run ends in an Interrupted report (exit 1); a failure that
+            // exits 2 happened before anything was measured.
+            let note = if code == 2 {
+                " (nothing was measured; no report written)"
+            } else {
+                ""
+            };
+            eprintln!(
+                "scenario {}: error: {}{note}",
+                args.scenario.name(),
+                redact(&format!("{e:#}"))
+            );
             ExitCode::from(code)
         }
     }
 }
 
+/// Checks that `out` can be the output directory: it, or its nearest existing ancestor, must be a
+/// directory. Named by flag, before anything is measured.
+fn check_out_dir(out: &Path) -> Result<(), ScenarioError> {
+    let mut p = Some(out);
+    while let Some(d) = p {
+        if let Ok(m) = std::fs::metadata(d) {
+            if m.is_dir() {
+                return Ok(());
+            }
+            return Err(ScenarioError::BadInput(if d == out {
+                format!(
+                    "--out must be a directory; {} is a file: name a directory (created if \
+                     missing)",
+                    out.display()
+                )
+            } else {
+                format!(
+                    "--out must be a directory; {} cannot be created because {} is a file",
+                    out.display(),
+                    d.display()
+                )
+            }));
+        }
+        p = d.parent().filter(|q| !q.as_os_str().is_empty());
+    }
+    Ok(())
+}
+
 fn run(args: &Args) -> anyhow::Result<()> {
-    let (db, temp) = match &args.db {
-        Some(u) => (u.parse::<DbUrl>()?, false),
-        None => (DbUrl::temp_sqlite(args.scenario.name()), true),
+    // The default database lives in a private temp dir, removed when `_temp` drops.
+    let (db, _temp) = match &args.db {
+        Some(u) => (u.parse::<DbUrl>()?, None),
+        None => {
+            let t = TempSqlite::create(args.scenario.name())?;
+            (t.url().clone(), Some(t))
+        }
     };
     let default_ps = match args.scenario {
         Kind::Penetration => "0.01,0.001",
@@ -151,6 +203,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
             args.scenario.name()
         ))
     });
+    check_out_dir(&out)?;
     bloomlab_scenarios::output::prepare_dir(&out)?;
     let bar = ProgressBar::new(1);
     bar.set_style(
@@ -180,7 +233,17 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 c.seed = args.seed;
                 let o = dedup::run(&c, &mut progress)?;
                 dedup::write_report(&o, &out, &revision)?;
-                Ok(format!("{}", out.join(dedup::SUMMARY_NAME).display()))
+                let summary = out.join(dedup::SUMMARY_NAME);
+                if let (Some(what), Some(i)) = (o.interruption_summary(), &o.interrupted) {
+                    return Err(ScenarioError::Interrupted(format!(
+                        "{what}: {}\n{}\nThe days measured are reported, marked interrupted: \
+                         {}",
+                        i.cause,
+                        o.resume_advice().unwrap_or_default(),
+                        summary.display()
+                    )));
+                }
+                Ok(format!("{}", summary.display()))
             }
             Kind::Penetration => {
                 let mut c = penetration::PenetrationConfig::new(db.clone(), &filter, ps.clone());
@@ -202,9 +265,6 @@ fn run(args: &Args) -> anyhow::Result<()> {
         }
     })();
     bar.finish_and_clear();
-    if temp {
-        db.remove_sqlite_files();
-    }
     let summary = result?;
     eprintln!("scenario {}: wrote {summary}", args.scenario.name());
     Ok(())
