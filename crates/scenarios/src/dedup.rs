@@ -53,7 +53,7 @@ use sha2::{Digest as _, Sha256};
 use crate::db::{ColType, Db, DbUrl, Param, TableSpec};
 use crate::error::{Result, ScenarioError};
 use crate::latency::Histogram;
-use crate::{Progress, check_count, check_p, check_share};
+use crate::{Progress, check_count, check_p, check_share, is_database_failure};
 
 /// The scenario's table.
 pub const TABLE: TableSpec = TableSpec {
@@ -371,15 +371,6 @@ fn day_stream(rng: &mut Pcg64Mcg, per_day: u64, new: u64, next: &mut u64) -> Vec
 const LOOKUP: &str = "SELECT 1 FROM bloomlab_dedup_articles WHERE hash = $1";
 const INSERT: &str =
     "INSERT INTO bloomlab_dedup_articles (hash, title, body, day) VALUES ($1, $2, $3, $4)";
-
-/// Whether `e` is the database failing (a statement or the connection), as opposed to bad input
-/// or a verification failure: such a failure after some days were measured interrupts the run.
-fn is_database_failure(e: &ScenarioError) -> bool {
-    matches!(
-        e,
-        ScenarioError::Query { .. } | ScenarioError::Connect { .. }
-    )
-}
 
 /// Runs both modes on `config.db` and checks each end state.
 ///

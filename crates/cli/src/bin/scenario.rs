@@ -41,10 +41,11 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// leaves the database consistent).
 ///
 /// Outputs in --out (default reports/scenarios/SCENARIO/): a CSV, summary.md (which explains
-/// every figure) and a PNG. When the database fails part-way through dedup (the server stops, the
-/// disk fills), the days measured are still reported, marked "interrupted after day D of N" in
-/// the summary, the picture and every CSV row, and the message says what the database holds and
-/// how to resume.
+/// every figure) and a PNG. When the database fails part-way (the server stops, the disk fills),
+/// what was measured is still reported, marked "interrupted after day D of N" (dedup) or "after
+/// N of M modes" (penetration) in the summary, the picture and every CSV row, and the message
+/// says what the database holds and how to resume; swap, whose figures cover the whole run,
+/// reports nothing then.
 ///
 /// Exit status: 0 success; 1 a measured failure (a verification failed: rows lost or stored
 /// twice, a false negative; or a run interrupted by the database after days were measured);
@@ -251,7 +252,19 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 c.seed = args.seed;
                 let o = penetration::run(&c, &mut progress)?;
                 penetration::write_report(&o, &out, &revision)?;
-                Ok(format!("{}", out.join(penetration::SUMMARY_NAME).display()))
+                let summary = out.join(penetration::SUMMARY_NAME);
+                if let Some(i) = &o.interrupted {
+                    return Err(ScenarioError::Interrupted(format!(
+                        "{}: {}\nTo resume: bring {} back and run the same command again (it \
+                         rewrites the table and measures every mode).\nThe modes measured are \
+                         reported, marked interrupted: {}",
+                        i.summary(),
+                        i.cause,
+                        c.db,
+                        summary.display()
+                    )));
+                }
+                Ok(format!("{}", summary.display()))
             }
             Kind::Swap => {
                 let mut c = swap::SwapConfig::new(db.clone(), &filter, ps[0]);
