@@ -282,3 +282,104 @@ fn postgres_killed_mid_dedup_exits_1_keeps_whole_days_and_marks_the_report() {
         test_start.elapsed()
     );
 }
+
+/// Kills the postmaster (by the pid the script recorded) and waits until it is gone, so the next
+/// statement of the run fails.
+fn kill_postmaster(pg: &Cluster) {
+    let pid = pg.pid();
+    assert!(
+        Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+#[test]
+fn postgres_killed_between_penetration_modes_keeps_the_modes_measured() {
+    use bloomlab_scenarios::penetration::{self, PenetrationConfig};
+    let Some(pg) = Cluster::start("killed_mid_penetration") else {
+        return;
+    };
+    let db: DbUrl = pg.url.parse().unwrap();
+    let mut c = PenetrationConfig::new(db, "classic/xxh3/km/flat", vec![0.01, 0.001]);
+    c.valid_ids = 20_000;
+    c.requests = 40_000;
+    // The kill lands as the first guarded mode starts (its first progress call): the unguarded
+    // mode is measured whole, the guarded one fails on its next database query.
+    let mut killed = false;
+    let mut progress = |label: &str, _: u64, _: u64| {
+        if !killed && label.contains("guarded, p = 0.01") {
+            kill_postmaster(&pg);
+            killed = true;
+        }
+    };
+    let o = penetration::run(&c, &mut progress).expect("the unguarded mode was measured");
+    assert!(killed);
+    let i = o.interrupted.as_ref().expect("the run must be interrupted");
+    assert_eq!((i.modes_done, i.modes), (1, 3), "{i:?}");
+    assert!(
+        i.during.contains("p = 0.01") && i.cause.contains(&format!("127.0.0.1:{}", pg.port)),
+        "{i:?}"
+    );
+    assert!(!i.cause.contains(PASSWORD), "{i:?}");
+    assert_eq!(o.rows.len(), 1);
+    assert_eq!(o.rows[0].mode, "unguarded");
+    assert_eq!(o.rows[0].requests, 40_000);
+    assert_eq!(o.rows[0].run_status, "interrupted");
+    let out = tempfile::tempdir().unwrap();
+    penetration::write_report(&o, out.path(), "test").unwrap();
+    let md = std::fs::read_to_string(out.path().join(penetration::SUMMARY_NAME)).unwrap();
+    assert!(
+        md.contains("**Interrupted: not a complete run.**")
+            && md.contains("interrupted after 1 of 3 modes"),
+        "{md}"
+    );
+}
+
+#[test]
+fn postgres_killed_mid_swap_is_a_measured_failure_naming_the_server() {
+    use bloomlab_scenarios::ScenarioError;
+    use bloomlab_scenarios::swap::{self, SwapConfig};
+    let Some(pg) = Cluster::start("killed_mid_swap") else {
+        return;
+    };
+    let db: DbUrl = pg.url.parse().unwrap();
+    let mut c = SwapConfig::new(db, "classic/xxh3/km/atomic", 0.01);
+    c.initial_ids = 20_000;
+    c.rebuilds = 4;
+    c.quiet = Duration::from_millis(500);
+    // The run lasts at least 5 quiet periods (2.5 s) after the initial rows: a kill 0.8 s after
+    // they are written lands while the writer and the rebuilds run.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let killer = std::thread::scope(|s| {
+        let pg = &pg;
+        let killer = s.spawn(move || {
+            rx.recv().unwrap();
+            std::thread::sleep(Duration::from_millis(800));
+            kill_postmaster(pg);
+        });
+        let mut sent = false;
+        let mut progress = |label: &str, done: u64, total: u64| {
+            if !sent && label.contains("initial rows") && done == total {
+                tx.send(()).unwrap();
+                sent = true;
+            }
+        };
+        let r = swap::run(&c, &mut progress);
+        killer.join().unwrap();
+        r
+    });
+    match killer {
+        Err(ScenarioError::Interrupted(m)) => {
+            assert!(
+                m.contains(&format!("127.0.0.1:{}", pg.port))
+                    && m.contains("To resume")
+                    && !m.contains(PASSWORD),
+                "{m}"
+            );
+        }
+        other => panic!("expected an interrupted run, got {other:?}"),
+    }
+}
