@@ -383,3 +383,51 @@ fn postgres_killed_mid_swap_is_a_measured_failure_naming_the_server() {
         other => panic!("expected an interrupted run, got {other:?}"),
     }
 }
+
+#[test]
+fn postgres_killed_in_the_filter_mode_reports_both_modes_over_the_common_days() {
+    use bloomlab_scenarios::dedup::{self, DedupConfig, Mode};
+    let Some(pg) = Cluster::start("killed_in_filter_mode") else {
+        return;
+    };
+    let db: DbUrl = pg.url.parse().unwrap();
+    let mut c = DedupConfig::new(db, "classic/xxh3/km/flat", 0.01);
+    c.days = 5;
+    c.per_day = 2000;
+    c.capacity = 5000;
+    // Killed inside day 3 of the filter mode (its first progress call of that day, after the
+    // day's first statements): the no-filter mode ran whole, days 1 and 2 of the filter mode
+    // are committed.
+    let mut killed = false;
+    let mut progress = |label: &str, done: u64, _: u64| {
+        if !killed && label.starts_with("dedup filter") && done >= 2 * 2000 {
+            kill_postmaster(&pg);
+            killed = true;
+        }
+    };
+    let o = dedup::run(&c, &mut progress).expect("days were measured");
+    assert!(killed);
+    let i = o.interrupted.as_ref().expect("the run must be interrupted");
+    assert_eq!((i.mode, i.committed_days), (Mode::Filter, 2), "{i:?}");
+    assert_eq!(o.verified.len(), 1, "the no-filter mode was checked");
+    assert_eq!(o.rows.len(), 5 + 2);
+    let what = o.interruption_summary().unwrap();
+    assert!(
+        what.contains("interrupted after day 2 of 5 of the filter mode")
+            && what.contains("the no-filter mode ran all 5 days"),
+        "{what}"
+    );
+    let out = tempfile::tempdir().unwrap();
+    dedup::write_report(&o, out.path(), "test").unwrap();
+    let md = std::fs::read_to_string(out.path().join(dedup::SUMMARY_NAME)).unwrap();
+    for needle in [
+        "**Interrupted: not a complete run.**",
+        "## Totals over days 1 to 2 (measured in both modes)",
+        "mean of 2 days",
+        "| filter | not checked: interrupted after day 2 |",
+        "it stored 1200 before it stopped",
+    ] {
+        assert!(md.contains(needle), "{needle:?} missing:\n{md}");
+    }
+    assert!(!md.contains(PASSWORD));
+}

@@ -731,13 +731,22 @@ impl DedupOutcome {
                 self.config.days
             ),
         };
-        Some(format!(
-            "interrupted after day {} of {} of the {} mode ({} failed; {other})",
-            i.committed_days,
-            self.config.days,
-            i.mode.as_str(),
-            i.during
-        ))
+        Some(if i.committed_days == 0 {
+            format!(
+                "interrupted in the {} mode before its first day was committed ({} failed; \
+                 {other})",
+                i.mode.as_str(),
+                i.during
+            )
+        } else {
+            format!(
+                "interrupted after day {} of {} of the {} mode ({} failed; {other})",
+                i.committed_days,
+                self.config.days,
+                i.mode.as_str(),
+                i.during
+            )
+        })
     }
 
     /// What the database of record holds after an interrupted run, and how to get a whole run.
@@ -752,7 +761,10 @@ impl DedupOutcome {
                 i.committed_days + 1
             )
         } else if i.committed_days == 0 {
-            format!("no day of the {} mode", i.mode.as_str())
+            format!(
+                "no day of the {} mode (each mode starts by emptying the table)",
+                i.mode.as_str()
+            )
         } else {
             format!(
                 "days 1 to {} of the {} mode, each committed whole (one transaction a day)",
@@ -889,8 +901,13 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
     let planned = c.new_per_day() * c.days;
     let last_fill = wf_all.last().map(|r| (r.day, r.fill_ratio, r.rows_in_db));
     let fill_sentence = match (&o.interrupted, last_fill) {
-        (_, None) => format!(
-            "The run was to bring {planned} distinct articles; the filter mode did not run."
+        (i, None) => format!(
+            "The run was to bring {planned} distinct articles; the filter mode {}.",
+            if i.as_ref().is_some_and(|i| i.mode == Mode::Filter) {
+                "committed no day"
+            } else {
+                "did not run"
+            }
         ),
         (Some(_), Some((d, f, stored))) => format!(
             "The run was to bring {planned} distinct articles; it stored {stored} before it \
@@ -952,7 +969,11 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
     if let Some(i) = &o.interrupted {
         vrows.push(vec![
             i.mode.as_str().to_owned(),
-            format!("not checked: interrupted after day {}", i.committed_days),
+            if i.committed_days == 0 {
+                "not checked: interrupted before its first day".to_owned()
+            } else {
+                format!("not checked: interrupted after day {}", i.committed_days)
+            },
             String::new(),
             String::new(),
             String::new(),
