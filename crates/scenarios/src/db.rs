@@ -67,12 +67,17 @@ pub fn redact(text: &str) -> String {
         start += out[start..].len() - out[start..].trim_start().len();
         let bytes = out.as_bytes();
         let end = if bytes.get(start) == Some(&b'\'') {
-            // A quoted value: up to the closing quote not preceded by a backslash.
-            let mut j = start + 1;
-            while j < bytes.len() && bytes[j] != b'\'' {
-                j += if bytes[j] == b'\\' { 2 } else { 1 };
-            }
-            (j + 1).min(bytes.len())
+            // A quoted value: up to the closing quote not preceded by a backslash (by chars, so
+            // the end is a char boundary whatever the value holds).
+            let mut escaped = false;
+            out[start + 1..]
+                .char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '\'' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    close
+                })
+                .map_or(out.len(), |(k, _)| start + 1 + k + 1)
         } else {
             out[start..]
                 .find(|c: char| c.is_whitespace() || (url_form && (c == '&' || c == '#')))

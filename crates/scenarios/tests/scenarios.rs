@@ -594,6 +594,11 @@ fn passwords_never_appear_in_messages_or_debug_output() {
         "host=h password = *** user=u"
     );
     assert_eq!(
+        redact("host=h password='é\\é\\'x' user=u"),
+        "host=h password=*** user=u"
+    );
+    assert_eq!(redact("password='unterminated é"), "password=***");
+    assert_eq!(
         redact("postgres://u@h/d?password=x&user=u"),
         "postgres://u@h/d?password=***&user=u"
     );

@@ -50,7 +50,8 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// Exit status: 0 success; 1 a measured failure (a verification failed: rows lost or stored
 /// twice, a false negative; or a run interrupted by the database after days were measured);
 /// 2 bad input, an unusable database, or a failure before anything was measured (no report
-/// written); 130 interrupted by Ctrl-C (no report written; the database holds whole days).
+/// written); 130 interrupted by Ctrl-C (no report written; the database keeps only whole
+/// transactions).
 #[derive(Debug, Parser)]
 #[command(name = "scenario", version)]
 struct Args {
@@ -134,9 +135,13 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let code = e.downcast_ref::<ScenarioError>().map_or(2, exit_code);
-            // A database failure mid-run ends in an Interrupted report (exit 1); a failure that
-            // exits 2 happened before anything was measured.
-            let note = if code == 2 {
+            // A database failure mid-run ends in an Interrupted report (exit 1); any other
+            // failure that exits 2, except writing the report, came before anything was measured.
+            let writing = matches!(
+                e.downcast_ref::<ScenarioError>(),
+                Some(ScenarioError::Write { .. })
+            );
+            let note = if code == 2 && !writing {
                 " (nothing was measured; no report written)"
             } else {
                 ""
