@@ -491,6 +491,14 @@ fn the_default_temp_database_is_private_and_ignores_a_symlink_at_the_old_predict
     ));
     let _ = std::fs::remove_file(&planted);
     std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    // Removes the planted symlink however the test ends.
+    struct Unplant(std::path::PathBuf);
+    impl Drop for Unplant {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _unplant = Unplant(planted.clone());
     let temp = TempSqlite::create("dedup").unwrap();
     let dir = temp.dir().to_path_buf();
     {
@@ -503,7 +511,6 @@ fn the_default_temp_database_is_private_and_ignores_a_symlink_at_the_old_predict
     c.per_day = 500;
     let o = dedup::run(&c, &mut nop());
     let after = std::fs::read(&victim).unwrap();
-    let _ = std::fs::remove_file(&planted);
     o.unwrap();
     assert!(
         before == after,
