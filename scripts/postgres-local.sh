@@ -5,6 +5,9 @@
 #   scripts/postgres-local.sh status   what this script started and whether it still runs
 #   scripts/postgres-local.sh stop     stops what this script started (by the pid it recorded) and
 #                                      removes the cluster's temp dir
+#   scripts/postgres-local.sh restart  starts the recorded cluster again on its data dir and port
+#                                      (after a crash or a kill: its committed data is kept);
+#                                      prints its URL
 #
 # Typical use:
 #   export BLOOMLAB_POSTGRES_URL=$(scripts/postgres-local.sh start)
@@ -18,7 +21,9 @@
 # that user. The cluster listens on 127.0.0.1 only (its Unix socket sits in its own dir), has one
 # superuser `bloomlab` with trust authentication on loopback (a throwaway cluster for tests, never
 # a server to keep), and keeps PostgreSQL's default durability settings (fsync on), because the
-# scenarios measure what a commit costs.
+# scenarios measure what a commit costs. With BLOOMLAB_POSTGRES_PASSWORD set (letters, digits, _ and
+# - only), loopback TCP logins need that password instead (scram-sha-256; the Unix socket stays
+# trust), and the printed URL carries it: for tests of wrong passwords and of redaction.
 #
 # Tools: initdb and pg_ctl from PATH, else from the newest /usr/lib/postgresql/*/bin (Debian:
 # apt-get install -y postgresql). State (url, pid, dir) lives in $BLOOMLAB_POSTGRES_STATE_DIR, by
@@ -29,6 +34,10 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 state_dir=${BLOOMLAB_POSTGRES_STATE_DIR:-$repo/target/postgres-local}
 state="$state_dir/postgres.state"
+password=${BLOOMLAB_POSTGRES_PASSWORD:-}
+
+# A URL as messages show it: any password replaced by ***.
+redact() { sed 's#://\([^:@/]*\):[^@]*@#://\1:***@#' <<<"$1"; }
 
 die() { echo "postgres-local.sh: $*" >&2; exit 1; }
 note() { echo "postgres-local.sh: $*" >&2; }
@@ -96,15 +105,23 @@ stop_pid() {
 }
 
 cmd_start() {
-    local bin user dir port pid url attempt
+    local bin user dir port pid url attempt auth userinfo
     bin=$(bin_dir)
     user=$(run_user)
+    auth=(--auth=trust)
+    userinfo=bloomlab
+    if [ -n "$password" ]; then
+        [[ "$password" =~ ^[A-Za-z0-9_-]+$ ]] ||
+            die "BLOOMLAB_POSTGRES_PASSWORD may hold only letters, digits, _ and -"
+        auth=(--auth-local=trust --auth-host=scram-sha-256)
+        userinfo="bloomlab:$password"
+    fi
     id "$user" >/dev/null 2>&1 || die "user $user does not exist (set BLOOMLAB_POSTGRES_USER)"
     mkdir -p "$state_dir"
     if [ -f "$state" ]; then
         pid=$(sed -n 's/^pid=//p' "$state")
         if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-            die "a cluster started by this script still runs ($(sed -n 's/^url=//p' "$state")); run '$0 stop' first"
+            die "a cluster started by this script still runs ($(redact "$(sed -n 's/^url=//p' "$state")")); run '$0 stop' first"
         fi
         rm -f "$state"
     fi
@@ -112,20 +129,28 @@ cmd_start() {
         dir=$(mktemp -d "${TMPDIR:-/tmp}/bloomlab-postgres.XXXXXX")
         chmod 755 "$dir"
         [ "$(id -u)" -eq 0 ] && chown "$user" "$dir"
-        as_user "$bin/initdb" -D "$dir/data" -U bloomlab --auth=trust -E UTF8 --no-sync \
+        if [ -n "$password" ]; then
+            # initdb reads the superuser's password from a file; it is removed right after.
+            (umask 077 && printf '%s\n' "$password" >"$dir/pwfile")
+            [ "$(id -u)" -eq 0 ] && chown "$user" "$dir/pwfile"
+            auth+=(--pwfile="$dir/pwfile")
+        fi
+        as_user "$bin/initdb" -D "$dir/data" -U bloomlab "${auth[@]}" -E UTF8 --no-sync \
             >"$dir/initdb.log" 2>&1 || {
             cat "$dir/initdb.log" >&2
             rm -rf "$dir"
             die "initdb failed as user $user (log above)"
         }
+        rm -f "$dir/pwfile"
         port=$(free_port)
         if as_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 \
             -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir" \
             start >/dev/null 2>&1; then
             pid=$(head -n 1 "$dir/data/postmaster.pid")
-            url="postgres://bloomlab@127.0.0.1:$port/postgres"
-            printf 'url=%s\npid=%s\ndir=%s\nuser=%s\n' "$url" "$pid" "$dir" "$user" >"$state"
-            note "started PostgreSQL ($("$bin/pg_ctl" --version)) pid $pid as $user on $url (data, log: $dir)"
+            url="postgres://$userinfo@127.0.0.1:$port/postgres"
+            printf 'url=%s\npid=%s\ndir=%s\nuser=%s\nport=%s\n' "$url" "$pid" "$dir" "$user" "$port" \
+                >"$state"
+            note "started PostgreSQL ($("$bin/pg_ctl" --version)) pid $pid as $user on $(redact "$url") (data, log: $dir)"
             echo "$url"
             return 0
         fi
@@ -135,6 +160,47 @@ cmd_start() {
         rm -rf "$dir"
     done
     die "could not start PostgreSQL after 3 attempts"
+}
+
+# Starts the recorded cluster again (same data dir, same port): PostgreSQL's crash recovery
+# replays its log, so what was committed before a kill is there again.
+cmd_restart() {
+    [ -f "$state" ] || die "nothing to restart: no cluster recorded in $state_dir"
+    local bin user dir port pid url
+    bin=$(bin_dir)
+    pid=$(sed -n 's/^pid=//p' "$state")
+    dir=$(sed -n 's/^dir=//p' "$state")
+    user=$(sed -n 's/^user=//p' "$state")
+    port=$(sed -n 's/^port=//p' "$state")
+    url=$(sed -n 's/^url=//p' "$state")
+    [ -n "$port" ] && [ -d "$dir/data" ] || die "the state in $state names no port or data dir"
+    # A killed postmaster can linger a moment as a zombie (State: Z) until it is reaped.
+    for _ in $(seq 1 40); do
+        [ -n "$pid" ] && [ -r "/proc/$pid/status" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" ||
+            break
+        sleep 0.25
+    done
+    if [ -n "$pid" ] && [ -r "/proc/$pid/status" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" &&
+        grep -q postgres "/proc/$pid/comm" 2>/dev/null; then
+        die "the recorded cluster (pid $pid) still runs; run '$0 stop' first"
+    fi
+    # Backends of a killed postmaster exit on their own once they notice; the start waits for
+    # them (PostgreSQL refuses to start while the old shared memory is in use).
+    for attempt in $(seq 1 20); do
+        if as_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir" \
+            start >/dev/null 2>&1; then
+            pid=$(head -n 1 "$dir/data/postmaster.pid")
+            printf 'url=%s\npid=%s\ndir=%s\nuser=%s\nport=%s\n' "$url" "$pid" "$dir" "$user" "$port" \
+                >"$state"
+            note "restarted PostgreSQL pid $pid on port $port (attempt $attempt)"
+            echo "$url"
+            return 0
+        fi
+        sleep 0.5
+    done
+    tail -n 5 "$dir/postgres.log" >&2 2>/dev/null || true
+    die "could not restart PostgreSQL on port $port (log above)"
 }
 
 cmd_stop() {
@@ -155,7 +221,7 @@ cmd_status() {
     [ -f "$state" ] || { echo "postgres: not started"; return 1; }
     local pid
     pid=$(sed -n 's/^pid=//p' "$state")
-    echo "postgres: $(sed -n 's/^url=//p' "$state")"
+    echo "postgres: $(redact "$(sed -n 's/^url=//p' "$state")")"
     if kill -0 "$pid" 2>/dev/null; then
         echo "  pid $pid running"
     else
@@ -168,5 +234,6 @@ case "${1:-}" in
     start) cmd_start ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
-    *) die "usage: $0 start|status|stop" ;;
+    restart) cmd_restart ;;
+    *) die "usage: $0 start|status|stop|restart" ;;
 esac

@@ -50,3 +50,48 @@ fn bad_flags_exit_2_naming_the_value() {
         &["PostgreSQL", "127.0.0.1:1"],
     );
 }
+
+#[test]
+fn out_must_be_a_directory_and_the_message_says_so() {
+    // Issue 28 case 13: a file given as --out used to fail as "File exists (os error 17)".
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"keep me").unwrap();
+    for (out, needle) in [
+        (file.clone(), format!("{} is a file", file.display())),
+        (
+            file.join("sub"),
+            format!("because {} is a file", file.display()),
+        ),
+    ] {
+        let o = Command::new(SCENARIO)
+            .args(["dedup", "--days", "1", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("--out must be a directory") && stderr.contains(&needle),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"keep me");
+}
+
+#[test]
+fn help_documents_every_exit_status() {
+    let o = Command::new(SCENARIO).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "0 success",
+        "1 a measured failure",
+        "2 bad input",
+        "130 interrupted",
+    ] {
+        assert!(
+            help.contains(needle),
+            "{needle:?} missing from --help:\n{help}"
+        );
+    }
+}

@@ -22,13 +22,109 @@ use std::time::Duration;
 
 use crate::error::{Result, ScenarioError};
 
-/// Where the database is: `sqlite:PATH` or `postgres://user@host:port/db` (also `postgresql://`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where the database is: `sqlite:PATH`, `postgres://user@host:port/db` (also `postgresql://`),
+/// or PostgreSQL's keyword form (`host=... port=... user=... dbname=...`).
+///
+/// A PostgreSQL URL may carry a password: it is passed to the client and never shown. `Debug`,
+/// `Display`, [`DbUrl::address`] and every error about the URL print it redacted ([`redact`]).
+#[derive(Clone, PartialEq, Eq)]
 pub enum DbUrl {
     /// An SQLite file (created if missing).
     Sqlite(PathBuf),
-    /// A PostgreSQL connection URL, passed to the client as is.
+    /// A PostgreSQL connection string (URL or keyword form), passed to the client as is.
     Postgres(String),
+}
+
+impl fmt::Debug for DbUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DbUrl::Sqlite(p) => f.debug_tuple("Sqlite").field(p).finish(),
+            DbUrl::Postgres(u) => f.debug_tuple("Postgres").field(&redact(u)).finish(),
+        }
+    }
+}
+
+/// `text` with every password in it replaced by `***`: the password of a URL's user info
+/// (`scheme://user:PASSWORD@host`), and the value of every `password=` setting (PostgreSQL's
+/// keyword form, quoted or not, and a URL's `?password=` parameter). Everything else is kept, so a
+/// redacted URL still says which server and user were meant.
+pub fn redact(text: &str) -> String {
+    let mut out = redact_userinfo(text);
+    // A URL's query parameters end at `&`; a keyword-form value ends only at white space.
+    let url_form = out.contains("://");
+    let lower = out.to_ascii_lowercase();
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("password") {
+        let key_end = from + i + "password".len();
+        from = key_end;
+        let rest = &out[key_end..];
+        let after_ws = rest.len() - rest.trim_start().len();
+        if !rest[after_ws..].starts_with('=') {
+            continue;
+        }
+        let mut start = key_end + after_ws + 1;
+        start += out[start..].len() - out[start..].trim_start().len();
+        let bytes = out.as_bytes();
+        let end = if bytes.get(start) == Some(&b'\'') {
+            // A quoted value: up to the closing quote not preceded by a backslash (by chars, so
+            // the end is a char boundary whatever the value holds).
+            let mut escaped = false;
+            out[start + 1..]
+                .char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '\'' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    close
+                })
+                .map_or(out.len(), |(k, _)| start + 1 + k + 1)
+        } else {
+            out[start..]
+                .find(|c: char| c.is_whitespace() || (url_form && (c == '&' || c == '#')))
+                .map_or(out.len(), |k| start + k)
+        };
+        if end > start {
+            spans.push((start, end));
+        }
+        from = end.max(from);
+    }
+    for (start, end) in spans.into_iter().rev() {
+        out.replace_range(start..end, "***");
+    }
+    out
+}
+
+/// `scheme://user:PASSWORD@host...` with the password replaced by `***`, wherever such a URL
+/// appears in `text`.
+fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        // The authority ends at the first '/', '?', '#' or white space.
+        let auth_end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = &tail[..auth_end];
+        match authority.rfind('@') {
+            Some(at) => {
+                let userinfo = &authority[..at];
+                match userinfo.find(':') {
+                    Some(colon) => {
+                        out.push_str(&userinfo[..=colon]);
+                        out.push_str("***");
+                    }
+                    None => out.push_str(userinfo),
+                }
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[auth_end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl FromStr for DbUrl {
@@ -43,29 +139,70 @@ impl FromStr for DbUrl {
                 )));
             }
             Ok(DbUrl::Sqlite(PathBuf::from(path)))
-        } else if t.starts_with("postgres://") || t.starts_with("postgresql://") {
+        } else if t.starts_with("postgres://")
+            || t.starts_with("postgresql://")
+            || (!t.contains("://") && t.contains('='))
+        {
             postgres::Config::from_str(t).map_err(|e| {
-                ScenarioError::BadInput(format!("--db {s:?} is not a valid PostgreSQL URL: {e}"))
+                ScenarioError::BadInput(format!(
+                    "--db {:?} is not a valid PostgreSQL URL: {e}; write \
+                     postgres://USER@HOST:PORT/DATABASE or \
+                     host=HOST port=PORT user=USER dbname=DATABASE",
+                    redact(s)
+                ))
             })?;
             Ok(DbUrl::Postgres(t.to_owned()))
         } else {
             Err(ScenarioError::BadInput(format!(
-                "--db {s:?} is not a database URL this tool knows: use sqlite:PATH or \
-                 postgres://USER@HOST:PORT/DATABASE"
+                "--db {:?} is not a database URL this tool knows: use sqlite:PATH or \
+                 postgres://USER@HOST:PORT/DATABASE",
+                redact(s)
             )))
         }
     }
 }
 
-impl DbUrl {
-    /// A fresh SQLite file in the system's temp dir, named after `label` and this process.
-    pub fn temp_sqlite(label: &str) -> Self {
-        DbUrl::Sqlite(std::env::temp_dir().join(format!(
-            "bloomlab-scenario-{label}-{}.sqlite",
-            std::process::id()
-        )))
+/// A fresh SQLite database in a private directory of the system's temp dir, removed (with the
+/// directory) on drop.
+///
+/// The directory is made by `tempfile` with exclusive creation (`mkdir` fails if the name exists),
+/// an unpredictable name and mode 0700, so no other user can have planted a file or a symlink at
+/// the database's path: a scenario never writes into someone else's file.
+pub struct TempSqlite {
+    dir: tempfile::TempDir,
+    url: DbUrl,
+}
+
+impl TempSqlite {
+    /// Creates the private directory (`bloomlab-scenario-LABEL-XXXXXX` in the temp dir); the
+    /// database file `db.sqlite` in it is created when first opened.
+    pub fn create(label: &str) -> Result<Self> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("bloomlab-scenario-{label}-"))
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| ScenarioError::Connect {
+                backend: "SQLite",
+                address: std::env::temp_dir().display().to_string(),
+                cause: format!("cannot create a private temp dir for the database: {e}"),
+            })?;
+        let url = DbUrl::Sqlite(dir.path().join("db.sqlite"));
+        Ok(TempSqlite { dir, url })
     }
 
+    /// The database's URL (`sqlite:` of the file in the private directory).
+    pub fn url(&self) -> &DbUrl {
+        &self.url
+    }
+
+    /// The private directory.
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+}
+
+impl DbUrl {
     /// `SQLite` or `PostgreSQL`.
     pub fn backend(&self) -> &'static str {
         match self {
@@ -97,16 +234,70 @@ impl DbUrl {
         }
     }
 
-    /// Removes an SQLite file and its WAL side files (for the default temp database).
-    pub fn remove_sqlite_files(&self) {
-        if let DbUrl::Sqlite(p) = self {
-            for suffix in ["", "-wal", "-shm", "-journal"] {
-                let mut s = p.clone().into_os_string();
-                s.push(suffix);
-                let _ = std::fs::remove_file(PathBuf::from(s));
+    /// What to check when a connection to this database fails, by the cause: names the setting
+    /// (host and port, user, password, database name) the server's answer points at. Never shows
+    /// the password.
+    fn pg_advice(&self, e: &postgres::Error) -> &'static str {
+        use postgres::error::SqlState;
+        match e.code() {
+            Some(c) if *c == SqlState::INVALID_PASSWORD => {
+                "check the user and the password in --db (the password is not shown)"
+            }
+            Some(c) if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+                "check the user in --db, and that the server's pg_hba.conf lets it log in from \
+                 this host"
+            }
+            Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
+                "check the database name in --db (the part after the port); create it with \
+                 createdb, or name an existing one"
+            }
+            Some(c) if *c == SqlState::TOO_MANY_CONNECTIONS => {
+                "the server has no free connection slot: retry later, or raise max_connections"
+            }
+            Some(_) => "check the user, password and database name in --db",
+            None if e.is_closed() => {
+                "the server closed the connection: check that it still runs (its log says why)"
+            }
+            None => {
+                "check the host and port in --db: is PostgreSQL running there and listening on \
+                 TCP (listen_addresses, port)?"
             }
         }
     }
+}
+
+/// A PostgreSQL error as a sentence: the server's own message (severity, text, SQLSTATE, detail
+/// and hint) when the server answered, else the client's error with its whole `source()` chain
+/// (e.g. "error connecting to server: Connection refused (os error 111)"). The client never puts
+/// the password in either.
+pub fn pg_cause(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut s = format!(
+            "the server says {}: {} (SQLSTATE {})",
+            db.severity(),
+            db.message(),
+            db.code().code()
+        );
+        if let Some(d) = db.detail() {
+            s.push_str(&format!("; detail: {d}"));
+        }
+        if let Some(h) = db.hint() {
+            s.push_str(&format!("; hint: {h}"));
+        }
+        return s;
+    }
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(c) = source {
+        let text = c.to_string();
+        // tokio-postgres's Display may already end with its cause: do not say it twice.
+        if !s.ends_with(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        source = c.source();
+    }
+    s
 }
 
 impl fmt::Display for DbUrl {
@@ -271,9 +462,9 @@ impl Db {
             DbUrl::Postgres(u) => {
                 let mut config = postgres::Config::from_str(u).map_err(|e| fail(e.to_string()))?;
                 config.connect_timeout(Duration::from_secs(10));
-                let client = config
-                    .connect(postgres::NoTls)
-                    .map_err(|e| fail(format!("{e:#}")))?;
+                let client = config.connect(postgres::NoTls).map_err(|e| {
+                    fail(format!("{}; {}", redact(&pg_cause(&e)), url.pg_advice(&e)))
+                })?;
                 Conn::Postgres {
                     client: Box::new(client),
                     statements: HashMap::new(),
@@ -296,7 +487,24 @@ impl Db {
             backend: self.url.backend(),
             address: self.url.address(),
             what: what.to_owned(),
-            cause: cause.to_string(),
+            cause: redact(&cause.to_string()),
+        }
+    }
+
+    /// A PostgreSQL error of a statement: the server's message, and what to check when the
+    /// connection is gone.
+    fn pg_err(e: &postgres::Error) -> String {
+        let cause = pg_cause(e);
+        let fatal = e
+            .as_db_error()
+            .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
+        if fatal || e.is_closed() || e.as_db_error().is_none() {
+            format!(
+                "{cause}; the connection to the server is gone: check that the server still \
+                 runs (its log says why it stopped)"
+            )
+        } else {
+            cause
         }
     }
 
@@ -304,7 +512,9 @@ impl Db {
     pub fn batch(&mut self, sql: &str) -> Result<()> {
         let r = match &mut self.conn {
             Conn::Sqlite(c) => c.execute_batch(sql).map_err(|e| e.to_string()),
-            Conn::Postgres { client, .. } => client.batch_execute(sql).map_err(|e| e.to_string()),
+            Conn::Postgres { client, .. } => {
+                client.batch_execute(sql).map_err(|e| Self::pg_err(&e))
+            }
         };
         r.map_err(|e| self.err(sql, e))
     }
@@ -343,7 +553,7 @@ impl Db {
             .map_err(|e| e.to_string()),
             Conn::Postgres { client, statements } => Self::pg_statement(client, statements, sql)
                 .and_then(|st| client.execute(&st, &pg_params(params)))
-                .map_err(|e| e.to_string()),
+                .map_err(|e| Self::pg_err(&e)),
         };
         r.map_err(|e| self.err(sql, e))
     }
@@ -361,7 +571,7 @@ impl Db {
             Conn::Postgres { client, statements } => Self::pg_statement(client, statements, sql)
                 .and_then(|st| client.query_opt(&st, &pg_params(params)))
                 .map(|r| r.is_some())
-                .map_err(|e| e.to_string()),
+                .map_err(|e| Self::pg_err(&e)),
         };
         r.map_err(|e| self.err(sql, e))
     }
@@ -392,7 +602,7 @@ impl Db {
                         .map(|r| (0..r.len()).map(|i| pg_value(r, i)).collect())
                         .collect()
                 })
-                .map_err(|e| e.to_string()),
+                .map_err(|e| Self::pg_err(&e)),
         };
         r.map_err(|e| self.err(sql, e))
     }

@@ -22,6 +22,10 @@
 //!   lookups of the new articles; the chapter's model counts only the false positives' lookups.
 //!
 //! Each day is one transaction (lookups and inserts), so an interrupted run leaves whole days.
+//! When the database fails after at least one day was measured (the server stops, the disk
+//! fills), [`run`] still returns the days measured, with [`DedupOutcome::interrupted`] saying
+//! where and why it stopped; [`write_report`] marks such a report (and every CSV row) as an
+//! interrupted run, never as a complete one. A failure before any day was measured is an error.
 //!
 //! **Measured per day**: database lookups made and avoided, false positives, every lookup's and
 //! insert's latency (histograms), the filter's time per check (a separate tight pass over the
@@ -49,7 +53,7 @@ use sha2::{Digest as _, Sha256};
 use crate::db::{ColType, Db, DbUrl, Param, TableSpec};
 use crate::error::{Result, ScenarioError};
 use crate::latency::Histogram;
-use crate::{Progress, check_count, check_p, check_share};
+use crate::{Progress, check_count, check_p, check_share, is_database_failure};
 
 /// The scenario's table.
 pub const TABLE: TableSpec = TableSpec {
@@ -202,7 +206,8 @@ pub struct DayRow {
     pub wall_s: f64,
     /// Wall time per article, ns.
     pub ns_per_article: f64,
-    /// Distinct articles in the database after the day (SQL count after the commit).
+    /// Distinct articles in the database after the day (SQL count in the day's transaction, just
+    /// before its commit).
     pub rows_in_db: u64,
     /// Fill ratio of the filter after the day (0 without the filter).
     pub fill_ratio: f64,
@@ -210,6 +215,27 @@ pub struct DayRow {
     pub fpr_given_bits: f64,
     /// Whether the fill ratio is past the monitor's threshold after this day.
     pub fill_alert: bool,
+    /// `complete`, or `interrupted` on every row of a run that stopped before its end (the
+    /// summary says after which day and why).
+    pub run_status: &'static str,
+}
+
+/// Where and why a run stopped before its end.
+#[derive(Debug, Clone)]
+pub struct Interruption {
+    /// The mode that was running.
+    pub mode: Mode,
+    /// Days of that mode committed and measured: the database holds its days 1 to this, each
+    /// whole (one transaction a day).
+    pub committed_days: u64,
+    /// What failed: `day D`, `the commit of day D` (the commit's fate is unknown: the database
+    /// holds days 1 to D-1, or 1 to D if the commit reached it), `emptying the table` or `the
+    /// end-state check`.
+    pub during: String,
+    /// Whether the failure was at a day's commit (see `during`).
+    pub at_commit: bool,
+    /// The database's error.
+    pub cause: String,
 }
 
 /// What the end-state check found for one mode.
@@ -238,6 +264,8 @@ pub struct DedupOutcome {
     pub verified: Vec<Verified>,
     /// The first day the fill-ratio monitor alerted, if any.
     pub alert_day: Option<u64>,
+    /// Set when the run stopped part-way: the rows are the days measured before that.
+    pub interrupted: Option<Interruption>,
     /// The filter's bits, probes and bytes.
     pub filter_bits: u64,
     /// Probes per key.
@@ -345,6 +373,10 @@ const INSERT: &str =
     "INSERT INTO bloomlab_dedup_articles (hash, title, body, day) VALUES ($1, $2, $3, $4)";
 
 /// Runs both modes on `config.db` and checks each end state.
+///
+/// Errors: bad settings or an unusable database before anything was measured, a verification
+/// failure, or a database failure before the first day was committed. A database failure after
+/// that returns the days measured with [`DedupOutcome::interrupted`] set.
 pub fn run(config: &DedupConfig, progress: Progress<'_>) -> Result<DedupOutcome> {
     config.check()?;
     let mut db = Db::connect(&config.db)?;
@@ -352,26 +384,67 @@ pub fn run(config: &DedupConfig, progress: Progress<'_>) -> Result<DedupOutcome>
     let db_version = db.version()?;
     let mut rows = Vec::new();
     let mut verified = Vec::new();
-    let mut filter_info = (0, 0, 0);
+    let mut interrupted = None;
+    // Built before the first mode, so the report can describe it even if the run stops before
+    // the filter mode; it stays empty until that mode.
+    let mut fresh_filter = Some(registry::build(
+        &config.filter,
+        Spec::Target {
+            n: config.capacity,
+            p: config.p,
+        },
+    )?);
+    let filter_info = fresh_filter
+        .as_ref()
+        .map_or((0, 0, 0), |f| (f.bits(), f.hashes(), f.memory_bytes()));
     for mode in [Mode::NoFilter, Mode::Filter] {
-        db.batch("DELETE FROM bloomlab_dedup_articles")?;
         let mut filter = match mode {
             Mode::NoFilter => None,
-            Mode::Filter => Some(registry::build(
-                &config.filter,
-                Spec::Target {
-                    n: config.capacity,
-                    p: config.p,
-                },
-            )?),
+            Mode::Filter => fresh_filter.take(),
         };
-        if let Some(f) = &filter {
-            filter_info = (f.bits(), f.hashes(), f.memory_bytes());
+        let before = rows.len();
+        let mut stage = Stage::Emptying;
+        let result = db
+            .batch("DELETE FROM bloomlab_dedup_articles")
+            .and_then(|()| {
+                run_mode(
+                    config,
+                    &mut db,
+                    mode,
+                    filter.as_deref_mut(),
+                    progress,
+                    &mut rows,
+                    &mut stage,
+                )
+            })
+            .and_then(|expected| {
+                stage = Stage::Verifying;
+                verify(&mut db, config, mode, expected)
+            });
+        match result {
+            Ok(v) => verified.push(v),
+            Err(e) if is_database_failure(&e) && !rows.is_empty() => {
+                let committed_days = (rows.len() - before) as u64;
+                let (during, at_commit) = match stage {
+                    Stage::Emptying => ("emptying the table".to_owned(), false),
+                    Stage::Day(d) => (format!("day {d}"), false),
+                    Stage::Commit(d) => (format!("the commit of day {d}"), true),
+                    Stage::Verifying => ("the end-state check".to_owned(), false),
+                };
+                interrupted = Some(Interruption {
+                    mode,
+                    committed_days,
+                    during,
+                    at_commit,
+                    cause: e.to_string(),
+                });
+                for r in &mut rows {
+                    r.run_status = "interrupted";
+                }
+                break;
+            }
+            Err(e) => return Err(e),
         }
-        let (mode_rows, expected) =
-            run_mode(config, &mut db, mode, filter.as_deref_mut(), progress)?;
-        rows.extend(mode_rows);
-        verified.push(verify(&mut db, config, mode, expected)?);
     }
     let alert_day = rows
         .iter()
@@ -383,23 +456,37 @@ pub fn run(config: &DedupConfig, progress: Progress<'_>) -> Result<DedupOutcome>
         rows,
         verified,
         alert_day,
+        interrupted,
         filter_bits: filter_info.0,
         filter_hashes: filter_info.1,
         filter_bytes: filter_info.2,
     })
 }
 
+/// What a mode was doing, for the interruption's message.
+#[derive(Debug, Clone, Copy)]
+enum Stage {
+    Emptying,
+    Day(u64),
+    Commit(u64),
+    Verifying,
+}
+
+/// Runs the days of one mode, pushing each day's row onto `rows` once its transaction has
+/// committed (so on an error, `rows` holds exactly the committed days); returns the number of
+/// distinct articles generated.
 fn run_mode(
     config: &DedupConfig,
     db: &mut Db,
     mode: Mode,
     mut filter: Option<&mut (dyn Filter + '_)>,
     progress: Progress<'_>,
-) -> Result<(Vec<DayRow>, u64)> {
+    rows: &mut Vec<DayRow>,
+    stage: &mut Stage,
+) -> Result<u64> {
     let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(config.seed, "dedup-stream"));
     let new_per_day = config.new_per_day();
     let mut next = 0u64;
-    let mut rows = Vec::new();
     let (mut title, mut body) = (String::new(), String::new());
     let label = format!("dedup {} ({})", mode.as_str(), config.db.backend());
     let total = config.days * config.per_day;
@@ -410,6 +497,7 @@ fn run_mode(
         let mut inserts = Histogram::new();
         let (mut positives, mut false_pos, mut dups, mut new) = (0u64, 0u64, 0u64, 0u64);
         let mut hashes: Vec<[u8; 32]> = Vec::with_capacity(stream.len());
+        *stage = Stage::Day(day);
         let start = Instant::now();
         db.begin()?;
         for (i, &(id, fresh)) in stream.iter().enumerate() {
@@ -478,11 +566,17 @@ fn run_mode(
                 progress(&label, (day - 1) * config.per_day + i as u64, total);
             }
         }
+        // Counted inside the day's transaction (this run is the table's only writer, so it is the
+        // count after the commit), so that nothing can fail between the commit and the row:
+        // the rows pushed are exactly the days committed. Its time is left out of the wall time.
+        let count_start = Instant::now();
+        let rows_in_db = db.int("SELECT COUNT(*) FROM bloomlab_dedup_articles", &[])? as u64;
+        let count_time = count_start.elapsed();
+        *stage = Stage::Commit(day);
         let t = Instant::now();
         db.commit()?;
         let commit_ns = t.elapsed().as_nanos() as u64;
-        let wall = start.elapsed().as_secs_f64();
-        let rows_in_db = db.int("SELECT COUNT(*) FROM bloomlab_dedup_articles", &[])? as u64;
+        let wall = start.elapsed().saturating_sub(count_time).as_secs_f64();
         let (filter_ns, fill, given) = match filter.as_deref() {
             None => (0.0, 0.0, 0.0),
             Some(f) => (time_filter(f, &hashes), f.fill_ratio(), f.fpr_given_bits()),
@@ -522,10 +616,11 @@ fn run_mode(
             fill_ratio: fill,
             fpr_given_bits: given,
             fill_alert: filter.is_some() && fill > config.fill_alert,
+            run_status: "complete",
         });
     }
     progress(&label, total, total);
-    Ok((rows, next))
+    Ok(next)
 }
 
 /// The filter's time per check over `hashes`: three tight passes, the median, per key.
@@ -624,7 +719,71 @@ fn sum(rows: &[&DayRow], f: impl Fn(&DayRow) -> u64) -> u64 {
     rows.iter().map(|r| f(r)).sum()
 }
 
-/// Writes `dedup.csv`, `dedup_days.png` and `summary.md` into `dir`.
+impl DedupOutcome {
+    /// "interrupted after day D of N of the M mode": where an interrupted run stopped; `None` for
+    /// a complete run.
+    pub fn interruption_summary(&self) -> Option<String> {
+        let i = self.interrupted.as_ref()?;
+        let other = match i.mode {
+            Mode::NoFilter => "the filter mode did not run".to_owned(),
+            Mode::Filter => format!(
+                "the no-filter mode ran all {} days and passed its end-state check",
+                self.config.days
+            ),
+        };
+        Some(if i.committed_days == 0 {
+            format!(
+                "interrupted in the {} mode before its first day was committed ({} failed; \
+                 {other})",
+                i.mode.as_str(),
+                i.during
+            )
+        } else {
+            format!(
+                "interrupted after day {} of {} of the {} mode ({} failed; {other})",
+                i.committed_days,
+                self.config.days,
+                i.mode.as_str(),
+                i.during
+            )
+        })
+    }
+
+    /// What the database of record holds after an interrupted run, and how to get a whole run.
+    pub fn resume_advice(&self) -> Option<String> {
+        let i = self.interrupted.as_ref()?;
+        let holds = if i.at_commit {
+            format!(
+                "days 1 to {} of the {} mode, each committed whole, and day {} too if its commit \
+                 reached the database before it failed",
+                i.committed_days,
+                i.mode.as_str(),
+                i.committed_days + 1
+            )
+        } else if i.committed_days == 0 {
+            format!(
+                "no day of the {} mode (each mode starts by emptying the table)",
+                i.mode.as_str()
+            )
+        } else {
+            format!(
+                "days 1 to {} of the {} mode, each committed whole (one transaction a day)",
+                i.committed_days,
+                i.mode.as_str()
+            )
+        };
+        Some(format!(
+            "{} holds {holds}. To resume: bring the database back (restart the server, free the \
+             disk) and run the same command again; each mode starts on an emptied table, so the \
+             rerun measures all {} days of both modes.",
+            self.config.db, self.config.days
+        ))
+    }
+}
+
+/// Writes `dedup.csv`, `dedup_days.png` and `summary.md` into `dir`. The report of an interrupted
+/// run ([`DedupOutcome::interrupted`]) says so in its first lines, its picture's title and every
+/// CSV row, and compares the two modes only over the days both measured.
 pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> Result<()> {
     use crate::output::{dur_ns, sig, write_csv, write_text};
     use bloomlab_report::markdown::table;
@@ -633,7 +792,11 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
     write_csv(&dir.join(CSV_NAME), &o.rows)?;
     let c = &o.config;
     let of = |m: Mode| o.rows.iter().filter(|r| r.mode == m).collect::<Vec<_>>();
-    let (nf, wf) = (of(Mode::NoFilter), of(Mode::Filter));
+    let (nf_all, wf_all) = (of(Mode::NoFilter), of(Mode::Filter));
+    // The comparisons use the days both modes measured (all days of a complete run).
+    let common = nf_all.len().min(wf_all.len());
+    let (nf, wf) = (nf_all[..common].to_vec(), wf_all[..common].to_vec());
+    let stopped = o.interruption_summary();
 
     // The picture: fill ratio, false-positive rate and dedup query time per day.
     let pts = |rows: &[&DayRow], f: &dyn Fn(&DayRow) -> f64| {
@@ -645,7 +808,13 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
     draw(
         &dir.join(PNG_NAME),
         &format!(
-            "De-dup ingestion on {}: {} articles/day, {:.0}% duplicates, {} sized for {} at p = {}",
+            "{}De-dup ingestion on {}: {} articles/day, {:.0}% duplicates, {} sized for {} at p = {}",
+            o.interrupted.as_ref().map_or(String::new(), |i| format!(
+                "INTERRUPTED after day {} of {} ({}): ",
+                i.committed_days,
+                c.days,
+                i.mode.as_str()
+            )),
             c.db.backend(),
             c.per_day,
             c.duplicate_share * 100.0,
@@ -661,7 +830,7 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
                 log_y: false,
                 series: vec![Series {
                     name: "fill ratio".into(),
-                    points: pts(&wf, &|r| r.fill_ratio),
+                    points: pts(&wf_all, &|r| r.fill_ratio),
                     color: 0,
                 }],
                 hlines: vec![HLine {
@@ -677,12 +846,12 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
                 series: vec![
                     Series {
                         name: "observed (FPs / new articles)".into(),
-                        points: pts(&wf, &|r| r.observed_fpr),
+                        points: pts(&wf_all, &|r| r.observed_fpr),
                         color: 1,
                     },
                     Series {
                         name: "filter's own rate given its bits".into(),
-                        points: pts(&wf, &|r| r.fpr_given_bits),
+                        points: pts(&wf_all, &|r| r.fpr_given_bits),
                         color: 2,
                     },
                 ],
@@ -699,12 +868,12 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
                 series: vec![
                     Series {
                         name: "without filter".into(),
-                        points: pts(&nf, &|r| r.dedup_query_s),
+                        points: pts(&nf_all, &|r| r.dedup_query_s),
                         color: 3,
                     },
                     Series {
                         name: "with filter".into(),
-                        points: pts(&wf, &|r| r.dedup_query_s),
+                        points: pts(&wf_all, &|r| r.dedup_query_s),
                         color: 0,
                     },
                 ],
@@ -717,13 +886,59 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
     let per_day_articles = c.per_day as f64;
     md.push_str(&format!(
         "# De-dup ingestion against {}\n\n\
-         {dirty}Generated by `scenario dedup` (revision {revision}); regenerate, do not edit.\n\n\
-         - Database: {} ({}), one transaction per day, each mode on an emptied table.\n\
+         {dirty}Generated by `scenario dedup` (revision {revision}); regenerate, do not edit.\n\n",
+        c.db.backend(),
+    ));
+    if let (Some(what), Some(i)) = (&stopped, &o.interrupted) {
+        md.push_str(&format!(
+            "**Interrupted: not a complete run.** The run was {what}: {}\n\n\
+             What follows covers only the days measured before it stopped (every CSV row says \
+             `interrupted`); the two modes are compared over the days both measured. {}\n\n",
+            i.cause,
+            o.resume_advice().unwrap_or_default()
+        ));
+    }
+    // The design point is the capacity the filter is sized for: past it, its rate exceeds p.
+    let planned = c.new_per_day() * c.days;
+    let last_fill = wf_all.last().map(|r| (r.day, r.fill_ratio, r.rows_in_db));
+    let fill_sentence = match (&o.interrupted, last_fill) {
+        (i, None) => format!(
+            "The run was to bring {planned} distinct articles; the filter mode {}.",
+            if i.as_ref().is_some_and(|i| i.mode == Mode::Filter) {
+                "committed no day"
+            } else {
+                "did not run"
+            }
+        ),
+        (Some(_), Some((d, f, stored))) => format!(
+            "The run was to bring {planned} distinct articles; it stored {stored} before it \
+             stopped ({} the {} the filter is sized for; fill ratio {f:.3} after day {d}).",
+            if stored > c.capacity {
+                "more than"
+            } else {
+                "no more than"
+            },
+            c.capacity
+        ),
+        (None, Some((_, f, _))) if planned > c.capacity => format!(
+            "The run brings {planned} distinct articles, more than the {} the filter is sized \
+             for, so the filter fills past its design point on purpose (fill ratio {f:.3} after \
+             the last day).",
+            c.capacity
+        ),
+        (None, Some((_, f, _))) => format!(
+            "The run brings {planned} distinct articles, no more than the {} the filter is sized \
+             for, so the filter stays within its design point (fill ratio {f:.3} after the last \
+             day).",
+            c.capacity
+        ),
+    };
+    md.push_str(&format!(
+        "- Database: {} ({}), one transaction per day, each mode on an emptied table.\n\
          - Workload: {} days x {} articles, {:.0}% duplicates of earlier articles, keyed by \
          SHA-256 of title + body (seed {}).\n\
-         - Filter: `{}` sized for {} distinct articles at p = {}: {} bits, k = {}, {} bytes. The \
-         run brings {} distinct articles, so the filter fills past its design point on purpose.\n\n",
-        c.db.backend(),
+         - Filter: `{}` sized for {} distinct articles at p = {}: {} bits, k = {}, {} bytes. \
+         {fill_sentence}\n\n",
         o.db_version,
         c.db.backend(),
         c.days,
@@ -736,11 +951,10 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
         o.filter_bits,
         o.filter_hashes,
         o.filter_bytes,
-        o.verified.first().map_or(0, |v| v.expected),
     ));
 
     md.push_str("## End state (checked with SQL after each mode)\n\n");
-    let vrows: Vec<Vec<String>> = o
+    let mut vrows: Vec<Vec<String>> = o
         .verified
         .iter()
         .map(|v| {
@@ -753,6 +967,19 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
             ]
         })
         .collect();
+    if let Some(i) = &o.interrupted {
+        vrows.push(vec![
+            i.mode.as_str().to_owned(),
+            if i.committed_days == 0 {
+                "not checked: interrupted before its first day".to_owned()
+            } else {
+                format!("not checked: interrupted after day {}", i.committed_days)
+            },
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+    }
     md.push_str(&table(
         &[
             "mode",
@@ -763,9 +990,27 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
         ],
         &vrows,
     ));
-    md.push_str("\nNone lost, none stored twice (a difference would have failed the run).\n\n");
+    md.push_str(if o.verified.is_empty() {
+        "\nNo mode ran to its end, so no end state was checked.\n\n"
+    } else if o.interrupted.is_some() {
+        "\nNone lost, none stored twice in the mode checked (a difference would have failed the \
+         run).\n\n"
+    } else {
+        "\nNone lost, none stored twice (a difference would have failed the run).\n\n"
+    });
+    if common == 0 {
+        md.push_str(
+            "No day was measured in both modes: there is nothing to compare. The days measured \
+             are in the CSV.\n",
+        );
+        return write_text(&dir.join(SUMMARY_NAME), &md);
+    }
 
-    md.push_str("## Totals over the run\n\n");
+    md.push_str(&if o.interrupted.is_some() {
+        format!("## Totals over days 1 to {common} (measured in both modes)\n\n")
+    } else {
+        "## Totals over the run\n\n".to_owned()
+    });
     let total_row = |name: &str, rows: &[&DayRow]| {
         let lookups = sum(rows, |r| r.db_lookups);
         let look_ns = rows
@@ -858,7 +1103,7 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
          Measured here: filter check {} (tight pass over each day's hashes), database lookup {} \
          (mean of every lookup of both modes; {} when it finds the article, {} when it does \
          not), {} false positives and {} filter positives a day.\n\n",
-        c.days,
+        common,
         dur_ns(filter_ns),
         dur_ns(lookup_ns),
         dur_ns(found_ns),
@@ -967,8 +1212,13 @@ pub fn write_report(o: &DedupOutcome, dir: &std::path::Path, revision: &str) -> 
             wf.iter().find(|r| r.day == d).map_or(0, |r| r.rows_in_db)
         ),
         None => format!(
-            "\nThe fill ratio stayed below {} for the whole run: no rebuild needed.\n",
-            c.fill_alert
+            "\nThe fill ratio stayed below {} for {}: no rebuild needed.\n",
+            c.fill_alert,
+            if o.interrupted.is_some() {
+                "the days measured"
+            } else {
+                "the whole run"
+            }
         ),
     });
     md.push_str(&format!(

@@ -49,6 +49,10 @@ pub enum ScenarioError {
     /// an answer that contradicts the database (a false negative).
     #[error("verification failed: {0}")]
     Verification(String),
+    /// The run stopped part-way (the database failed after some days were measured): what was
+    /// measured is reported, marked as an interrupted run. A measured failure, never a result.
+    #[error("{0}")]
+    Interrupted(String),
     /// A filter could not be built (unknown name, refused size): the registry's own error.
     #[error(transparent)]
     Filter(#[from] bloomlab_filters::BloomError),

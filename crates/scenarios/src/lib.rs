@@ -31,6 +31,16 @@ pub use error::{Result, ScenarioError};
 /// Progress of a long phase: (phase label, done, total). The CLI draws it as a progress bar.
 pub type Progress<'a> = &'a mut dyn FnMut(&str, u64, u64);
 
+/// Whether `e` is the database failing (a statement or the connection), as opposed to bad input
+/// or a verification failure: such a failure after something was measured interrupts a run, whose
+/// measured part is then reported as interrupted.
+pub(crate) fn is_database_failure(e: &ScenarioError) -> bool {
+    matches!(
+        e,
+        ScenarioError::Query { .. } | ScenarioError::Connect { .. }
+    )
+}
+
 /// Checks a target false-positive rate: finite and strictly between 0 and 1.
 pub fn check_p(p: f64) -> Result<()> {
     if p.is_finite() && p > 0.0 && p < 1.0 {

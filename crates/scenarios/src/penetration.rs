@@ -42,7 +42,7 @@ use serde::Serialize;
 use crate::db::{ColType, Db, DbUrl, Param, TableSpec, Value};
 use crate::error::{Result, ScenarioError};
 use crate::latency::Histogram;
-use crate::{Progress, check_count, check_p, check_share};
+use crate::{Progress, check_count, check_p, check_share, is_database_failure};
 
 /// The scenario's table.
 pub const TABLE: TableSpec = TableSpec {
@@ -158,6 +158,32 @@ pub struct ModeRow {
     pub wall_s: f64,
     /// Filter bytes (0 when unguarded).
     pub filter_bytes: u64,
+    /// `complete`, or `interrupted` on every row of a run that stopped before its last mode (the
+    /// summary says where and why).
+    pub run_status: &'static str,
+}
+
+/// Where and why a run stopped before its last mode.
+#[derive(Debug, Clone)]
+pub struct Interruption {
+    /// Modes measured whole before the failure (the rows).
+    pub modes_done: usize,
+    /// Modes the run was to measure (unguarded + one per p).
+    pub modes: usize,
+    /// The mode that failed (`the guarded mode at p = 0.001`) or `the end check`.
+    pub during: String,
+    /// The database's error.
+    pub cause: String,
+}
+
+impl Interruption {
+    /// "interrupted after N of M modes (MODE failed)".
+    pub fn summary(&self) -> String {
+        format!(
+            "interrupted after {} of {} modes ({} failed)",
+            self.modes_done, self.modes, self.during
+        )
+    }
 }
 
 /// A run's results.
@@ -169,8 +195,12 @@ pub struct PenetrationOutcome {
     pub db_version: String,
     /// The unguarded mode, then one guarded mode per p.
     pub rows: Vec<ModeRow>,
-    /// Rows in the table at the end (`COUNT(*)`, verified).
+    /// Rows in the table at the end (`COUNT(*)`, verified; the count after writing them when
+    /// the run was interrupted).
     pub rows_in_db: u64,
+    /// Set when the database failed after at least one mode was measured: the rows are the
+    /// modes measured before that.
+    pub interrupted: Option<Interruption>,
 }
 
 fn mix64(mut x: u64) -> u64 {
@@ -269,22 +299,59 @@ pub fn run(config: &PenetrationConfig, progress: Progress<'_>) -> Result<Penetra
             config.valid_ids
         )));
     }
-    let mut rows = vec![run_mode(config, &mut db, None, progress)?];
-    for &p in &config.ps {
-        rows.push(run_mode(config, &mut db, Some(p), progress)?);
+    let mut rows = Vec::new();
+    let modes: Vec<Option<f64>> = std::iter::once(None)
+        .chain(config.ps.iter().map(|&p| Some(p)))
+        .collect();
+    let mut interrupted = None;
+    let stop = |rows: &[ModeRow], during: String, e: &ScenarioError| Interruption {
+        modes_done: rows.len(),
+        modes: modes.len(),
+        during,
+        cause: e.to_string(),
+    };
+    for &p in &modes {
+        match run_mode(config, &mut db, p, progress) {
+            Ok(r) => rows.push(r),
+            // A failure of the database after a mode was measured keeps the modes measured.
+            Err(e) if is_database_failure(&e) && !rows.is_empty() => {
+                let during = match p {
+                    None => "the unguarded mode".to_owned(),
+                    Some(p) => format!("the guarded mode at p = {p}"),
+                };
+                interrupted = Some(stop(&rows, during, &e));
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
-    let end = db.int("SELECT COUNT(*) FROM bloomlab_penetration_items", &[])?;
+    let mut end = rows_in_db;
+    if interrupted.is_none() {
+        match db.int("SELECT COUNT(*) FROM bloomlab_penetration_items", &[]) {
+            Ok(n) => end = n,
+            Err(e) if is_database_failure(&e) => {
+                interrupted = Some(stop(&rows, "the end check".to_owned(), &e));
+            }
+            Err(e) => return Err(e),
+        }
+    }
     if end != config.valid_ids as i64 {
         return Err(ScenarioError::Verification(format!(
             "the table holds {end} rows at the end; {} were written",
             config.valid_ids
         )));
     }
+    if interrupted.is_some() {
+        for r in &mut rows {
+            r.run_status = "interrupted";
+        }
+    }
     Ok(PenetrationOutcome {
         config: config.clone(),
         db_version,
         rows,
         rows_in_db: end as u64,
+        interrupted,
     })
 }
 
@@ -429,6 +496,7 @@ fn run_mode(
         valid_p99_ns: valid_h.quantile_ns(0.99),
         wall_s: wall,
         filter_bytes: filter.as_ref().map_or(0, |f| f.memory_bytes() as u64),
+        run_status: "complete",
     })
 }
 
@@ -455,7 +523,11 @@ pub fn write_report(o: &PenetrationOutcome, dir: &std::path::Path, revision: &st
     draw(
         &dir.join(PNG_NAME),
         &format!(
-            "Cache penetration on {}: {} valid ids, {:.0}% attack requests, {}",
+            "{}Cache penetration on {}: {} valid ids, {:.0}% attack requests, {}",
+            o.interrupted.as_ref().map_or(String::new(), |i| format!(
+                "INTERRUPTED ({} of {} modes): ",
+                i.modes_done, i.modes
+            )),
             c.db.backend(),
             c.valid_ids,
             c.attack_share * 100.0,
@@ -542,25 +614,42 @@ pub fn write_report(o: &PenetrationOutcome, dir: &std::path::Path, revision: &st
 
     let mut md = format!(
         "# Cache penetration against {}\n\n\
-         {dirty}Generated by `scenario penetration` (revision {revision}); regenerate, do not edit.\n\n\
-         - Database: {} ({}); {} valid ids (rows), verified with `COUNT(*)` and \
-         `COUNT(DISTINCT id)` before and after.\n\
+         {dirty}Generated by `scenario penetration` (revision {revision}); regenerate, do not edit.\n\n",
+        c.db.backend(),
+    );
+    if let Some(i) = &o.interrupted {
+        md.push_str(&format!(
+            "**Interrupted: not a complete run.** The run was {}: {}\n\n\
+             What follows covers only the modes measured before it stopped (every CSV row says \
+             `interrupted`). To resume: bring the database back and run the same command again \
+             (it rewrites the table and measures every mode).\n\n",
+            i.summary(),
+            i.cause
+        ));
+    }
+    md.push_str(&format!(
+        "- Database: {} ({}); {} valid ids (rows), verified with `COUNT(*)` and \
+         `COUNT(DISTINCT id)` {}.\n\
          - Requests: {} per mode (seed {}), {:.0}% for ids that never existed (each distinct), the \
          rest for valid ids (half of them among a hot 1%).\n\
          - Serving: cache ({} entries, oldest evicted first, emptied per mode) then the database; \
          guarded modes ask the filter `{}` (sized for the valid ids at p) first.\n\
          - Every valid request returned its row and every attack request nothing (checked per \
          request; a miss would have failed the run).\n\n",
-        c.db.backend(),
         o.db_version,
         c.db.backend(),
         c.valid_ids,
+        if o.interrupted.is_some() {
+            "after writing them (the end check did not run: interrupted)"
+        } else {
+            "before and after"
+        },
         c.requests,
         c.seed,
         c.attack_share * 100.0,
         CACHE_CAPACITY,
         c.filter
-    );
+    ));
     md.push_str("## Attack traffic reaching the database\n\n");
     let rows: Vec<Vec<String>> = o
         .rows

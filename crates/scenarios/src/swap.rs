@@ -314,6 +314,15 @@ fn bitset(ids: &[i64]) -> Vec<bool> {
     v
 }
 
+/// Sets its flag when dropped: the writer's exit (an error included) stops the other threads.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Runs the scenario and checks every reader answer and the database.
 pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
     config.check()?;
@@ -435,6 +444,8 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             .collect();
 
         let writer = s.spawn(|| -> Result<()> {
+            // On an error, everyone stops: the run cannot be completed.
+            let _stop_all = StopOnDrop(&stop);
             let mut db = Db::connect(&config.db)?;
             let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(config.seed, "swap-writer"));
             let mut live: Vec<i64> = (0..config.initial_ids as i64).collect();
@@ -582,8 +593,28 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
     });
     let wall_s = started.elapsed().as_secs_f64();
     let panic = |who: &str| ScenarioError::Verification(format!("the {who} thread panicked"));
-    writer_result.map_err(|_| panic("writer"))??;
-    let rebuilt = rebuild_result.map_err(|_| panic("rebuild"))??;
+    // The database failing once readers, writer and rebuilds are running interrupts a run whose
+    // figures only mean something whole: a measured failure, reported as such, not bad input.
+    let interrupted = |e: ScenarioError| {
+        if crate::is_database_failure(&e) {
+            ScenarioError::Interrupted(format!(
+                "swap interrupted by the database after {} s of the run: {e}\nNothing is \
+                 reported: swap's figures (false negatives, lookups during and outside swaps) \
+                 cover the whole run. The database holds whole writer transactions. To resume: \
+                 bring {} back and run the same command again (it empties the tables first).",
+                crate::output::sig(wall_s, 3),
+                config.db
+            ))
+        } else {
+            e
+        }
+    };
+    writer_result
+        .map_err(|_| panic("writer"))?
+        .map_err(interrupted)?;
+    let rebuilt = rebuild_result
+        .map_err(|_| panic("rebuild"))?
+        .map_err(interrupted)?;
     // Fill ratio of each generation when it was replaced; the last one's now.
     let mut fills: Vec<f64> = rebuilt.iter().map(|r| r.fill_at_end).collect();
     fills.push(current.load().filter.fill_ratio());

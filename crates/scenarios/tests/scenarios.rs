@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bloomlab_harness::stats::clopper_pearson;
 use bloomlab_scenarios::ScenarioError;
-use bloomlab_scenarios::db::{Db, DbUrl};
+use bloomlab_scenarios::db::{Db, DbUrl, TempSqlite, redact};
 use bloomlab_scenarios::dedup::{self, DedupConfig, Mode};
 use bloomlab_scenarios::penetration::{self, PenetrationConfig};
 use bloomlab_scenarios::swap::{self, SwapConfig};
@@ -404,16 +404,48 @@ fn a_full_disk_is_an_error_naming_it_and_leaves_only_whole_days_behind() {
     c.days = 20;
     c.per_day = 2000;
     c.capacity = 20_000;
-    let e = dedup::run(&c, &mut nop()).expect_err("20 days of articles on a 4 MiB disk");
-    let msg = e.to_string();
+    // Issue 28 case 5: the days measured before the disk filled are kept (the run used to end in
+    // an error that dropped them), with where and why the run stopped.
+    let o = dedup::run(&c, &mut nop()).expect("days measured before the disk filled");
+    let i = o
+        .interrupted
+        .as_ref()
+        .expect("20 days of articles on a 4 MiB disk: the run must stop part-way");
     assert!(
-        matches!(&e, ScenarioError::Query { .. })
-            && msg.contains("full")
-            && msg.contains(&path.display().to_string()),
-        "{msg}"
+        i.cause.contains("full") && i.cause.contains(&path.display().to_string()),
+        "{i:?}"
+    );
+    let measured = o.rows.iter().filter(|r| r.mode == i.mode).count() as u64;
+    assert_eq!(measured, i.committed_days, "{i:?}");
+    assert!(
+        o.rows.iter().all(|r| r.run_status == "interrupted"),
+        "every row of an interrupted run is marked"
+    );
+    let what = o.interruption_summary().unwrap();
+    assert!(
+        what.contains(&format!(
+            "interrupted after day {} of 20 of the {} mode",
+            i.committed_days,
+            i.mode.as_str()
+        )),
+        "{what}"
+    );
+    // The report of the days measured says it is not a complete run.
+    let out = tempdir::Dir::new("full-disk-report");
+    dedup::write_report(&o, &out.path, "test").unwrap();
+    let md = std::fs::read_to_string(out.path.join(dedup::SUMMARY_NAME)).unwrap();
+    assert!(
+        md.contains("**Interrupted: not a complete run.**") && md.contains(&what),
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(out.path.join(dedup::CSV_NAME)).unwrap();
+    assert!(
+        csv.lines().skip(1).all(|l| l.ends_with(",interrupted")),
+        "{csv}"
     );
     // The day that did not fit was rolled back: what is left is whole days of 600 new articles,
-    // each stored once (the file is read back on the same full disk).
+    // each stored once (the file is read back on the same full disk), exactly the days reported
+    // as committed (unless the commit itself failed, when its day may have landed).
     let mut check = Db::connect(&db).unwrap();
     let rows = check
         .int("SELECT COUNT(*) FROM bloomlab_dedup_articles", &[])
@@ -429,5 +461,166 @@ fn a_full_disk_is_an_error_naming_it_and_leaves_only_whole_days_behind() {
     assert!(
         rows > 0 && rows < 600 * 20,
         "{rows} rows: no day fitted, or the disk was not full"
+    );
+    let days = (rows / 600) as u64;
+    assert!(
+        days == i.committed_days || (i.at_commit && days == i.committed_days + 1),
+        "{days} whole days stored, {i:?}"
+    );
+}
+
+#[test]
+fn the_default_temp_database_is_private_and_ignores_a_symlink_at_the_old_predictable_path() {
+    let _serial = serial();
+    // Issue 28 case 14: the default database used to be /tmp/bloomlab-scenario-<name>-<pid>.sqlite,
+    // opened through any symlink planted there: a run wrote its rows into the victim's file.
+    let base = tempdir::Dir::new("symlink");
+    let victim = base.path.join("victim.sqlite");
+    {
+        let mut v = Db::connect(&DbUrl::Sqlite(victim.clone())).unwrap();
+        v.batch(
+            "PRAGMA journal_mode=DELETE; CREATE TABLE precious (x BIGINT); \
+             INSERT INTO precious VALUES (1)",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&victim).unwrap();
+    let planted = std::env::temp_dir().join(format!(
+        "bloomlab-scenario-dedup-{}.sqlite",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&planted);
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    // Removes the planted symlink however the test ends.
+    struct Unplant(std::path::PathBuf);
+    impl Drop for Unplant {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _unplant = Unplant(planted.clone());
+    let temp = TempSqlite::create("dedup").unwrap();
+    let dir = temp.dir().to_path_buf();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}: mode {mode:o}", dir.display());
+    }
+    let mut c = DedupConfig::new(temp.url().clone(), "classic/xxh3/km/flat", 0.01);
+    c.days = 1;
+    c.per_day = 500;
+    let o = dedup::run(&c, &mut nop());
+    let after = std::fs::read(&victim).unwrap();
+    o.unwrap();
+    assert!(
+        before == after,
+        "the victim file changed: {} -> {} bytes",
+        before.len(),
+        after.len()
+    );
+    assert!(
+        !base.path.join("victim.sqlite-wal").exists(),
+        "a WAL was opened beside the victim"
+    );
+    drop(temp);
+    assert!(!dir.exists(), "{} was not removed", dir.display());
+}
+
+#[test]
+fn the_fill_sentence_follows_the_run() {
+    let _serial = serial();
+    // The summary used to say the filter "fills past its design point on purpose" whatever the
+    // run: at --days 2 the default filter holds 30,000 of its 100,000 (fill 0.197).
+    let dir = tempdir::Dir::new("fill-sentence");
+    let db = DbUrl::Sqlite(dir.path.join("db.sqlite"));
+    for (days, past) in [(2, false), (5, true)] {
+        let mut c = DedupConfig::new(db.clone(), "classic/xxh3/km/flat", 0.01);
+        c.days = days;
+        c.per_day = 5000; // 1500 new a day
+        c.capacity = 6000;
+        let o = dedup::run(&c, &mut nop()).unwrap();
+        let out = tempdir::Dir::new("fill-sentence-report");
+        dedup::write_report(&o, &out.path, "test").unwrap();
+        let md = std::fs::read_to_string(out.path.join(dedup::SUMMARY_NAME)).unwrap();
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("- Filter:"))
+            .unwrap()
+            .to_owned();
+        assert!(
+            line.contains(&format!("brings {} distinct articles", 1500 * days)),
+            "{line}"
+        );
+        assert_eq!(
+            line.contains("fills past its design point"),
+            past,
+            "days {days}: {line}"
+        );
+        assert_eq!(
+            line.contains("stays within its design point"),
+            !past,
+            "days {days}: {line}"
+        );
+        assert!(!md.contains("Interrupted"), "{md}");
+    }
+}
+
+#[test]
+fn passwords_never_appear_in_messages_or_debug_output() {
+    let _serial = serial();
+    let pw = "hunter2pw";
+    // URL errors name the value given, redacted.
+    for bad in [
+        "mysql://u:hunter2pw@h/db",
+        "postgres://u:hunter2pw@h:notaport/db",
+        "host=h port=notaport password=hunter2pw",
+        "host=h port=notaport password='hunter2pw with space'",
+    ] {
+        let e = bad.parse::<DbUrl>().unwrap_err().to_string();
+        assert!(!e.contains(pw), "{bad}: {e}");
+        assert!(e.contains("***"), "{bad}: {e}");
+    }
+    // Both PostgreSQL forms are accepted; Debug, Display and the address hide the password.
+    for good in [
+        "postgres://bloomlab:hunter2pw@127.0.0.1:5432/postgres",
+        "postgresql://bloomlab:hunter2pw@127.0.0.1:5432/postgres?password=hunter2pw",
+        "host=127.0.0.1 port=5432 user=bloomlab password=hunter2pw dbname=postgres",
+    ] {
+        let u: DbUrl = good.parse().unwrap();
+        for shown in [format!("{u:?}"), u.to_string(), u.address()] {
+            assert!(!shown.contains(pw), "{good}: {shown}");
+        }
+        assert_eq!(u.address(), "127.0.0.1:5432/postgres", "{good}");
+    }
+    assert_eq!(
+        redact("cannot reach postgres://me:s%40cret@db.example:5432/x?sslmode=disable"),
+        "cannot reach postgres://me:***@db.example:5432/x?sslmode=disable"
+    );
+    assert_eq!(
+        redact("host=h password = 'a b\\'c' user=u"),
+        "host=h password = *** user=u"
+    );
+    assert_eq!(
+        redact("host=h password='é\\é\\'x' user=u"),
+        "host=h password=*** user=u"
+    );
+    assert_eq!(redact("password='unterminated é"), "password=***");
+    assert_eq!(
+        redact("postgres://u@h/d?password=x&user=u"),
+        "postgres://u@h/d?password=***&user=u"
+    );
+    // A wrong password on an unreachable server: the error names the address, not the password.
+    let u: DbUrl = "postgres://bloomlab:hunter2pw@127.0.0.1:1/postgres"
+        .parse()
+        .unwrap();
+    let e = dedup::run(
+        &DedupConfig::new(u, "classic/xxh3/km/flat", 0.01),
+        &mut nop(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        !e.contains(pw) && e.contains("127.0.0.1:1") && e.contains("host and port"),
+        "{e}"
     );
 }

@@ -2,12 +2,12 @@
 //! or PostgreSQL), measured, their end state checked with SQL, reported under
 //! `reports/scenarios/<scenario>/`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use bloomlab_cli::{CountingAlloc, git_revision};
-use bloomlab_scenarios::db::DbUrl;
+use bloomlab_scenarios::db::{DbUrl, TempSqlite, redact};
 use bloomlab_scenarios::{ScenarioError, dedup, penetration, swap};
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,25 +32,35 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// deletes rows and a background job rebuilds the filter from the database and swaps it in
 /// (arc-swap); every reader answer is checked for false negatives.
 ///
-/// Databases: --db sqlite:PATH, or postgres://USER@HOST:PORT/DB (scripts/postgres-local.sh start
-/// prints one); default: a fresh SQLite file in the temp dir, removed afterwards. Each scenario
+/// Databases: --db sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB (scripts/postgres-local.sh
+/// start prints one) or PostgreSQL's keyword form (host=H port=P user=U dbname=D); default: a
+/// fresh SQLite file in a private temp dir (unpredictable name, mode 0700), removed afterwards.
+/// Passwords are never printed: messages and reports show host:port/database. Each scenario
 /// creates its own table (bloomlab_*), refuses a table of that name with other columns, empties
 /// it before measuring (a rerun starts clean) and writes in transactions (an interrupted run
 /// leaves the database consistent).
 ///
 /// Outputs in --out (default reports/scenarios/SCENARIO/): a CSV, summary.md (which explains
 /// every figure) and a PNG. --out is locked from before the run (a second run on it is refused,
-/// naming the holder) and the files are staged and moved into place together, so a failed or
-/// interrupted run leaves the previous report whole. Exit status: 0 success, 1 a verification
-/// failed (rows lost or stored twice, a false negative), 2 bad input, an unusable database or a
-/// --out in use by another run (nothing measured), 130 interrupted (Ctrl-C).
+/// naming the holder) and the files are staged and moved into place together, so a failed run
+/// never leaves a mix of two runs. When the database fails part-way (the server stops, the disk
+/// fills), what was measured is still reported, marked "interrupted after day D of N" (dedup) or
+/// "after N of M modes" (penetration) in the summary, the picture and every CSV row, and the
+/// message says what the database holds and how to resume; swap, whose figures cover the whole
+/// run, reports nothing then.
+///
+/// Exit status: 0 success; 1 a measured failure (a verification failed: rows lost or stored
+/// twice, a false negative; or a run interrupted by the database after days were measured);
+/// 2 bad input, an unusable database, a --out in use by another run, or a failure before anything
+/// was measured (no report written); 130 interrupted by Ctrl-C (no report written; the database
+/// keeps only whole transactions).
 #[derive(Debug, Parser)]
 #[command(name = "scenario", version)]
 struct Args {
     /// Which deployment to run.
     scenario: Kind,
-    /// The database of record: sqlite:PATH or postgres://USER@HOST:PORT/DB. Default: a temp
-    /// SQLite file.
+    /// The database of record: sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or
+    /// "host=H port=P user=U dbname=D". Default: a SQLite file in a private temp dir.
     #[arg(long, value_name = "URL")]
     db: Option<String>,
     /// The filter, by registry name (`sweep --list` prints them). Default: classic/xxh3/km/flat;
@@ -77,8 +87,8 @@ struct Args {
     /// Seed of the generated workload.
     #[arg(long, default_value_t = 2024)]
     seed: u64,
-    /// Output directory. Default: reports/scenarios/SCENARIO/ (or SCENARIO-postgres/ with a
-    /// PostgreSQL --db).
+    /// Output directory (created if missing; must not be a file). Default:
+    /// reports/scenarios/SCENARIO/ (or SCENARIO-postgres/ with a PostgreSQL --db).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -116,7 +126,7 @@ fn parse_ps(s: &str) -> Result<Vec<f64>, ScenarioError> {
 
 fn exit_code(e: &ScenarioError) -> u8 {
     match e {
-        ScenarioError::Verification(_) => 1,
+        ScenarioError::Verification(_) | ScenarioError::Interrupted(_) => 1,
         _ => 2,
     }
 }
@@ -126,17 +136,64 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("scenario {}: error: {e:#}", args.scenario.name());
             let code = e.downcast_ref::<ScenarioError>().map_or(2, exit_code);
+            // A database failure mid-run ends in an Interrupted report (exit 1); any other
+            // failure that exits 2, except writing the report, came before anything was measured.
+            let writing = matches!(
+                e.downcast_ref::<ScenarioError>(),
+                Some(ScenarioError::Write { .. })
+            );
+            let note = if code == 2 && !writing {
+                " (nothing was measured; no report written)"
+            } else {
+                ""
+            };
+            eprintln!(
+                "scenario {}: error: {}{note}",
+                args.scenario.name(),
+                redact(&format!("{e:#}"))
+            );
             ExitCode::from(code)
         }
     }
 }
 
+/// Checks that `out` can be the output directory: it, or its nearest existing ancestor, must be a
+/// directory. Named by flag, before anything is measured.
+fn check_out_dir(out: &Path) -> Result<(), ScenarioError> {
+    let mut p = Some(out);
+    while let Some(d) = p {
+        if let Ok(m) = std::fs::metadata(d) {
+            if m.is_dir() {
+                return Ok(());
+            }
+            return Err(ScenarioError::BadInput(if d == out {
+                format!(
+                    "--out must be a directory; {} is a file: name a directory (created if \
+                     missing)",
+                    out.display()
+                )
+            } else {
+                format!(
+                    "--out must be a directory; {} cannot be created because {} is a file",
+                    out.display(),
+                    d.display()
+                )
+            }));
+        }
+        p = d.parent().filter(|q| !q.as_os_str().is_empty());
+    }
+    Ok(())
+}
+
 fn run(args: &Args) -> anyhow::Result<()> {
-    let (db, temp) = match &args.db {
-        Some(u) => (u.parse::<DbUrl>()?, false),
-        None => (DbUrl::temp_sqlite(args.scenario.name()), true),
+    // The default database lives in a private temp dir, removed when `_temp` drops.
+    let (db, _temp) = match &args.db {
+        Some(u) => (u.parse::<DbUrl>()?, None),
+        None => {
+            let t = TempSqlite::create(args.scenario.name())?;
+            (t.url().clone(), Some(t))
+        }
     };
     let default_ps = match args.scenario {
         Kind::Penetration => "0.01,0.001",
@@ -154,6 +211,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
             args.scenario.name()
         ))
     });
+    check_out_dir(&out)?;
     bloomlab_scenarios::output::prepare_dir(&out)?;
     let bar = ProgressBar::new(1);
     bar.set_style(
@@ -183,7 +241,17 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 c.seed = args.seed;
                 let o = dedup::run(&c, &mut progress)?;
                 dedup::write_report(&o, &out, &revision)?;
-                Ok(format!("{}", out.join(dedup::SUMMARY_NAME).display()))
+                let summary = out.join(dedup::SUMMARY_NAME);
+                if let (Some(what), Some(i)) = (o.interruption_summary(), &o.interrupted) {
+                    return Err(ScenarioError::Interrupted(format!(
+                        "{what}: {}\n{}\nThe days measured are reported, marked interrupted: \
+                         {}",
+                        i.cause,
+                        o.resume_advice().unwrap_or_default(),
+                        summary.display()
+                    )));
+                }
+                Ok(format!("{}", summary.display()))
             }
             Kind::Penetration => {
                 let mut c = penetration::PenetrationConfig::new(db.clone(), &filter, ps.clone());
@@ -191,7 +259,19 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 c.seed = args.seed;
                 let o = penetration::run(&c, &mut progress)?;
                 penetration::write_report(&o, &out, &revision)?;
-                Ok(format!("{}", out.join(penetration::SUMMARY_NAME).display()))
+                let summary = out.join(penetration::SUMMARY_NAME);
+                if let Some(i) = &o.interrupted {
+                    return Err(ScenarioError::Interrupted(format!(
+                        "{}: {}\nTo resume: bring {} back and run the same command again (it \
+                         rewrites the table and measures every mode).\nThe modes measured are \
+                         reported, marked interrupted: {}",
+                        i.summary(),
+                        i.cause,
+                        c.db,
+                        summary.display()
+                    )));
+                }
+                Ok(format!("{}", summary.display()))
             }
             Kind::Swap => {
                 let mut c = swap::SwapConfig::new(db.clone(), &filter, ps[0]);
@@ -205,9 +285,6 @@ fn run(args: &Args) -> anyhow::Result<()> {
         }
     })();
     bar.finish_and_clear();
-    if temp {
-        db.remove_sqlite_files();
-    }
     let summary = result?;
     eprintln!("scenario {}: wrote {summary}", args.scenario.name());
     Ok(())
