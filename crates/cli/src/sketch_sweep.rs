@@ -251,7 +251,8 @@ pub fn run(plan: &SketchPlan, command: &str) -> Result<()> {
         }
     }
     if let Some((url, p)) = &plan.redis {
-        bar.set_message(format!("redis/pfadd/p14 at {url}"));
+        let shown = bloomlab_redis::redact(url);
+        bar.set_message(format!("redis/pfadd/p14 at {shown}"));
         let b = base;
         let pid = std::process::id();
         let rows = pool
@@ -269,7 +270,7 @@ pub fn run(plan: &SketchPlan, command: &str) -> Result<()> {
                     &|d| bar.set_position(b + d),
                 )
             })
-            .with_context(|| format!("Redis HyperLogLog at {url}"))?;
+            .with_context(|| format!("Redis HyperLogLog at {shown}"))?;
         base += p.trials;
         hll_rows.extend(rows);
     }
@@ -284,7 +285,8 @@ pub fn run(plan: &SketchPlan, command: &str) -> Result<()> {
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let info = bloomlab_report::sketches::RunInfo {
-        command: command.to_owned(),
+        // The command line may hold a Redis URL with a password: never into a report.
+        command: bloomlab_redis::redact_words(command),
         seconds,
         threads: pool.current_num_threads(),
     };

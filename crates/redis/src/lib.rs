@@ -114,11 +114,13 @@ pub mod error;
 pub mod filter;
 pub mod hll;
 pub mod keys;
+pub mod redact;
 pub mod variants;
 
 pub use config::Config;
 pub use conn::Connection;
 pub use error::{RedisFilterError, Result};
+pub use redact::{redact, redact_words};
 pub use filter::RedisBloom;
 pub use hll::RedisHll;
 pub use variants::{RedisVisitor, names, redis_name, visit};
