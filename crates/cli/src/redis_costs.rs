@@ -121,7 +121,7 @@ pub fn memory_need(
     let mut phases = vec![(
         round_trips,
         format!(
-            "round trips: {keys} keys and a pipeline of {in_flight}, {} bytes",
+            "round trips: --keys {keys} keys and a pipeline of {in_flight}, {} bytes",
             round_trips
         ),
     )];
@@ -133,7 +133,9 @@ pub fn memory_need(
             .saturating_add(4096 * BYTES_PER_PIPELINED_KEY);
         phases.push((
             big,
-            format!("the big filter: its {twin}-byte in-memory twin and {m} members, {big} bytes"),
+            format!(
+                "the big filter: its {twin}-byte in-memory twin and --big-members {m}, {big} bytes (--skip-big skips it)"
+            ),
         ));
     }
     if sweep {
@@ -148,7 +150,7 @@ pub fn memory_need(
     Ok(MemoryNeed {
         bytes: samples.saturating_add(peak),
         detail: format!(
-            "{samples} bytes of round-trip times ({} repetitions x {} batch sizes x {targets} target(s)) kept to the end, plus the largest phase, {detail}",
+            "{samples} bytes of round-trip times (--reps {} x {} --batches sizes x {targets} target(s)) kept to the end, plus the largest phase, {detail}",
             plan.reps,
             plan.batches.len()
         ),

@@ -310,8 +310,13 @@ pub fn diagnose_cluster(nodes: &[String]) -> String {
     let mut not_cluster = Vec::new();
     let mut failed: Vec<String> = Vec::new();
     let mut state = None;
+    let mut seen = Vec::new();
     for node in nodes {
         let addr = address(node);
+        if seen.contains(&addr) {
+            continue;
+        }
+        seen.push(addr.clone());
         let probe = redis::Client::open(node.trim())
             .and_then(|c| c.get_connection_with_timeout(PROBE_TIMEOUT))
             .and_then(|mut c| {
@@ -357,7 +362,7 @@ pub fn diagnose_cluster(nodes: &[String]) -> String {
             }
         }
     }
-    let mut parts = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
     if !not_cluster.is_empty() {
         parts.push(format!(
             "{} {} not a cluster node (cluster mode disabled); use a single-server URL (one URL, no commas) for a server, or the URLs of a cluster's nodes",
@@ -368,6 +373,11 @@ pub fn diagnose_cluster(nodes: &[String]) -> String {
     if !failed.is_empty() {
         parts.push(format!("nodes down: {}", failed.join("; ")));
     }
+    // A node already named as down is not named again as unreachable.
+    unreachable.retain(|u: &String| {
+        let addr = u.split(' ').next().unwrap_or_default();
+        !failed.iter().any(|f| f.starts_with(&format!("{addr} ")))
+    });
     if !unreachable.is_empty() {
         parts.push(format!("unreachable: {}", unreachable.join("; ")));
     }
