@@ -253,6 +253,8 @@ cmd_clean() {
     for u in $urls; do
         u=${u// /}
         [ -n "$u" ] || continue
+        # redis-cli 7.0 fails `-u redis://:PASSWORD@...` (an empty user): name the default user.
+        u=$(sed -E 's#^(rediss?://):#\1default:#' <<<"$u")
         redis-cli --no-auth-warning -u "$u" ping 2>/dev/null | grep -q PONG ||
             die "clean: cannot reach $(shown "$u") (or it refused the password)"
         # SCAN (incremental: it never blocks the server as KEYS would) for bloomlab's prefixes
