@@ -7,9 +7,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use bloomlab_filters::{
-    BitPositions, Bloom, Filter, FlatBits, KirschMitzenmacher, Variant, Xxh3,
-};
+use bloomlab_filters::{BitPositions, Bloom, Filter, FlatBits, KirschMitzenmacher, Variant, Xxh3};
 use bloomlab_harness::preflight::MemoryNeed;
 use bloomlab_harness::roundtrip::{RoundTripOp, RoundTripSample, Target};
 use bloomlab_harness::{Grid, KeySetKind, SweepConfig, sweep};

@@ -203,8 +203,14 @@ fn redis_killed_mid_sweep_is_a_clear_error_leaving_the_previous_report_whole() {
     for k in &keys {
         let ttl: i64 = server.cli(&["PTTL", k]).trim().parse().unwrap();
         // -2: deleted meanwhile (a finished row), fine; -1 (no expiry) is the leak.
-        assert!(ttl > 0 || ttl == -2, "{k}: PTTL {ttl}: a key without expiry");
-        assert!(ttl <= 600_000, "{k}: PTTL {ttl} ms, more than the 10 min expiry");
+        assert!(
+            ttl > 0 || ttl == -2,
+            "{k}: PTTL {ttl}: a key without expiry"
+        );
+        assert!(
+            ttl <= 600_000,
+            "{k}: PTTL {ttl} ms, more than the 10 min expiry"
+        );
     }
     server.kill();
 
@@ -223,7 +229,10 @@ fn redis_killed_mid_sweep_is_a_clear_error_leaving_the_previous_report_whole() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(status.code(), Some(1), "stderr: {stderr}");
-    assert!(stderr.contains(&server.addr), "the error does not name the server: {stderr}");
+    assert!(
+        stderr.contains(&server.addr),
+        "the error does not name the server: {stderr}"
+    );
     assert!(
         !stderr.contains(PASSWORD) && !stdout.contains(PASSWORD),
         "the password is shown: {stderr}{stdout}"
@@ -305,7 +314,10 @@ fn a_wrong_password_is_reported_without_the_password() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&r.stderr);
         let stdout = String::from_utf8_lossy(&r.stdout);
-        let what = format!("{bin} {args:?}: exit {:?}\nstderr: {stderr}", r.status.code());
+        let what = format!(
+            "{bin} {args:?}: exit {:?}\nstderr: {stderr}",
+            r.status.code()
+        );
         assert_eq!(r.status.code(), Some(1), "{what}");
         assert!(stderr.contains(&server.addr), "{what}\nlacks the address");
         assert!(

@@ -130,9 +130,10 @@ fn a_planted_filter_under_a_runs_name_is_refused_not_measured() {
     // The leftover: the same filter, over-filled ten times (fill 1 - e^-7.3, above 99.9%).
     let conn = bloomlab_redis::Connection::single(&url).unwrap();
     let shard_bits = conn.default_shard_bits();
-    let mut planted =
-        bloomlab_redis::RedisBloom::<Km>::create_or_open_sharded(conn, &name, 10_000, 0.01, shard_bits)
-            .unwrap();
+    let mut planted = bloomlab_redis::RedisBloom::<Km>::create_or_open_sharded(
+        conn, &name, 10_000, 0.01, shard_bits,
+    )
+    .unwrap();
     let keys: Vec<String> = (0..100_000).map(|i| format!("saturating-{i}")).collect();
     planted.insert_batch(&keys, 4096).unwrap();
     assert!(planted.set_bits().unwrap() * 100 > planted.config().bits * 99);

@@ -143,9 +143,7 @@ impl Connection {
             .max_retry_wait(max_wait_ms)
             // 100 ms, 200 ms, 400 ms, ... each capped at max_wait_ms.
             .retry_wait_formula(100, 2);
-        let client = builder
-            .build()
-            .map_err(|e| connect(e, String::new()))?;
+        let client = builder.build().map_err(|e| connect(e, String::new()))?;
         let con = client
             .get_connection()
             .map_err(|e| connect(e, diagnose_cluster(&nodes)))?;
@@ -350,8 +348,8 @@ pub fn diagnose_cluster(nodes: &[String]) -> String {
                     continue;
                 }
                 let flags = f[2];
-                let bad = flags.split(',').any(|x| x == "fail" || x == "fail?")
-                    || f[7] == "disconnected";
+                let bad =
+                    flags.split(',').any(|x| x == "fail" || x == "fail?") || f[7] == "disconnected";
                 if bad {
                     let at = f[1].split(['@', ',']).next().unwrap_or(f[1]);
                     let what = format!("{at} (flags {flags}, link {})", f[7]);

@@ -101,7 +101,10 @@ mod tests {
     fn run_ids_are_16_hex_digits_and_differ() {
         let a = run_id().unwrap();
         let b = run_id().unwrap();
-        assert!(a.len() == 16 && a.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert!(
+            a.len() == 16 && a.bytes().all(|c| c.is_ascii_hexdigit()),
+            "{a}"
+        );
         // Equal with probability 2^-64.
         assert_ne!(a, b);
     }

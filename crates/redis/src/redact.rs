@@ -171,7 +171,9 @@ mod tests {
                 let r = redact(&u);
                 let pieces = secret.split(['@', ':', '/']).filter(|p| p.len() > 1);
                 assert!(
-                    !r.contains(secret) && !r.contains(&enc) && pieces.clone().all(|p| !r.contains(p)),
+                    !r.contains(secret)
+                        && !r.contains(&enc)
+                        && pieces.clone().all(|p| !r.contains(p)),
                     "{u:?} -> {r:?} keeps {secret:?}"
                 );
                 assert!(r.contains("***"), "{u:?} -> {r:?}");

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use bloomlab_cli::parse_count_named;
 use bloomlab_cli::redis_costs::{
     self, BigFilter, CostPlan, Endpoints, SweepPair, measure_big, measure_round_trips,
 };
-use bloomlab_cli::parse_count_named;
 use bloomlab_harness::preflight::{self, MemoryBudget};
 use bloomlab_harness::roundtrip::{self, RoundTripOp, RoundTripRow, Target};
 use bloomlab_report::bench_table::Machine;
@@ -52,11 +52,21 @@ struct Args {
     cluster: Option<String>,
     /// Keys inserted, then looked up, per cell and repetition: 1 to 2^53 (e.g. 16384, 1e5), as
     /// memory allows.
-    #[arg(long, default_value = "16384", value_name = "COUNT", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value = "16384",
+        value_name = "COUNT",
+        allow_hyphen_values = true
+    )]
     keys: String,
     /// Repetitions of every cell: 1 to 4294967295, as memory allows. Figures are medians over
     /// them.
-    #[arg(long, default_value = "7", value_name = "COUNT", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value = "7",
+        value_name = "COUNT",
+        allow_hyphen_values = true
+    )]
     reps: String,
     /// Comma-separated keys per round trip, each at least 1.
     #[arg(long, default_value = "1,16,256,4096", value_name = "SIZES")]
@@ -65,7 +75,12 @@ struct Args {
     #[arg(long)]
     skip_big: bool,
     /// Members inserted into the big filter: 1 to 2^53 (e.g. 2e6), as memory allows.
-    #[arg(long, default_value = "2e6", value_name = "COUNT", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value = "2e6",
+        value_name = "COUNT",
+        allow_hyphen_values = true
+    )]
     big_members: String,
     /// Skip the sweep comparison.
     #[arg(long)]
@@ -81,10 +96,8 @@ struct Args {
     out: PathBuf,
 }
 
-/// The flags' values once checked.
+/// The flags' values once checked that [`CostPlan`] does not hold.
 struct Counts {
-    keys: usize,
-    reps: u32,
     big_members: u64,
 }
 
@@ -147,15 +160,7 @@ fn prepare(args: &Args) -> Result<(CostPlan, Endpoints, Counts), String> {
     )?;
     // A bad retry setting is bad input, found before connecting.
     bloomlab_redis::conn::retry_time_from_env().map_err(|e| e.to_string())?;
-    Ok((
-        plan,
-        Endpoints { server, cluster },
-        Counts {
-            keys,
-            reps,
-            big_members,
-        },
-    ))
+    Ok((plan, Endpoints { server, cluster }, Counts { big_members }))
 }
 
 fn main() -> ExitCode {
@@ -172,7 +177,10 @@ fn main() -> ExitCode {
         Err(e) => {
             // Every Redis error names its URL redacted already; this also covers any other
             // message that quotes one.
-            eprintln!("redis-costs: {}", bloomlab_redis::redact_words(&format!("{e:#}")));
+            eprintln!(
+                "redis-costs: {}",
+                bloomlab_redis::redact_words(&format!("{e:#}"))
+            );
             ExitCode::FAILURE
         }
     }
@@ -213,7 +221,6 @@ fn run(args: &Args, counts: &Counts, plan: &CostPlan, at: &Endpoints) -> Result<
     let report = args.out.join("report.md");
     let text = render(
         args,
-        counts,
         plan,
         at,
         &version,
@@ -287,7 +294,6 @@ fn mb(bytes: u64) -> String {
 
 fn render(
     args: &Args,
-    counts: &Counts,
     plan: &CostPlan,
     at: &Endpoints,
     version: &str,
@@ -456,8 +462,8 @@ fn render(
         s,
         "\nRe-run: `BLOOMLAB_REDIS_URL=... BLOOMLAB_REDIS_CLUSTER_URLS=... cargo run --release \
          --bin redis-costs -- --keys {} --reps {} --batches {}{}{}`.",
-        counts.keys,
-        counts.reps,
+        plan.keys,
+        plan.reps,
         args.batches,
         if args.skip_big { " --skip-big" } else { "" },
         if args.skip_sweep { " --skip-sweep" } else { "" }

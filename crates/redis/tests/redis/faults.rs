@@ -241,7 +241,11 @@ fn slots_of(live: &mut redis::Connection, dead: &str) -> Vec<(u16, u16)> {
     let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(live).unwrap();
     let line = nodes
         .lines()
-        .find(|l| l.split_whitespace().nth(1).is_some_and(|a| a.starts_with(&format!("{dead}@"))))
+        .find(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|a| a.starts_with(&format!("{dead}@")))
+        })
         .unwrap_or_else(|| panic!("{dead} not in CLUSTER NODES:\n{nodes}"));
     line.split_whitespace()
         .skip(8)
@@ -312,14 +316,14 @@ fn a_cluster_with_a_master_killed_fails_within_bounds_naming_the_node() {
     for on_dead in [false, true] {
         let name = name_on(&mut live, &dead_slots, on_dead);
         let t = std::time::Instant::now();
-        let result =
-            Connection::cluster_with_retry(&urls, bloomlab_redis::conn::DEFAULT_RETRY).and_then(
-                |c| {
-                    RedisBloom::<Km>::create_new(c, &name, 1000, 0.01, 1 << 20, None).map(drop)
-                },
-            );
+        let result = Connection::cluster_with_retry(&urls, bloomlab_redis::conn::DEFAULT_RETRY)
+            .and_then(|c| {
+                RedisBloom::<Km>::create_new(c, &name, 1000, 0.01, 1 << 20, None).map(drop)
+            });
         let took = t.elapsed();
-        let msg = result.expect_err("an operation on a failed cluster").to_string();
+        let msg = result
+            .expect_err("an operation on a failed cluster")
+            .to_string();
         assert!(
             took < bound,
             "key on the {} node: failed after {took:?}, more than {bound:?}: {msg}",
@@ -331,4 +335,72 @@ fn a_cluster_with_a_master_killed_fails_within_bounds_naming_the_node() {
             if on_dead { "dead" } else { "live" }
         );
     }
+}
+
+/// `redis-local.sh clean URL` deletes bloomlab's keys (filters `{bloomlab-...}`, HyperLogLogs
+/// `bloomlab-...`) and nothing else, on a private server.
+#[test]
+fn clean_removes_only_bloomlabs_keys() {
+    let test = "clean_removes_only_bloomlabs_keys";
+    if !installed(test) {
+        return;
+    }
+    let state = std::env::temp_dir().join(common::unique_name("clean").replace(':', "-"));
+    let url = local(&state, "start");
+    let _stop = Stop(state.clone());
+    let mut con = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let name = format!(
+        "bloomlab-sweep:{}:0",
+        bloomlab_redis::keys::run_id().unwrap()
+    );
+    let f = RedisBloom::<Km>::create_new(
+        Connection::single(&url).unwrap(),
+        &name,
+        10_000,
+        0.01,
+        1 << 16,
+        Some(Duration::from_secs(600)),
+    )
+    .unwrap();
+    let mut theirs = vec![];
+    for k in [
+        "bloomlab",
+        "xbloomlab-1",
+        "{other}:config",
+        "bloomlab_x",
+        "{bloomlab}",
+    ] {
+        let () = redis::cmd("SET")
+            .arg(k)
+            .arg("keep")
+            .query(&mut con)
+            .unwrap();
+        theirs.push(k.to_owned());
+    }
+    let () = redis::cmd("SET")
+        .arg("bloomlab-sketch-sweep:1:2")
+        .arg("hll")
+        .query(&mut con)
+        .unwrap();
+    let ours: Vec<String> = f.keys().map(str::to_owned).collect();
+    assert!(ours.len() >= 3, "{ours:?}");
+    let out = Command::new("bash")
+        .arg(script())
+        .args(["clean", &url])
+        .env("BLOOMLAB_REDIS_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("deleted {} bloomlab key(s)", ours.len() + 1)),
+        "{stderr}"
+    );
+    let mut left: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    left.sort();
+    theirs.sort();
+    assert_eq!(left, theirs);
 }

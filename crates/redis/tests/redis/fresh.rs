@@ -37,15 +37,27 @@ fn a_fresh_filter_refuses_a_planted_saturated_filter_naming_the_key() {
     // A killed run's filter, saturated: every bit set. Opening it would answer "yes" to every
     // query (the FPR 1.0 of issue 28).
     let name = common::unique_name("planted");
-    let mut planted =
-        RedisBloom::<Km>::create_or_open_sharded(Connection::single(&url).unwrap(), &name, n, p, shard_bits)
-            .unwrap();
+    let mut planted = RedisBloom::<Km>::create_or_open_sharded(
+        Connection::single(&url).unwrap(),
+        &name,
+        n,
+        p,
+        shard_bits,
+    )
+    .unwrap();
     for i in 0..planted.config().shards {
         let bytes = planted.config().shard_bytes(i) as usize;
         let key = planted.shard_key(i).to_owned();
-        let () = redis::cmd("SET").arg(&key).arg(vec![0xffu8; bytes]).query(&mut con).unwrap();
+        let () = redis::cmd("SET")
+            .arg(&key)
+            .arg(vec![0xffu8; bytes])
+            .query(&mut con)
+            .unwrap();
     }
-    assert!(planted.contains("never inserted").unwrap(), "the plant is saturated");
+    assert!(
+        planted.contains("never inserted").unwrap(),
+        "the plant is saturated"
+    );
     let e = RedisBloom::<Km>::create_new(
         Connection::single(&url).unwrap(),
         &name,
@@ -69,7 +81,11 @@ fn a_fresh_filter_refuses_a_planted_saturated_filter_naming_the_key() {
     // shard, and the config this attempt wrote is removed again.
     let name = common::unique_name("planted-shard");
     let shard = shard_key(&name, 0);
-    let () = redis::cmd("SET").arg(&shard).arg(vec![0xffu8; 8]).query(&mut con).unwrap();
+    let () = redis::cmd("SET")
+        .arg(&shard)
+        .arg(vec![0xffu8; 8])
+        .query(&mut con)
+        .unwrap();
     let e = RedisBloom::<Km>::create_new(
         Connection::single(&url).unwrap(),
         &name,
@@ -83,7 +99,10 @@ fn a_fresh_filter_refuses_a_planted_saturated_filter_naming_the_key() {
         matches!(&e, RedisFilterError::Exists { key: k, .. } if *k == shard),
         "{e}"
     );
-    assert!(!exists(&mut con, &config_key(&name)), "the attempt's config was left behind");
+    assert!(
+        !exists(&mut con, &config_key(&name)),
+        "the attempt's config was left behind"
+    );
     assert!(exists(&mut con, &shard), "the planted shard was deleted");
     let _: i64 = redis::cmd("DEL").arg(&shard).query(&mut con).unwrap();
 }
@@ -112,7 +131,10 @@ fn every_key_of_a_fresh_filter_expires_and_use_re_arms_it() {
     assert_eq!(keys.len() as u64, f.config().shards + 1);
     for k in &keys {
         let left = pttl(&mut con, k);
-        assert!(left > 0 && left <= 60_000, "{k}: PTTL {left} ms, expected (0, 60000]");
+        assert!(
+            left > 0 && left <= 60_000,
+            "{k}: PTTL {left} ms, expected (0, 60000]"
+        );
     }
     f.insert("member").unwrap();
     assert!(f.contains("member").unwrap());
@@ -157,7 +179,10 @@ fn cluster_urls_for_a_plain_server_say_it_is_not_a_cluster_node() {
     let Some(url) = common::single_url(test) else {
         return;
     };
-    let addr = url.trim_start_matches("redis://").trim_end_matches('/').to_owned();
+    let addr = url
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_owned();
     let urls = format!("{url},{url}");
     let e = Connection::open(&urls).and_then(|c| {
         RedisBloom::<Km>::create_new(c, &common::unique_name("nc"), 1000, 0.01, 1 << 16, None)
@@ -165,8 +190,9 @@ fn cluster_urls_for_a_plain_server_say_it_is_not_a_cluster_node() {
     });
     let msg = e.unwrap_err().to_string();
     assert!(
-        msg.contains(&format!("{addr} is not a cluster node (cluster mode disabled)"))
-            && msg.contains("single-server URL"),
+        msg.contains(&format!(
+            "{addr} is not a cluster node (cluster mode disabled)"
+        )) && msg.contains("single-server URL"),
         "{msg}"
     );
 }
