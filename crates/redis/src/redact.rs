@@ -44,7 +44,11 @@ pub fn redact_words(text: &str) -> String {
 
 fn redact_one(u: &str) -> String {
     match url::Url::parse(u) {
-        Ok(parsed) if parsed.has_host() || parsed.query().is_some() => from_parsed(&parsed),
+        // A Unix socket URL has no host (nor userinfo); any other URL without a host is not
+        // what it seems (`u:pw@host` parses as scheme `u`), so it is redacted by hand.
+        Ok(parsed) if parsed.has_host() || parsed.scheme().ends_with("unix") => {
+            from_parsed(&parsed)
+        }
         _ => by_hand(u),
     }
 }
