@@ -87,8 +87,8 @@ const BIG_OTHERS: u64 = 100_000;
 /// are kept to the end):
 /// - samples: per repetition, batch size, target (server, and cluster when given) and operation,
 ///   one 8-byte time per round trip (`ceil(keys / batch)`);
-/// - round trips: one repetition's keys ([`BYTES_PER_KEY`] each), one pipeline in flight
-///   (`min(batch, keys)` keys at [`BYTES_PER_PIPELINED_KEY`]) and the in-memory filter;
+/// - round trips: one repetition's keys (`BYTES_PER_KEY` = 72 bytes each), one pipeline in flight
+///   (`min(batch, keys)` keys at `BYTES_PER_PIPELINED_KEY` = 2576 bytes) and the in-memory filter;
 /// - the big filter (`big_members`, unless skipped): the in-memory twin's bit array (about
 ///   550 MB), the members' keys and digests (16 bytes each, all at once), the non-members' keys
 ///   and one pipeline of 4096 keys;

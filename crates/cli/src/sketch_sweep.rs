@@ -254,14 +254,17 @@ pub fn run(plan: &SketchPlan, command: &str) -> Result<()> {
         let shown = bloomlab_redis::redact(url);
         bar.set_message(format!("redis/pfadd/p14 at {shown}"));
         let b = base;
-        let pid = std::process::id();
+        // A random run id, not the pid (which repeats across containers), and an expiry on
+        // every key (re-armed by each insert), as for the Bloom sweep's filters.
+        let run_id = bloomlab_redis::keys::run_id()?;
         let rows = pool
             .install(|| {
                 sketch::run_hll(
                     |t| -> Result<Box<RedisHll>> {
                         let conn = Connection::single(url)?;
                         let mut h =
-                            RedisHll::new(conn, &format!("bloomlab-sketch-sweep:{pid}:{t}"));
+                            RedisHll::new(conn, &format!("bloomlab-sketch-sweep:{run_id}:{t}"))
+                                .with_expiry(crate::redis_sweep::EXPIRY);
                         h.delete()?;
                         Ok(Box::new(h))
                     },

@@ -505,3 +505,30 @@ fn redis_costs_bounds_every_count_and_checks_memory_before_allocating() {
         &["--memory-limit = \"0\""],
     );
 }
+
+/// The cluster retry time (issue 28, case 6) is bad input when out of range, before connecting.
+#[test]
+fn a_bad_redis_retry_time_is_refused_naming_the_variable_and_range() {
+    for bin in [SWEEP, REDIS_COSTS] {
+        for value in ["601", "-1", "2.5", "soon"] {
+            let mut args = vec!["--redis", "redis://127.0.0.1:1"];
+            if bin == SWEEP {
+                args.extend(["--filters", "redis/classic/xxh3/km"]);
+            }
+            let start = Instant::now();
+            let out = Command::new(bin)
+                .args(&args)
+                .env("BLOOMLAB_REDIS_RETRY_SECS", value)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{bin} {value}: {stderr}");
+            assert!(
+                stderr.contains(&format!("BLOOMLAB_REDIS_RETRY_SECS = {value:?}"))
+                    && stderr.contains("0 (no retry) to 600"),
+                "{bin} {value}: {stderr}"
+            );
+            assert!(start.elapsed() < PREFLIGHT_TIME);
+        }
+    }
+}

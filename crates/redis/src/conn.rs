@@ -1,5 +1,5 @@
 //! A connection to one Redis server or to a cluster, with every failure turned into an error that
-//! names the address (credentials redacted, see [`crate::redact`]) and the operation; on a
+//! names the address (credentials redacted, see [`crate::redact::redact`]) and the operation; on a
 //! cluster, a failure also names the nodes that are down or unreachable, after a bounded retry.
 
 use std::time::Duration;
@@ -178,7 +178,7 @@ impl Connection {
     }
 
     /// The URL connected to (for a cluster, the node URLs given, comma-separated), with
-    /// credentials redacted ([`crate::redact`]).
+    /// credentials redacted ([`crate::redact::redact`]).
     pub fn url(&self) -> &str {
         &self.url
     }

@@ -237,6 +237,8 @@ fn config(args: &Args) -> Result<SweepConfig> {
         if workload != WorkloadSettings::Static {
             bail!("--redis runs the static workload only");
         }
+        // A bad BLOOMLAB_REDIS_RETRY_SECS is bad input, found before any row runs.
+        bloomlab_redis::conn::retry_time_from_env()?;
     }
     let base = match workload {
         WorkloadSettings::Static if args.quick => SweepConfig::quick_grids(),
