@@ -8,7 +8,8 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum RedisFilterError {
     /// The server (or no node of the cluster) could be reached.
-    #[error("cannot connect to Redis at {url}: {source}{hint}")]
+    // The client library's own message is redacted too: it may quote a node's URL.
+    #[error("cannot connect to Redis at {url}: {}{hint}", crate::redact::redact_words(&source.to_string()))]
     Connect {
         /// The URL given (for a cluster, the node URLs joined by commas), credentials redacted.
         url: String,
@@ -20,7 +21,7 @@ pub enum RedisFilterError {
     /// A command failed after the connection was made: the server went away, refused the
     /// command (e.g. out of memory under `maxmemory`) or answered something unexpected. No
     /// answer is invented: the operation's result is this error.
-    #[error("Redis at {url}: {operation} (key {key:?}) failed: {source}{hint}")]
+    #[error("Redis at {url}: {operation} (key {key:?}) failed: {}{hint}", crate::redact::redact_words(&source.to_string()))]
     Command {
         /// The URL(s), credentials redacted.
         url: String,
