@@ -10,6 +10,14 @@
 #                                    removes the temp dirs
 #   scripts/redis-local.sh crash     SIGKILLs the single server it started (a power cut: nothing
 #                                    is flushed on the way down), for persistence tests
+#   scripts/redis-local.sh clean [URL[,URL...]]
+#                                    deletes bloomlab's own keys (leftovers of killed runs) from
+#                                    the server(s) at URL (a cluster: every node URL), by default
+#                                    from what this script started: it SCANs for the patterns
+#                                    '{bloomlab-*' (filters) and 'bloomlab-*' (HyperLogLogs) and
+#                                    UNLINKs what it finds, nothing else (never KEYS, never FLUSH);
+#                                    prints how many keys it deleted. Keys of a run still going
+#                                    are deleted too: run it when no bloomlab run uses the server.
 #
 # Typical use:
 #   export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start)
@@ -228,6 +236,50 @@ cmd_crash() {
     rm -f "$file"
 }
 
+# A URL with its credentials replaced by *** (for messages).
+shown() { sed -E 's#(://)[^/@]*@#\1***@#g' <<<"$1"; }
+
+cmd_clean() {
+    need_tools
+    local urls=${1:-} file u
+    if [ -z "$urls" ]; then
+        for file in "$state_dir/single.state" "$state_dir/cluster.state"; do
+            [ -f "$file" ] || continue
+            urls="${urls:+$urls,}$(sed -n 's/^url=//p' "$file")"
+        done
+        [ -n "$urls" ] || die "clean: no URL given and no server started by this script (state: $state_dir)"
+    fi
+    local IFS=, found left
+    for u in $urls; do
+        u=${u// /}
+        [ -n "$u" ] || continue
+        # redis-cli 7.0 fails `-u redis://:PASSWORD@...` (an empty user): name the default user.
+        u=$(sed -E 's#^(rediss?://):#\1default:#' <<<"$u")
+        redis-cli --no-auth-warning -u "$u" ping 2>/dev/null | grep -q PONG ||
+            die "clean: cannot reach $(shown "$u") (or it refused the password)"
+        # SCAN (incremental: it never blocks the server as KEYS would) for bloomlab's prefixes
+        # only; one redis-cli reads the UNLINKs from stdin (one key per command, so a cluster
+        # node never sees a cross-slot command). Names with quotes or backslashes are skipped:
+        # bloomlab never makes them (keys::check_name).
+        found=$(scan_bloomlab "$u" | grep -c . || true)
+        if [ "$found" -gt 0 ]; then
+            scan_bloomlab "$u" | grep -v '["\\]' | sed 's/.*/UNLINK "&"/' |
+                redis-cli --no-auth-warning -u "$u" >/dev/null
+        fi
+        left=$(scan_bloomlab "$u" | grep -c . || true)
+        note "clean: $(shown "$u"): deleted $((found - left)) bloomlab key(s)"
+        [ "$left" -eq 0 ] || die "clean: $left bloomlab key(s) left on $(shown "$u")"
+    done
+}
+
+# bloomlab's keys on the node at URL $1, one per line, each once.
+scan_bloomlab() {
+    local pat
+    for pat in '{bloomlab-*' 'bloomlab-*'; do
+        redis-cli --no-auth-warning -u "$1" --scan --pattern "$pat"
+    done | sort -u
+}
+
 cmd_status() {
     local kind file pid running=0
     for kind in single cluster; do
@@ -252,5 +304,6 @@ case "${1:-}" in
     stop) cmd_stop ;;
     crash) cmd_crash ;;
     status) cmd_status ;;
-    *) die "usage: $0 start|cluster|status|stop|crash" ;;
+    clean) cmd_clean "${2:-}" ;;
+    *) die "usage: $0 start|cluster|status|stop|crash|clean [URL[,URL...]]" ;;
 esac

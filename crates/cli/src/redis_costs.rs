@@ -7,7 +7,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use bloomlab_filters::{BitPositions, Bloom, Filter, FlatBits, KirschMitzenmacher, Xxh3};
+use bloomlab_filters::{BitPositions, Bloom, Filter, FlatBits, KirschMitzenmacher, Variant, Xxh3};
+use bloomlab_harness::preflight::MemoryNeed;
 use bloomlab_harness::roundtrip::{RoundTripOp, RoundTripSample, Target};
 use bloomlab_harness::{Grid, KeySetKind, SweepConfig, sweep};
 use bloomlab_redis::config::MAX_SHARD_BITS;
@@ -59,6 +60,99 @@ pub struct Endpoints {
     pub server: String,
     /// A cluster's node URLs (none: no cluster cells).
     pub cluster: Option<Vec<String>>,
+}
+
+/// Heap bytes of one generated key held as a `String`: its 24-byte header plus its text, which
+/// the allocator rounds up (the keys here are 20 to 40 bytes: a 32- or 48-byte block). An upper
+/// bound for the keys of [`keys_of`] and the big filter's.
+const BYTES_PER_KEY: u64 = 24 + 48;
+
+/// Heap bytes per key in flight in one pipeline, an upper bound: its digest (16 bytes), its
+/// BITFIELD command (up to 4 arguments per probe, k <= 30 probes, each argument's bytes and
+/// 16-byte record: about 1.5 KiB) and its reply (one 32-byte value per probe: about 1 KiB).
+const BYTES_PER_PIPELINED_KEY: u64 = 16 + 1536 + 1024;
+
+/// The n and p of the filter [`measure_big`] creates: more than 2^32 bits.
+pub const BIG_N: u64 = 460_000_000;
+/// The target rate of the big filter.
+pub const BIG_P: f64 = 0.01;
+
+/// Non-members the big filter is asked about.
+const BIG_OTHERS: u64 = 100_000;
+
+/// What a `redis-costs` run holds in memory at its peak, computed before anything is allocated
+/// (every product saturates, so absurd counts give a huge figure, never an overflow).
+///
+/// Model, phase by phase (each phase's own data is freed before the next, the round-trip samples
+/// are kept to the end):
+/// - samples: per repetition, batch size, target (server, and cluster when given) and operation,
+///   one 8-byte time per round trip (`ceil(keys / batch)`);
+/// - round trips: one repetition's keys (`BYTES_PER_KEY` = 72 bytes each), one pipeline in flight
+///   (`min(batch, keys)` keys at `BYTES_PER_PIPELINED_KEY` = 2576 bytes) and the in-memory filter;
+/// - the big filter (`big_members`, unless skipped): the in-memory twin's bit array (about
+///   550 MB), the members' keys and digests (16 bytes each, all at once), the non-members' keys
+///   and one pipeline of 4096 keys;
+/// - the sweep comparison (unless skipped): its plan's own [`bloomlab_harness::Plan::memory_need`].
+pub fn memory_need(
+    plan: &CostPlan,
+    cluster: bool,
+    big_members: Option<u64>,
+    sweep: bool,
+) -> Result<MemoryNeed> {
+    let targets = if cluster { 2 } else { 1 };
+    let keys = plan.keys as u64;
+    let per_rep: u64 = plan
+        .batches
+        .iter()
+        .map(|&b| keys.div_ceil(u64::from(b.max(1))))
+        .fold(0u64, u64::saturating_add);
+    let samples = per_rep
+        .saturating_mul(8 * 2 * targets)
+        .saturating_mul(u64::from(plan.reps));
+    let widest = plan.batches.iter().copied().max().unwrap_or(1);
+    let in_flight = keys.min(u64::from(widest));
+    let filter = Measured::sized_bytes(plan.n, plan.p)?;
+    let round_trips = keys
+        .saturating_mul(BYTES_PER_KEY)
+        .saturating_add(in_flight.saturating_mul(BYTES_PER_PIPELINED_KEY))
+        .saturating_add(filter);
+    let mut phases = vec![(
+        round_trips,
+        format!(
+            "round trips: --keys {keys} keys and a pipeline of {in_flight}, {} bytes",
+            round_trips
+        ),
+    )];
+    if let Some(m) = big_members {
+        let twin = Measured::sized_bytes(BIG_N, BIG_P)?;
+        let big = twin
+            .saturating_add(m.saturating_mul(BYTES_PER_KEY + 16))
+            .saturating_add(BIG_OTHERS * BYTES_PER_KEY)
+            .saturating_add(4096 * BYTES_PER_PIPELINED_KEY);
+        phases.push((
+            big,
+            format!(
+                "the big filter: its {twin}-byte in-memory twin and --big-members {m}, {big} bytes (--skip-big skips it)"
+            ),
+        ));
+    }
+    if sweep {
+        let config = compare_config()?;
+        let need = config.plan()?.memory_need(&config)?;
+        phases.push((need.bytes, format!("the sweep comparison: {}", need.detail)));
+    }
+    let (peak, detail) = phases
+        .into_iter()
+        .max_by_key(|(b, _)| *b)
+        .expect("the round-trip phase is always there");
+    Ok(MemoryNeed {
+        bytes: samples.saturating_add(peak),
+        detail: format!(
+            "{samples} bytes of round-trip times (--reps {} x {} --batches sizes x {targets} target(s)) kept to the end, plus the largest phase, {detail}",
+            plan.reps,
+            plan.batches.len()
+        ),
+    })
 }
 
 fn keys_of(rep: u32, count: usize) -> Vec<String> {
@@ -159,9 +253,15 @@ fn remote_cells(
         Target::Cluster => plan.cluster_shard_bits,
         _ => bloomlab_redis::config::DEFAULT_SHARD_BITS,
     };
-    let name = format!("bloomlab-costs:{}:{rep}:{batch}", std::process::id());
-    let mut f =
-        RedisBloom::<Measured>::create_or_open_sharded(conn, &name, plan.n, plan.p, shard_bits)?;
+    let name = format!("bloomlab-costs:{}:{rep}:{batch}", run_id()?);
+    let mut f = RedisBloom::<Measured>::create_new(
+        conn,
+        &name,
+        plan.n,
+        plan.p,
+        shard_bits,
+        Some(redis_sweep::EXPIRY),
+    )?;
     let per = batch as usize;
     let insert = rounds(keys, per, |chunk| Ok(f.insert_batch(chunk, per)?));
     let mut missing = 0usize;
@@ -231,6 +331,34 @@ pub fn measure_round_trips(
     Ok(out)
 }
 
+/// A run id for this process's filter names ([`bloomlab_redis::keys::run_id`]).
+fn run_id() -> Result<String> {
+    Ok(bloomlab_redis::keys::run_id()?)
+}
+
+/// The sweep [`compare_sweep`] runs twice: three Redis variants' twins, two key sets, n = 10^5,
+/// p = 1% and 0.1%.
+fn compare_config() -> Result<SweepConfig> {
+    let redis_names = [
+        "redis/classic/xxh3/km",
+        "redis/classic/murmur3/mitz64",
+        "redis/blocked512/xxh3",
+    ];
+    let twins = redis_names
+        .iter()
+        .map(|r| redis_sweep::twin_name(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut config = SweepConfig::with_grids(vec![Grid {
+        filters: twins,
+        key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
+        n: vec![100_000],
+        p: vec![0.01, 0.001],
+        overfill: vec![1.0],
+    }]);
+    config.timing = false;
+    Ok(config)
+}
+
 /// What [`measure_big`] found.
 #[derive(Debug, Clone)]
 pub struct BigFilter {
@@ -278,13 +406,20 @@ pub struct BigFilter {
 /// keys inserted and found, positions past 2^32 counted, bytes and non-member answers compared
 /// with the twin.
 pub fn measure_big(url: &str, members: u64, progress: &dyn Fn(&str)) -> Result<BigFilter> {
-    let (n, p) = (460_000_000, 0.01);
-    let name = format!("bloomlab-costs-big:{}", std::process::id());
+    let (n, p) = (BIG_N, BIG_P);
+    let name = format!("bloomlab-costs-big:{}", run_id()?);
     let mut conn = Connection::single(url)?;
     let used_memory_before = conn.used_memory()?;
     progress("big filter: creating two shards (about 550 MB)");
     let start = Instant::now();
-    let mut f = RedisBloom::<Measured>::create_or_open(conn, &name, n, p)?;
+    let mut f = RedisBloom::<Measured>::create_new(
+        conn,
+        &name,
+        n,
+        p,
+        bloomlab_redis::config::DEFAULT_SHARD_BITS,
+        Some(redis_sweep::EXPIRY),
+    )?;
     let create = start.elapsed();
     let result = fill_and_check(&mut f, members, progress);
     let used_memory_after = match &result {
@@ -407,23 +542,7 @@ pub struct SweepPair {
 /// The sweep run twice on the same plan, once with the filters in memory and once in Redis (at
 /// `url`), and every row compared in every column but the name and the memory held.
 pub fn compare_sweep(url: &str, progress: &dyn Fn(&str)) -> Result<Vec<SweepPair>> {
-    let redis_names = [
-        "redis/classic/xxh3/km",
-        "redis/classic/murmur3/mitz64",
-        "redis/blocked512/xxh3",
-    ];
-    let twins = redis_names
-        .iter()
-        .map(|r| redis_sweep::twin_name(r))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut config = SweepConfig::with_grids(vec![Grid {
-        filters: twins,
-        key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
-        n: vec![100_000],
-        p: vec![0.01, 0.001],
-        overfill: vec![1.0],
-    }]);
-    config.timing = false;
+    let config = compare_config()?;
     let plan = config.plan()?;
     progress("sweep: in memory");
     let memory = sweep::run(&config, &plan, &|_| {})?;

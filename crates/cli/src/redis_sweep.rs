@@ -3,21 +3,57 @@
 //!
 //! The plan is made with each Redis name's in-memory twin (`classic/<hash>/<index>/flat`,
 //! `blocked512/<hash>`), so grids, key sets and checks are the sweep's own. Each row then runs
-//! [`bloomlab_harness::trial::run_batched`] against a fresh filter in Redis (a unique name,
-//! deleted after the row), pipelining [`PER_ROUND_TRIP`] keys per round trip. The Redis filter
+//! [`bloomlab_harness::trial::run_batched`] against a fresh filter in Redis, pipelining [`PER_ROUND_TRIP`] keys per round trip. The Redis filter
 //! sets the twin's bits, so every statistical column equals the twin's row bit for bit; the
 //! `filter` column is the Redis name, `memory_bytes` the bytes the shards hold on the server, and
 //! the timing columns are 0 (the round-trip cost is measured by the `redis-costs` binary, see
 //! [`crate::redis_costs`]).
+//!
+//! # Names, expiry, leftovers
+//!
+//! Row `i` of a run uses the filter `bloomlab-sweep:<run id>:<i>`, the run id 64 random bits
+//! from the OS ([`bloomlab_redis::keys::run_id`]), so runs never share a name (the pid alone
+//! repeats across containers and restarts). The filter is created fresh
+//! ([`RedisBloom::create_new`]): if any of its keys exists, the row is not run and the sweep stops
+//! with exit 2 naming the key ([`is_refusal`]), never measuring an old, filled filter. Every key
+//! gets an expiry of [`EXPIRY`], re-armed while the row runs and deleted after it, so a killed
+//! run's keys vanish by themselves; `scripts/redis-local.sh clean URL` removes bloomlab's
+//! leftovers at once (SCAN for `{bloomlab-*`, nothing else).
 
 use bloomlab_filters::{BitPositions, Digest, Geometry};
 use bloomlab_harness::keys::Batch;
 use bloomlab_harness::trial::{self, BatchMembership, Shape};
 use bloomlab_harness::{HarnessError, Plan, Progress, SweepConfig, SweepRow};
-use bloomlab_redis::{Connection, RedisBloom, RedisVisitor};
+use bloomlab_redis::{Connection, RedisBloom, RedisFilterError, RedisVisitor};
 
 /// Keys per pipeline (one round trip to a server).
 pub const PER_ROUND_TRIP: usize = 4096;
+
+/// The expiry of every key a sweep row creates: 10 minutes, 5 times the longest a single reply
+/// may take ([`bloomlab_redis::conn::RESPONSE_TIMEOUT`], 2 min). The expiry is re-armed whenever
+/// a quarter of it (2.5 min) has passed and the row sends a command, so a live row's keys cannot
+/// expire while it waits for a reply or computes between two round trips (microseconds per
+/// batch); a killed run's keys are gone 10 minutes after its last command.
+pub const EXPIRY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// What [`run`] reports as [`HarnessError::InvalidConfig`] with this `what` when a row's filter
+/// key already exists on the server: the sweep's exit 2 (nothing wrong was measured; the
+/// server's state refused the run).
+pub const EXISTS_WHAT: &str = "Redis key";
+
+/// Whether `e` (from [`run`], through `anyhow`) is a refusal before measuring (a row's key
+/// already exists): exit 2, not a measured failure.
+pub fn is_refusal(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<HarnessError>(),
+        Some(HarnessError::InvalidConfig { what, .. }) if what == EXISTS_WHAT
+    )
+}
+
+/// The name of row `index`'s filter in the run `run_id`.
+pub fn filter_name(run_id: &str, index: usize) -> String {
+    format!("bloomlab-sweep:{run_id}:{index}")
+}
 
 /// The in-memory twin's registry name of Redis variant `name`, or an error listing the Redis
 /// names.
@@ -111,10 +147,28 @@ pub fn as_twin(r: &SweepRow, m: &SweepRow) -> SweepRow {
 /// comma-separated URLs: a cluster's nodes, the filter in shards of
 /// [`bloomlab_redis::config::CLUSTER_SHARD_BITS`] spread over them), one row at a time,
 /// and returns the rows in plan order with their Redis names. `progress` is called after each row.
+/// Each row's filter is [`filter_name`] of a fresh [`bloomlab_redis::keys::run_id`]; see the
+/// module docs for expiry and leftovers. Errors name the server with credentials redacted.
 pub fn run(
     config: &SweepConfig,
     plan: &Plan,
     url: &str,
+    progress: &dyn Fn(&Progress),
+) -> Result<Vec<SweepRow>, HarnessError> {
+    let run_id = bloomlab_redis::keys::run_id().map_err(|e| HarnessError::InvalidConfig {
+        what: "Redis run id".into(),
+        value: "(none)".into(),
+        allowed: e.to_string(),
+    })?;
+    run_as(config, plan, url, &run_id, progress)
+}
+
+/// [`run`] with the run id given (tests plant a filter under a name a run will use).
+pub fn run_as(
+    config: &SweepConfig,
+    plan: &Plan,
+    url: &str,
+    run_id: &str,
     progress: &dyn Fn(&Progress),
 ) -> Result<Vec<SweepRow>, HarnessError> {
     struct Row<'a> {
@@ -122,26 +176,35 @@ pub fn run(
         keys: &'a bloomlab_harness::KeySet,
         config: &'a SweepConfig,
         url: &'a str,
+        run_id: &'a str,
         index: usize,
     }
     impl RedisVisitor for Row<'_> {
         type Output = Result<SweepRow, HarnessError>;
         fn visit<F: BitPositions>(self) -> Self::Output {
-            let external = |e: bloomlab_redis::RedisFilterError| HarnessError::External {
-                filter: self.spec.filter.clone(),
-                n: self.spec.n,
-                p: self.spec.p,
-                reason: e.to_string(),
+            let external = |e: RedisFilterError| match e {
+                RedisFilterError::Exists { ref key, .. } => HarnessError::InvalidConfig {
+                    what: EXISTS_WHAT.into(),
+                    value: format!("{key:?}"),
+                    allowed: e.to_string(),
+                },
+                e => HarnessError::External {
+                    filter: self.spec.filter.clone(),
+                    n: self.spec.n,
+                    p: self.spec.p,
+                    reason: e.to_string(),
+                },
             };
             let conn = Connection::open(self.url).map_err(external)?;
             let shard_bits = conn.default_shard_bits();
-            let name = format!("bloomlab-sweep:{}:{}", std::process::id(), self.index);
-            let filter = RedisBloom::<F>::create_or_open_sharded(
+            let name = filter_name(self.run_id, self.index);
+            let filter = RedisBloom::<F>::create_new(
                 conn,
                 &name,
                 self.spec.n,
                 self.spec.p,
                 shard_bits,
+                Some(EXPIRY),
             )
             .map_err(external)?;
             let mut adapter = Adapter {
@@ -176,6 +239,7 @@ pub fn run(
                 keys,
                 config,
                 url,
+                run_id,
                 index,
             },
         )

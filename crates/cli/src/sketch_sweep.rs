@@ -256,16 +256,20 @@ pub fn run(
         }
     }
     if let Some((url, p)) = &plan.redis {
-        bar.set_message(format!("redis/pfadd/p14 at {url}"));
+        let shown = bloomlab_redis::redact(url);
+        bar.set_message(format!("redis/pfadd/p14 at {shown}"));
         let b = base;
-        let pid = std::process::id();
+        // A random run id, not the pid (which repeats across containers), and an expiry on
+        // every key (re-armed by each insert), as for the Bloom sweep's filters.
+        let run_id = bloomlab_redis::keys::run_id()?;
         let rows = pool
             .install(|| {
                 sketch::run_hll(
                     |t| -> Result<Box<RedisHll>> {
                         let conn = Connection::single(url)?;
                         let mut h =
-                            RedisHll::new(conn, &format!("bloomlab-sketch-sweep:{pid}:{t}"));
+                            RedisHll::new(conn, &format!("bloomlab-sketch-sweep:{run_id}:{t}"))
+                                .with_expiry(crate::redis_sweep::EXPIRY);
                         h.delete()?;
                         Ok(Box::new(h))
                     },
@@ -274,7 +278,7 @@ pub fn run(
                     &|d| bar.set_position(b + d),
                 )
             })
-            .with_context(|| format!("Redis HyperLogLog at {url}"))?;
+            .with_context(|| format!("Redis HyperLogLog at {shown}"))?;
         base += p.trials;
         hll_rows.extend(rows);
     }
@@ -289,7 +293,8 @@ pub fn run(
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let info = bloomlab_report::sketches::RunInfo {
-        command: command.to_owned(),
+        // The command line may hold a Redis URL with a password: never into a report.
+        command: bloomlab_redis::redact_words(command),
         seconds,
         threads: pool.current_num_threads(),
     };

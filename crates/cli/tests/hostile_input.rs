@@ -429,12 +429,12 @@ fn redis_costs_refuses_bad_flags_and_a_missing_server_before_connecting() {
     refused(
         REDIS_COSTS,
         &["--redis", url, "--keys", "0"],
-        &["--keys = 0"],
+        &["--keys = \"0\"", "from 1 to 2^53"],
     );
     refused(
         REDIS_COSTS,
         &["--redis", url, "--reps", "0"],
-        &["--reps = 0"],
+        &["--reps = \"0\"", "from 1 to 2^53"],
     );
     let out = Command::new(REDIS_COSTS)
         .env_remove("BLOOMLAB_REDIS_URL")
@@ -451,4 +451,84 @@ fn redis_costs_refuses_bad_flags_and_a_missing_server_before_connecting() {
     let r = run(REDIS_COSTS, &["--redis", url, "--keys", "1", "--reps", "1"]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("127.0.0.1:1"), "{}", r.stderr);
+}
+
+/// Issue 28, case 7: `redis-costs --keys 18446744073709551615` panicked ("capacity overflow") and
+/// `--keys 2e8` aborted on allocation. Every count flag is now parsed as the sweep's (1 to 2^53)
+/// and the run's peak memory is compared with --memory-limit before anything is allocated or a
+/// server contacted (the address here has no server): exit 2, naming the flag and the value.
+#[test]
+fn redis_costs_bounds_every_count_and_checks_memory_before_allocating() {
+    let url = "redis://127.0.0.1:1";
+    for (flag, value) in [
+        ("--keys", "18446744073709551615"),
+        ("--keys", "-1"),
+        ("--keys", "1.5"),
+        ("--keys", "NaN"),
+        ("--big-members", "1e300"),
+        ("--big-members", "0"),
+    ] {
+        refused(
+            REDIS_COSTS,
+            &["--redis", url, flag, value],
+            &[&format!("{flag} = {value:?}"), "from 1 to 2^53"],
+        );
+    }
+    refused(
+        REDIS_COSTS,
+        &["--redis", url, "--reps", "5e9"],
+        &["--reps = \"5e9\"", "from 1 to 4294967295"],
+    );
+    // Counts in range whose memory is not there: refused before allocating, naming the flag's
+    // value, the figure and the limit. 2e8 keys alone hold 200,000,000 strings (over 10 GB).
+    for args in [
+        vec!["--keys", "2e8", "--reps", "1", "--skip-big", "--skip-sweep"],
+        vec!["--keys", "2e8"],
+        vec!["--big-members", "1e9", "--skip-sweep"],
+    ] {
+        let mut all = vec!["--redis", url, "--memory-limit", "1e9"];
+        all.extend(&args);
+        let named = if args[0] == "--keys" {
+            "--keys 200000000"
+        } else {
+            "--big-members 1000000000"
+        };
+        refused(
+            REDIS_COSTS,
+            &all,
+            &["allowed by --memory-limit", "1000000000 bytes", named],
+        );
+    }
+    refused(
+        REDIS_COSTS,
+        &["--redis", url, "--memory-limit", "0"],
+        &["--memory-limit = \"0\""],
+    );
+}
+
+/// The cluster retry time (issue 28, case 6) is bad input when out of range, before connecting.
+#[test]
+fn a_bad_redis_retry_time_is_refused_naming_the_variable_and_range() {
+    for bin in [SWEEP, REDIS_COSTS] {
+        for value in ["601", "-1", "2.5", "soon"] {
+            let mut args = vec!["--redis", "redis://127.0.0.1:1"];
+            if bin == SWEEP {
+                args.extend(["--filters", "redis/classic/xxh3/km"]);
+            }
+            let start = Instant::now();
+            let out = Command::new(bin)
+                .args(&args)
+                .env("BLOOMLAB_REDIS_RETRY_SECS", value)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{bin} {value}: {stderr}");
+            assert!(
+                stderr.contains(&format!("BLOOMLAB_REDIS_RETRY_SECS = {value:?}"))
+                    && stderr.contains("0 (no retry) to 600"),
+                "{bin} {value}: {stderr}"
+            );
+            assert!(start.elapsed() < PREFLIGHT_TIME);
+        }
+    }
 }

@@ -100,3 +100,50 @@ fn rows_equal_twins(url: &str) {
         );
     }
 }
+
+/// Issue 28, case 1: a killed sweep's filter left on a persistent server was opened by a later
+/// sweep that reused the name (same pid) and measured as new: FPR 1.0, exit 0. Now a run creates
+/// its filters fresh: a saturated filter planted under the name the run will use makes it stop
+/// before measuring, with a refusal (the sweep's exit 2) naming the key.
+#[test]
+fn a_planted_filter_under_a_runs_name_is_refused_not_measured() {
+    let test = "a_planted_filter_under_a_runs_name_is_refused_not_measured";
+    let Some(url) = url(test, "BLOOMLAB_REDIS_URL", "start") else {
+        return;
+    };
+    type Km = bloomlab_filters::Bloom<
+        bloomlab_filters::Xxh3,
+        bloomlab_filters::KirschMitzenmacher,
+        bloomlab_filters::FlatBits,
+    >;
+    let mut config = SweepConfig::with_grids(vec![Grid {
+        filters: vec![redis_sweep::twin_name("redis/classic/xxh3/km").unwrap()],
+        key_sets: vec![KeySetKind::Url],
+        n: vec![10_000],
+        p: vec![0.01],
+        overfill: vec![1.0],
+    }]);
+    config.timing = false;
+    let plan = config.plan().unwrap();
+    let run_id = bloomlab_redis::keys::run_id().unwrap();
+    let name = redis_sweep::filter_name(&run_id, 0);
+    // The leftover: the same filter, over-filled ten times (fill 1 - e^-7.3, above 99.9%).
+    let conn = bloomlab_redis::Connection::single(&url).unwrap();
+    let shard_bits = conn.default_shard_bits();
+    let mut planted = bloomlab_redis::RedisBloom::<Km>::create_or_open_sharded(
+        conn, &name, 10_000, 0.01, shard_bits,
+    )
+    .unwrap();
+    let keys: Vec<String> = (0..100_000).map(|i| format!("saturating-{i}")).collect();
+    planted.insert_batch(&keys, 4096).unwrap();
+    assert!(planted.set_bits().unwrap() * 100 > planted.config().bits * 99);
+
+    let e = redis_sweep::run_as(&config, &plan, &url, &run_id, &|_| {}).unwrap_err();
+    let e = anyhow::Error::from(e);
+    let key = bloomlab_redis::keys::config_key(&name);
+    assert!(redis_sweep::is_refusal(&e), "{e:#}");
+    assert!(format!("{e:#}").contains(&key), "{e:#}");
+    // Left as found.
+    assert!(planted.set_bits().unwrap() * 100 > planted.config().bits * 99);
+    planted.destroy().unwrap();
+}

@@ -8,23 +8,53 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum RedisFilterError {
     /// The server (or no node of the cluster) could be reached.
-    #[error("cannot connect to Redis at {url}: {source}")]
+    // The client library's own message is redacted too: it may quote a node's URL.
+    #[error("cannot connect to Redis at {url}: {}{hint}", crate::redact::redact_words(&source.to_string()))]
     Connect {
-        /// The URL given (for a cluster, the node URLs joined by commas).
+        /// The URL given (for a cluster, the node URLs joined by commas), credentials redacted.
         url: String,
         source: redis::RedisError,
+        /// For a cluster: which nodes are down, unreachable or not in cluster mode (empty, or
+        /// starting with "; ").
+        hint: String,
     },
     /// A command failed after the connection was made: the server went away, refused the
     /// command (e.g. out of memory under `maxmemory`) or answered something unexpected. No
     /// answer is invented: the operation's result is this error.
-    #[error("Redis at {url}: {operation} (key {key:?}) failed: {source}")]
+    #[error("Redis at {url}: {operation} (key {key:?}) failed: {}{hint}", crate::redact::redact_words(&source.to_string()))]
     Command {
+        /// The URL(s), credentials redacted.
         url: String,
         /// What the filter was doing (`insert`, `lookup`, `create`, `open`, ...).
         operation: &'static str,
         /// The first Redis key the failed command or pipeline addressed.
         key: String,
         source: redis::RedisError,
+        /// For a cluster: which nodes are down or unreachable (empty, or starting with "; ").
+        hint: String,
+    },
+    /// A fresh filter was asked for (a measuring run), but one of its keys already exists: a
+    /// leftover of an earlier run, or another client's. It is not opened (its bits would be
+    /// reused) nor overwritten (it may be someone's data).
+    #[error(
+        "Redis at {url}: key {key:?} of filter {name:?} already exists; a measuring run creates its filter fresh and will not reuse or overwrite it (a leftover of a killed run expires by itself; to remove bloomlab's leftovers now: scripts/redis-local.sh clean URL)"
+    )]
+    Exists {
+        /// The URL(s), credentials redacted.
+        url: String,
+        name: String,
+        key: String,
+    },
+    /// A key of a filter created with an expiry was gone when its expiry was re-armed: the run
+    /// stalled longer than the expiry, or something deleted the key. Its bits are lost.
+    #[error(
+        "Redis at {url}: key {key:?} of filter {name:?} expired or was deleted during the run (expiry {ttl_secs} s); its bits are lost"
+    )]
+    Expired {
+        url: String,
+        name: String,
+        key: String,
+        ttl_secs: u64,
     },
     /// The server answered with a value of an unexpected type or shape.
     #[error("Redis at {url}: {operation} (key {key:?}) got an unexpected reply: {reply}")]

@@ -22,6 +22,20 @@ const CREATE_IF_ABSENT: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then retur
 const CREATE_SHARD: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then \
      redis.call('SETRANGE', KEYS[1], ARGV[1], '\\0') end return 1";
 
+/// Creates a fresh filter's config hash in one atomic step, only if no key of that name exists,
+/// with an expiry of ARGV[1] milliseconds (none when 0): returns 1 if it created the hash, 0 if
+/// the key was there (then nothing is written). KEYS[1] is the config key; ARGV[2..] the fields.
+const CREATE_FRESH: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end \
+     redis.call('HSET', KEYS[1], unpack(ARGV, 2)) \
+     if tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return 1";
+
+/// Creates a fresh filter's shard of ARGV[1] + 1 zero bytes with an expiry of ARGV[2]
+/// milliseconds (none when 0), only if the key does not exist: 1 if created, 0 if it existed
+/// (untouched: it may be another run's bits).
+const CREATE_FRESH_SHARD: &str = "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end \
+     redis.call('SETRANGE', KEYS[1], ARGV[1], '\\0') \
+     if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 1";
+
 /// How long [`RedisBloom::create_or_open_sharded`] waits for another client that is creating the
 /// same filter to finish sizing its shards (about 0.3 s per 512 MiB shard on this project's
 /// machine), before it reports them as lost.
@@ -53,6 +67,9 @@ pub struct RedisBloom<F> {
     shard_keys: Vec<String>,
     /// (shard, Redis offset) of the current key's positions, reused between keys.
     scratch: Vec<(u64, u64)>,
+    /// The expiry every key was given at creation ([`RedisBloom::create_new`]), re-armed as the
+    /// filter is used, and when it was last re-armed.
+    expiry: Option<(Duration, Instant)>,
     _variant: PhantomData<fn() -> F>,
 }
 
@@ -149,6 +166,145 @@ impl<F: BitPositions> RedisBloom<F> {
         Ok(filter)
     }
 
+    /// Creates the filter `name` fresh, sized for `n` keys at rate `p` in shards of `shard_bits`
+    /// bits, for a measuring run: a filter whose bits must start all zero.
+    ///
+    /// Guarantees:
+    /// - *Never reuses or overwrites.* The config hash is created atomically only if its key is
+    ///   absent, and each shard only if its key is absent; if any of the filter's keys exists
+    ///   (a leftover of a killed run, another client's filter) the result is
+    ///   [`RedisFilterError::Exists`] naming that key, and whatever this call created is deleted.
+    /// - *Leftovers go away.* With `expiry = Some(t)`, every key gets that expiry (PEXPIRE, in
+    ///   the same atomic step that creates it), so a run killed before [`Self::destroy`] leaves
+    ///   nothing behind after `t`. While the filter is used, the expiry is re-armed on every key
+    ///   whenever a quarter of `t` has passed since the last time (one pipelined PEXPIRE per
+    ///   key, before the next command), so a live run's keys expire only if it sends nothing
+    ///   for about 3/4 of `t`; a key found gone then is [`RedisFilterError::Expired`], never a
+    ///   silently re-created empty shard. `t` must be at least 1 ms.
+    pub fn create_new(
+        mut conn: Connection,
+        name: &str,
+        n: u64,
+        p: f64,
+        shard_bits: u64,
+        expiry: Option<Duration>,
+    ) -> Result<Self> {
+        check_name(name)?;
+        let ttl_ms = match expiry {
+            Some(t) if t.as_millis() == 0 => {
+                return Err(RedisFilterError::OutOfRange {
+                    what: "key expiry",
+                    value: format!("{t:?}"),
+                    allowed: "at least 1 ms, or none".into(),
+                });
+            }
+            Some(t) => u64::try_from(t.as_millis()).unwrap_or(u64::MAX),
+            None => 0,
+        };
+        let config = Config::sized::<F>(n, p, shard_bits)?;
+        let key = config_key(name);
+        let mut eval = redis::cmd("EVAL");
+        eval.arg(CREATE_FRESH).arg(1).arg(&key).arg(ttl_ms);
+        for (field, value) in config.fields() {
+            eval.arg(field).arg(value);
+        }
+        let created: i64 = conn.query(&eval, "create", &key)?;
+        let exists = |conn: &Connection, key: &str| RedisFilterError::Exists {
+            url: conn.url().to_owned(),
+            name: name.to_owned(),
+            key: key.to_owned(),
+        };
+        if created != 1 {
+            return Err(exists(&conn, &key));
+        }
+        let mut filter = Self::assemble(conn, name, config);
+        let cmds = (0..filter.config.shards)
+            .map(|i| {
+                let mut c = redis::cmd("EVAL");
+                c.arg(CREATE_FRESH_SHARD)
+                    .arg(1)
+                    .arg(&filter.shard_keys[i as usize])
+                    .arg(filter.config.shard_bytes(i) - 1)
+                    .arg(ttl_ms);
+                c
+            })
+            .collect();
+        let first = filter.shard_keys[0].clone();
+        let made = match filter.conn.pipeline(cmds, "create (size shards)", &first) {
+            Ok(made) => made,
+            Err(e) => {
+                // Best effort: the error that matters is the creation one. Shards that existed
+                // before are not this call's to delete, but a failed pipeline does not say which
+                // ones it created, and a measuring run's name is its own.
+                let _ = filter.delete_keys();
+                return Err(e);
+            }
+        };
+        if let Some(i) = made.iter().position(|v| !matches!(v, Value::Int(1))) {
+            let taken = filter.shard_keys[i].clone();
+            // Delete only what this call created: the config and the shards that answered 1.
+            let mine: Vec<String> = made
+                .iter()
+                .zip(&filter.shard_keys)
+                .filter(|(v, _)| matches!(v, Value::Int(1)))
+                .map(|(_, k)| k.clone())
+                .chain([filter.config_key.clone()])
+                .collect();
+            for k in mine {
+                let _ = filter
+                    .conn
+                    .query::<i64>(redis::cmd("DEL").arg(&k), "create (undo)", &k);
+            }
+            return Err(exists(&filter.conn, &taken));
+        }
+        filter.expiry = expiry.map(|t| (t, Instant::now()));
+        Ok(filter)
+    }
+
+    /// Re-arms the expiry of every key of a filter made by [`Self::create_new`] with one, if a
+    /// quarter of it has passed since the last time; nothing otherwise.
+    fn keep_alive(&mut self) -> Result<()> {
+        let Some((ttl, last)) = self.expiry else {
+            return Ok(());
+        };
+        if last.elapsed() < ttl / 4 {
+            return Ok(());
+        }
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let keys: Vec<String> = std::iter::once(self.config_key.clone())
+            .chain(self.shard_keys.iter().cloned())
+            .collect();
+        let cmds = keys
+            .iter()
+            .map(|k| {
+                let mut c = redis::cmd("PEXPIRE");
+                c.arg(k).arg(ms);
+                c
+            })
+            .collect();
+        let replies = self.conn.pipeline(cmds, "re-arm expiry", &keys[0])?;
+        if let Some(i) = replies.iter().position(|v| !matches!(v, Value::Int(1))) {
+            return Err(RedisFilterError::Expired {
+                url: self.conn.url().to_owned(),
+                name: self.name.clone(),
+                key: keys[i].clone(),
+                ttl_secs: ttl.as_secs(),
+            });
+        }
+        self.expiry = Some((ttl, Instant::now()));
+        Ok(())
+    }
+
+    /// The expiry given at creation by [`Self::create_new`], if any.
+    pub fn expiry(&self) -> Option<Duration> {
+        self.expiry.map(|(t, _)| t)
+    }
+
+    /// Every Redis key of the filter: its config hash, then its shards.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.config_key.as_str()).chain(self.shard_keys.iter().map(String::as_str))
+    }
+
     /// Opens the existing filter `name` with its stored (n, p) and shard size. Errors if there is
     /// none ([`RedisFilterError::NotFound`]), if it was made with another layout, hash or index
     /// scheme than `F`'s ([`RedisFilterError::ConfigMismatch`]), or if its config or shards are
@@ -198,6 +354,7 @@ impl<F: BitPositions> RedisBloom<F> {
             name: name.to_owned(),
             config,
             scratch: Vec::new(),
+            expiry: None,
             _variant: PhantomData,
         }
     }
@@ -364,6 +521,7 @@ impl<F: BitPositions> RedisBloom<F> {
     /// Sends `cmds`: as one command when there is one, else as one pipeline. Errors are labelled
     /// with the key of shard `shard`.
     fn send(&mut self, op: Op, cmds: Vec<Cmd>, shard: u64) -> Result<Vec<Value>> {
+        self.keep_alive()?;
         let key = self.shard_keys[shard as usize].clone();
         if cmds.len() == 1 {
             Ok(vec![self.conn.query::<Value>(

@@ -26,6 +26,8 @@ pub struct RedisHll {
     conn: Connection,
     key: String,
     batch: usize,
+    /// The expiry every PFADD pipeline re-arms, in milliseconds (none: 0).
+    expiry_ms: u64,
 }
 
 impl RedisHll {
@@ -39,7 +41,16 @@ impl RedisHll {
             conn,
             key: key.to_owned(),
             batch: Self::DEFAULT_BATCH,
+            expiry_ms: 0,
         }
+    }
+
+    /// The sketch with an expiry: every PFADD pipeline ends with a PEXPIRE of `expiry`, so the
+    /// key of a run killed before [`RedisHll::delete`] disappears `expiry` after its last insert.
+    /// A zero expiry means none.
+    pub fn with_expiry(mut self, expiry: std::time::Duration) -> Self {
+        self.expiry_ms = u64::try_from(expiry.as_millis()).unwrap_or(u64::MAX);
+        self
     }
 
     /// The Redis key.
@@ -93,7 +104,7 @@ impl CardinalitySketch for RedisHll {
         if keys.is_empty() {
             return Ok(());
         }
-        let cmds: Vec<redis::Cmd> = keys
+        let mut cmds: Vec<redis::Cmd> = keys
             .chunks(self.batch)
             .map(|chunk| {
                 let mut cmd = redis::cmd("PFADD");
@@ -104,6 +115,11 @@ impl CardinalitySketch for RedisHll {
                 cmd
             })
             .collect();
+        if self.expiry_ms > 0 {
+            let mut cmd = redis::cmd("PEXPIRE");
+            cmd.arg(&self.key).arg(self.expiry_ms);
+            cmds.push(cmd);
+        }
         self.conn.pipeline(cmds, "pfadd", &self.key).map(|_| ())
     }
 

@@ -27,6 +27,23 @@ pub fn check_name(name: &str) -> Result<()> {
     }
 }
 
+/// The prefix of every Redis key bloomlab's own runs create (`{bloomlab-...`): the pattern
+/// `scripts/redis-local.sh clean` SCANs for (`{bloomlab-*`), so that cleaning never touches a key
+/// another program made.
+pub const RUN_KEY_PREFIX: &str = "bloomlab-";
+
+/// A run's random id: 16 hex digits (64 bits) from the operating system's random source, so that
+/// two runs' names do not collide, even with the same pid (containers) or at the same instant.
+/// Two runs share an id with probability about r^2 / 2^65 among r runs.
+pub fn run_id() -> Result<String> {
+    let v = getrandom::u64().map_err(|e| RedisFilterError::OutOfRange {
+        what: "run id",
+        value: "(none)".into(),
+        allowed: format!("random bytes from the operating system, which failed: {e}"),
+    })?;
+    Ok(format!("{v:016x}"))
+}
+
 /// The config hash of filter `name`: `{name}:config` (hash tag `name`).
 pub fn config_key(name: &str) -> String {
     format!("{{{name}}}:config")
@@ -78,5 +95,17 @@ mod tests {
             assert!(e.contains("filter name"), "{bad:?}: {e}");
         }
         check_name("crawler:seen/urls-2026").unwrap();
+    }
+
+    #[test]
+    fn run_ids_are_16_hex_digits_and_differ() {
+        let a = run_id().unwrap();
+        let b = run_id().unwrap();
+        assert!(
+            a.len() == 16 && a.bytes().all(|c| c.is_ascii_hexdigit()),
+            "{a}"
+        );
+        // Equal with probability 2^-64.
+        assert_ne!(a, b);
     }
 }

@@ -81,15 +81,29 @@
 //!
 //! `sweep --redis redis://HOST:PORT --filters redis/classic/xxh3/km,redis/blocked512/xxh3 ...`
 //! runs the static sweep's rows in Redis ([`names`] lists every Redis variant; `sweep --list`
-//! prints them): each row's filter is created under a fresh name, filled and sampled 4096 keys
-//! per round trip by the same trial code as in memory, and deleted. Its statistical columns equal
-//! the in-memory twin's row bit for bit (tested in `crates/cli/tests/redis_sweep.rs`).
+//! prints them): each row's filter is created fresh ([`RedisBloom::create_new`]) under a name
+//! with a random run id ([`keys::run_id`]), filled and sampled 4096 keys per round trip by the
+//! same trial code as in memory, and deleted. Its statistical columns equal the in-memory twin's
+//! row bit for bit (tested in `crates/cli/tests/redis_sweep.rs`).
+//!
+//! # Measuring runs: fresh filters, expiry, leftovers
+//!
+//! [`RedisBloom::create_or_open`] is for a filter several clients share. A measuring run needs
+//! all-zero bits, so it uses [`RedisBloom::create_new`]: the config and each shard are created
+//! only if absent (each in one atomic script), any existing key is [`RedisFilterError::Exists`]
+//! naming it (never opened, never overwritten), and every key can carry an expiry that use
+//! re-arms, so a killed run's keys disappear by themselves. `scripts/redis-local.sh clean URL`
+//! deletes bloomlab's leftovers at once: it SCANs for `{bloomlab-*` and `bloomlab-*` only.
 //!
 //! # Errors
 //!
 //! [`RedisFilterError`]: connection failure naming the URL; a failed command naming the URL, the
 //! operation and the key (a server that stops mid-run, memory refused by `maxmemory`); config
 //! mismatch; corrupt config or shard; a size beyond the limits (shard size, shard count, name).
+//! URLs are always shown with their user and password replaced by `***` ([`redact()`]). On a
+//! cluster, a refused command is retried for a bounded time ([`conn::RETRY_VAR`], 3 s by
+//! default) and the error then names the nodes that are down or unreachable, or that the URLs
+//! are of a server not in cluster mode ([`conn::diagnose_cluster`]).
 //! Run servers with `--maxmemory-policy noeviction`: an evicting server drops shards, which the
 //! next open reports, but keys inserted before that are lost.
 //!
@@ -114,6 +128,7 @@ pub mod error;
 pub mod filter;
 pub mod hll;
 pub mod keys;
+pub mod redact;
 pub mod variants;
 
 pub use config::Config;
@@ -121,4 +136,5 @@ pub use conn::Connection;
 pub use error::{RedisFilterError, Result};
 pub use filter::RedisBloom;
 pub use hll::RedisHll;
+pub use redact::{redact, redact_words};
 pub use variants::{RedisVisitor, names, redis_name, visit};

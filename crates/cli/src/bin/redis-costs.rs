@@ -6,9 +6,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use bloomlab_cli::parse_count_named;
 use bloomlab_cli::redis_costs::{
     self, BigFilter, CostPlan, Endpoints, SweepPair, measure_big, measure_round_trips,
 };
+use bloomlab_harness::preflight::{self, MemoryBudget};
 use bloomlab_harness::roundtrip::{self, RoundTripOp, RoundTripRow, Target};
 use bloomlab_report::bench_table::Machine;
 use bloomlab_report::output::OutputDir;
@@ -29,16 +31,23 @@ use indicatif::{ProgressBar, ProgressStyle};
 ///
 /// Start throwaway servers first: `export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start)` and
 /// `export BLOOMLAB_REDIS_CLUSTER_URLS=$(scripts/redis-local.sh cluster)`; stop them with
-/// `scripts/redis-local.sh stop`.
+/// `scripts/redis-local.sh stop`. Every count is checked (1 to 2^53, scientific notation
+/// allowed) and the run's peak memory is computed and compared with --memory-limit (default:
+/// MemAvailable) before anything is allocated or any server is contacted. Each filter is created
+/// fresh under a random name, its keys expiring after 10 minutes unless in use, and deleted
+/// after. URLs are shown without their credentials. On a cluster, a refused command is retried
+/// for at most BLOOMLAB_REDIS_RETRY_SECS seconds (default 3, 0 to 600), then the error names the
+/// nodes that are down.
 ///
 /// --out is locked for the run (a second run on it is refused at once, naming the holder); the
 /// three files are staged and moved into place together only after every measurement, so a
 /// failed or interrupted run leaves the previous report whole.
 ///
-/// Exit status: 0 done; 1 a measurement failed (a server error, a member not found, a byte or row
-/// that differs from the twin; the report is written when the measurements finished) or the
-/// report could not be written; 2 bad input or a --out in use by another run (nothing measured);
-/// 130 interrupted (Ctrl-C: nothing is written).
+/// Exit status: 0 done; 1 a measurement failed (a server unreachable or lost, a member not
+/// found, a byte or row that differs from the twin; the report is written when the measurements
+/// finished) or the report could not be written; 2 bad input (a flag out of range, no server
+/// given, a plan larger than the memory limit) or a --out in use by another run (nothing
+/// measured); 130 interrupted (Ctrl-C: nothing is written).
 #[derive(Parser, Debug)]
 #[command(name = "redis-costs", version, about, long_about)]
 struct Args {
@@ -48,27 +57,55 @@ struct Args {
     /// The cluster's node URLs, comma-separated. Without it there are no cluster rows.
     #[arg(long, env = "BLOOMLAB_REDIS_CLUSTER_URLS", value_name = "URLS")]
     cluster: Option<String>,
-    /// Keys inserted, then looked up, per cell and repetition (at least 1).
-    #[arg(long, default_value_t = 16_384)]
-    keys: usize,
-    /// Repetitions of every cell (at least 1): figures are medians over them.
-    #[arg(long, default_value_t = 7)]
-    reps: u32,
+    /// Keys inserted, then looked up, per cell and repetition: 1 to 2^53 (e.g. 16384, 1e5), as
+    /// memory allows.
+    #[arg(
+        long,
+        default_value = "16384",
+        value_name = "COUNT",
+        allow_hyphen_values = true
+    )]
+    keys: String,
+    /// Repetitions of every cell: 1 to 4294967295, as memory allows. Figures are medians over
+    /// them.
+    #[arg(
+        long,
+        default_value = "7",
+        value_name = "COUNT",
+        allow_hyphen_values = true
+    )]
+    reps: String,
     /// Comma-separated keys per round trip, each at least 1.
     #[arg(long, default_value = "1,16,256,4096", value_name = "SIZES")]
     batches: String,
     /// Skip the filter of more than 2^32 bits.
     #[arg(long)]
     skip_big: bool,
-    /// Members inserted into the big filter (at least 1).
-    #[arg(long, default_value_t = 2_000_000)]
-    big_members: u64,
+    /// Members inserted into the big filter: 1 to 2^53 (e.g. 2e6), as memory allows.
+    #[arg(
+        long,
+        default_value = "2e6",
+        value_name = "COUNT",
+        allow_hyphen_values = true
+    )]
+    big_members: String,
     /// Skip the sweep comparison.
     #[arg(long)]
     skip_sweep: bool,
+    /// Memory the run may hold at once, in bytes (scientific notation allowed, e.g. 8e9):
+    /// the peak computed from the flags (keys, round-trip times, the big filter's in-memory twin,
+    /// the sweep comparison) is compared with it before anything is allocated. Default: the
+    /// MemAvailable figure of /proc/meminfo.
+    #[arg(long, value_name = "BYTES")]
+    memory_limit: Option<String>,
     /// Output directory.
     #[arg(long, default_value = "reports/redis")]
     out: PathBuf,
+}
+
+/// The flags' values once checked that [`CostPlan`] does not hold.
+struct Counts {
+    big_members: u64,
 }
 
 fn batches(s: &str) -> Result<Vec<u32>, String> {
@@ -83,37 +120,59 @@ fn batches(s: &str) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-fn prepare(args: &Args) -> Result<(CostPlan, Endpoints), String> {
-    let server = args.redis.clone().filter(|u| !u.trim().is_empty()).ok_or(
-        "no server: give --redis URL or set BLOOMLAB_REDIS_URL \
-         (export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start))",
-    )?;
-    if args.keys == 0 {
-        return Err("--keys = 0: at least 1 key per cell is needed".into());
-    }
-    if args.reps == 0 {
-        return Err("--reps = 0: at least 1 repetition is needed".into());
-    }
-    if args.big_members == 0 {
-        return Err("--big-members = 0: at least 1 member is needed".into());
-    }
-    let cluster = args
+fn prepare(args: &Args) -> Result<(CostPlan, Endpoints, Counts), String> {
+    let keys = parse_count_named("--keys", 1, &args.keys)?;
+    let reps = parse_count_named("--reps", 1, &args.reps)?;
+    let reps = u32::try_from(reps).map_err(|_| {
+        format!(
+            "--reps = {:?} is invalid: it must be a whole number from 1 to {}",
+            args.reps,
+            u32::MAX
+        )
+    })?;
+    let big_members = parse_count_named("--big-members", 1, &args.big_members)?;
+    let keys = usize::try_from(keys)
+        .map_err(|_| format!("--keys = {keys} is more than this machine can address"))?;
+    let limit = match &args.memory_limit {
+        Some(s) => Some(parse_count_named("--memory-limit", 1, s)?),
+        None => None,
+    };
+    let cluster: Option<Vec<String>> = args
         .cluster
         .as_deref()
         .filter(|c| !c.trim().is_empty())
         .map(|c| c.split(',').map(|u| u.trim().to_owned()).collect());
     let plan = CostPlan {
-        keys: args.keys,
-        reps: args.reps,
+        keys,
+        reps,
         batches: batches(&args.batches)?,
         ..CostPlan::default()
     };
-    Ok((plan, Endpoints { server, cluster }))
+    // Before a server is needed: a plan that cannot fit is refused whatever the servers.
+    let need = redis_costs::memory_need(
+        &plan,
+        cluster.is_some(),
+        (!args.skip_big).then_some(big_members),
+        !args.skip_sweep,
+    )
+    .map_err(|e| format!("{e:#}"))?;
+    let budget = MemoryBudget::detect(limit);
+    if let Some(note) = budget.skipped_note() {
+        eprintln!("redis-costs: {note}");
+    }
+    preflight::check_memory(&need, &budget, "--memory-limit").map_err(|e| e.to_string())?;
+    let server = args.redis.clone().filter(|u| !u.trim().is_empty()).ok_or(
+        "no server: give --redis URL or set BLOOMLAB_REDIS_URL \
+         (export BLOOMLAB_REDIS_URL=$(scripts/redis-local.sh start))",
+    )?;
+    // A bad retry setting is bad input, found before connecting.
+    bloomlab_redis::conn::retry_time_from_env().map_err(|e| e.to_string())?;
+    Ok((plan, Endpoints { server, cluster }, Counts { big_members }))
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let (plan, at) = match prepare(&args) {
+    let (plan, at, counts) = match prepare(&args) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("redis-costs: {e}");
@@ -127,16 +186,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&args, &plan, &at, &out) {
+    match run(&args, &counts, &plan, &at, &out) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("redis-costs: {e:#}");
+            // Every Redis error names its URL redacted already; this also covers any other
+            // message that quotes one.
+            eprintln!(
+                "redis-costs: {}",
+                bloomlab_redis::redact_words(&format!("{e:#}"))
+            );
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(args: &Args, plan: &CostPlan, at: &Endpoints, out: &OutputDir) -> Result<()> {
+fn run(args: &Args, counts: &Counts, plan: &CostPlan, at: &Endpoints, out: &OutputDir) -> Result<()> {
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} {spinner} {wide_msg}")
@@ -154,7 +218,7 @@ fn run(args: &Args, plan: &CostPlan, at: &Endpoints, out: &OutputDir) -> Result<
     let big = if args.skip_big {
         None
     } else {
-        Some(measure_big(&at.server, args.big_members, &show)?)
+        Some(measure_big(&at.server, counts.big_members, &show)?)
     };
     let pairs = if args.skip_sweep {
         None
@@ -422,8 +486,8 @@ fn render(
         s,
         "\nRe-run: `BLOOMLAB_REDIS_URL=... BLOOMLAB_REDIS_CLUSTER_URLS=... cargo run --release \
          --bin redis-costs -- --keys {} --reps {} --batches {}{}{}`.",
-        args.keys,
-        args.reps,
+        plan.keys,
+        plan.reps,
         args.batches,
         if args.skip_big { " --skip-big" } else { "" },
         if args.skip_sweep { " --skip-sweep" } else { "" }

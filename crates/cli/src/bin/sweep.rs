@@ -97,10 +97,16 @@ struct Args {
     /// cluster whose nodes are the comma-separated URLs given (shards of 2^20 bits, spread over
     /// the masters): every --filters
     /// name must then be a Redis one (redis/classic/HASH/INDEX, redis/blocked512/HASH;
-    /// see --list). Each row's filter is created under a fresh name and deleted afterwards; rows
-    /// run one at a time, 4096 keys per round trip, static workload only. The statistical
-    /// columns equal the in-memory twin's (classic/HASH/INDEX/flat, blocked512/HASH) bit
-    /// for bit; memory_bytes is the bytes held on the server; the timing columns are 0.
+    /// see --list). Each row's filter is created fresh under a name with a random run id
+    /// (bloomlab-sweep:RUNID:ROW), every key expiring after 10 min unless the run keeps using it,
+    /// and deleted afterwards; if a key of that name exists the run stops with exit 2 naming it
+    /// (remove bloomlab's leftovers with `scripts/redis-local.sh clean URL`). Rows run one at a
+    /// time, 4096 keys per round trip, static workload only. The statistical columns equal the
+    /// in-memory twin's (classic/HASH/INDEX/flat, blocked512/HASH) bit for bit; memory_bytes is
+    /// the bytes held on the server; the timing columns are 0. A server lost mid-run is exit 1
+    /// (a measured failure), its address named (credentials never shown), no report written.
+    /// On a cluster, a refused command is retried for at most BLOOMLAB_REDIS_RETRY_SECS seconds
+    /// (default 3; 0 to 600), then the error names the nodes that are down.
     #[arg(long, value_name = "URL[,URL...]")]
     redis: Option<String>,
     /// Comma-separated expected counts the filters are sized for; scientific notation allowed
@@ -238,6 +244,8 @@ fn config(args: &Args) -> Result<SweepConfig> {
         if workload != WorkloadSettings::Static {
             bail!("--redis runs the static workload only");
         }
+        // A bad BLOOMLAB_REDIS_RETRY_SECS is bad input, found before any row runs.
+        bloomlab_redis::conn::retry_time_from_env()?;
     }
     let base = match workload {
         WorkloadSettings::Static if args.quick => SweepConfig::quick_grids(),
@@ -368,7 +376,14 @@ fn run(args: Args) -> Result<(), Stop> {
     }
     let (config, plan, out) = prepare(&args).map_err(Stop::BadInput)?;
     bloomlab_cli::exit_130_on_interrupt("sweep", &out);
-    measure(&config, &plan, &out, args.redis.as_deref()).map_err(Stop::Failed)
+    measure(&config, &plan, &out, args.redis.as_deref()).map_err(|e| {
+        // A Redis key of the run already there: refused before measuring that row (exit 2).
+        if bloomlab_cli::redis_sweep::is_refusal(&e) {
+            Stop::BadInput(e)
+        } else {
+            Stop::Failed(e)
+        }
+    })
 }
 
 /// `--sketch`: the sketch sweep, which takes the shared flags (--seed, --confidence, --threads,

@@ -59,3 +59,20 @@ fn pfadd_batches_pfcount_and_pfmerge_is_the_union() {
         assert_eq!(s.estimate().unwrap(), 0.0, "deleted key counts nothing");
     }
 }
+
+#[test]
+fn a_sketch_with_an_expiry_carries_it_after_every_insert() {
+    let test = "a_sketch_with_an_expiry_carries_it_after_every_insert";
+    let Some(url) = common::single_url(test) else {
+        return;
+    };
+    let mut h = hll(&url, test).with_expiry(std::time::Duration::from_secs(60));
+    h.insert_batch(&(0..5000).collect::<Vec<u64>>()).unwrap();
+    let mut raw = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let ttl: i64 = redis::cmd("PTTL").arg(h.key()).query(&mut raw).unwrap();
+    assert!(ttl > 0 && ttl <= 60_000, "PTTL {ttl} ms");
+    h.delete().unwrap();
+}

@@ -7,5 +7,6 @@ mod big;
 mod cluster;
 mod common;
 mod faults;
+mod fresh;
 mod hll;
 mod server;
