@@ -209,6 +209,13 @@ fn baseline(dir: &Path, name: &str, row: &str) -> PathBuf {
     path
 }
 
+/// Writes a one-point baseline `good.csv` and returns its path.
+fn good_baseline(dir: &Path) -> PathBuf {
+    let path = dir.join("good.csv");
+    std::fs::write(&path, format!("{HEADER}{GOOD}")).unwrap();
+    path
+}
+
 #[test]
 fn gate_refuses_bad_baseline_rows_with_file_line_and_column() {
     let dir = scratch("gate-rows");
@@ -297,7 +304,7 @@ fn gate_says_a_baseline_directory_is_a_directory() {
 #[test]
 fn gate_refuses_an_unwritable_report_before_measuring() {
     let dir = scratch("gate-report");
-    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    let good = good_baseline(&dir);
     refused(
         GATE,
         &["--baseline", s(&good), "--report", s(&dir)],
@@ -317,7 +324,7 @@ fn gate_refuses_an_unwritable_report_before_measuring() {
 #[test]
 fn gate_update_refuses_an_unplannable_change_and_an_unwritable_baseline() {
     let dir = scratch("gate-update");
-    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    let good = good_baseline(&dir);
     refused(
         GATE,
         &["--baseline", s(&good), "--update", "--detect", "1e-300"],
@@ -333,10 +340,135 @@ fn gate_update_refuses_an_unplannable_change_and_an_unwritable_baseline() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+const SKETCH_HEADER: &str = "kind,sketch,n,epsilon,delta,exponent,universe,stream,trials,seed,bias,sd,rms,violations,items\n";
+const SKETCH_ROW: &str = "hll,hll/xxh3/p12,1000,0.0,0.0,0.0,0,0,2,17,0.0,0.01,0.01,0,0\n";
+
+/// Issue 28, case 4: in check mode a bad --sketch-baseline was found only after every filter
+/// point ran (table on stdout, then exit 2). It is bad input found before any point runs.
+#[test]
+fn gate_reads_the_sketch_baseline_before_any_point_runs() {
+    let dir = scratch("gate-sketch-check");
+    let good = good_baseline(&dir);
+    let bad = dir.join("sketches.csv");
+    std::fs::write(&bad, format!("{SKETCH_HEADER}{SKETCH_ROW}{SKETCH_ROW}")).unwrap();
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--sketch-baseline", s(&bad)],
+        &["sketches.csv", "line 3 repeats the point of line 2"],
+    );
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--sketch-baseline", s(&dir)],
+        &["sketch baseline", "is a directory"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 28, case 4: `--update` rewrote the filter baseline, then failed on a bad or unwritable
+/// sketch baseline, leaving one file updated. Both are checked first; neither file changes.
+#[test]
+fn gate_update_changes_neither_baseline_when_the_sketch_baseline_is_bad() {
+    let dir = scratch("gate-sketch-update");
+    let good = good_baseline(&dir);
+    let before = std::fs::read(&good).unwrap();
+    let bad = dir.join("sketches.csv");
+    let bad_text = format!("{SKETCH_HEADER}{}", SKETCH_ROW.replace("hll,", "hyper,"));
+    std::fs::write(&bad, &bad_text).unwrap();
+    refused(
+        GATE,
+        &[
+            "--baseline",
+            s(&good),
+            "--sketch-baseline",
+            s(&bad),
+            "--update",
+        ],
+        &["sketches.csv", "(kind)", "hll or cms"],
+    );
+    // A sketch baseline that cannot be written (its directory would be a regular file).
+    let below = good.join("sketches.csv");
+    refused(
+        GATE,
+        &[
+            "--baseline",
+            s(&good),
+            "--sketch-baseline",
+            s(&below),
+            "--update",
+        ],
+        &["--sketch-baseline", "cannot create its directory"],
+    );
+    assert_eq!(
+        std::fs::read(&good).unwrap(),
+        before,
+        "the filter baseline changed"
+    );
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), bad_text);
+    // Nothing staged was left behind.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["good.csv", "sketches.csv"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--update-sketches` rewrites the sketch baseline whole (a staged copy renamed into place),
+/// keeping the file's permissions and leaving no temporary file.
+#[test]
+fn gate_update_sketches_rewrites_the_file_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("gate-sketch-rewrite");
+    let path = dir.join("sketches.csv");
+    std::fs::write(&path, format!("{SKETCH_HEADER}{SKETCH_ROW}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let r = run(GATE, &["--sketch-baseline", s(&path), "--update-sketches"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!(rows[0], SKETCH_HEADER.trim_end());
+    // The two trials' measured error replaced the row's placeholder figures.
+    assert!(rows[1].starts_with("hll,hll/xxh3/p12,1000,"), "{text}");
+    assert_ne!(rows[1], SKETCH_ROW.trim_end(), "{text}");
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 28, case 9: a churn point with no rounds failed at run time ("FAIL (run)", exit 1, read
+/// as drift); a repeated point was re-run twice. Both are bad input now (exit 2).
+#[test]
+fn gate_refuses_bad_workload_rows_and_repeated_points() {
+    let dir = scratch("gate-workload-rows");
+    let wide =
+        "filter,key_set,n,p,seed,queries,false_positives,workload,rounds,churn,overfill,growth\n";
+    let path = dir.join("rounds0.csv");
+    std::fs::write(
+        &path,
+        format!("{wide}counting4/xxh3/km,random-u64,1000,0.01,1,1000,10,churn,0,0.1,1.0,0\n"),
+    )
+    .unwrap();
+    refused(
+        GATE,
+        &["--baseline", s(&path)],
+        &["rounds0.csv", "line 2, column 56 (rounds)", "at least 1"],
+    );
+    let dup = baseline(&dir, "dup.csv", GOOD.trim_end());
+    refused(
+        GATE,
+        &["--baseline", s(&dup)],
+        &["dup.csv", "line 3 repeats the point of line 2"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn gate_refuses_points_larger_than_the_memory_limit() {
     let dir = scratch("gate-memory");
-    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    let good = good_baseline(&dir);
     refused(
         GATE,
         &["--baseline", s(&good), "--memory-limit", "1e3"],
