@@ -523,3 +523,33 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::staged::write_together;
+
+    /// Two files written together; when the second cannot be staged, neither changes and no
+    /// temporary file is left.
+    #[test]
+    fn files_are_written_together_or_not_at_all() {
+        let dir = std::env::temp_dir().join(format!("bloomlab-staged-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.csv"), dir.join("b.csv"));
+        std::fs::write(&a, "old a").unwrap();
+        write_together(&[(a.as_path(), b"new a"), (b.as_path(), b"new b")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+
+        // The second target's directory would be a regular file: staging it fails.
+        let below = a.join("c.csv");
+        let err = write_together(&[(b.as_path(), b"newer b"), (below.as_path(), b"c")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nothing was written"), "{err}");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
