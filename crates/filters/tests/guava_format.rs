@@ -187,7 +187,8 @@ fn whole_file_reader_stops_one_byte_past_the_promised_words() {
     let mut counted = Counted(good.as_slice().chain(std::io::repeat(7)), 0);
     let err = GuavaBloom::<LongFunnel>::read_whole(&mut counted).unwrap_err();
     assert!(
-        err.to_string().contains("trailing bytes after the 15 words")
+        err.to_string()
+            .contains("trailing bytes after the 15 words")
             && err.to_string().contains("after byte 126"),
         "{err}"
     );

@@ -208,3 +208,12 @@ fn a_sketch_baseline_refuses_repeats_and_values_out_of_range() {
         assert!(err.contains(&name) && err.contains(wanted), "{row}: {err}");
     }
 }
+
+/// The committed sketch baseline passes the reader's checks (no repeats, every value in range).
+#[test]
+fn the_committed_sketch_baseline_reads() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/baseline/sketches.csv");
+    let points = sketch_gate::read_points(&path).unwrap();
+    assert_eq!(points.len(), sketch_gate::default_points().len());
+}
