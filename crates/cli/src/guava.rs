@@ -3,7 +3,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -11,6 +11,7 @@ use bloomlab_filters::error::Compact;
 use bloomlab_filters::guava::{
     BytesFunnel, Funnel, GuavaBloom, GuavaSizing, GuavaStrategy, IntFunnel, LongFunnel, Utf8Funnel,
 };
+use bloomlab_harness::keys::{quote_prefix, read_key_line};
 use bloomlab_harness::stats::{check_confidence, clopper_pearson};
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -63,7 +64,10 @@ pub enum GuavaCommand {
     /// Check a filter against what it should contain: every member must be found (a miss means the
     /// file is corrupt or was built from other keys or another funnel: exit 1), and the rate of
     /// false positives on the non-members is measured with its exact (Clopper-Pearson) interval
-    /// and compared with Guava's `expectedFpp()` (an FPR significantly above it: exit 1).
+    /// and compared with Guava's `expectedFpp()` (an FPR significantly above it: exit 1). A filter
+    /// with every bit set, or whose expectedFpp exceeds twice its design p (--p), fails too
+    /// (exit 1): Guava's own estimate calls a saturated filter fine. An empty member or
+    /// non-member file leaves nothing to check: exit 2.
     Audit(AuditArgs),
     /// Or two filters into a third, as Guava's `a.putAll(b)` then `a.writeTo(out)`. Both must have
     /// the same strategy, k and bit size. Guava also requires equal funnels, but a file does not
@@ -83,7 +87,8 @@ pub enum GuavaCommand {
         file: PathBuf,
         #[command(flatten)]
         funnel: FunnelArg,
-        /// Key file, one key per line (format set by --funnel).
+        /// Key file, one key per line (format set by --funnel), each line at most 1048576 bytes
+        /// (1 MiB).
         #[arg(long)]
         keys: PathBuf,
     },
@@ -139,14 +144,17 @@ pub enum KRule {
 pub struct BuildArgs {
     #[command(flatten)]
     funnel: FunnelArg,
-    /// Expected insertions (Guava's expectedInsertions; 0 is treated as 1, as Guava does), a
-    /// whole number up to 2^53; scientific notation allowed (e.g. 1e6).
-    #[arg(long, value_parser = |s: &str| crate::parse_count_named("--n", 0, s))]
+    /// Expected insertions (Guava's expectedInsertions), a whole number from 1 to 2^53;
+    /// scientific notation allowed (e.g. 1e6). Guava itself treats 0 as 1, which sizes a filter
+    /// for one key that more keys saturate: 0 is refused. Putting more keys than n is reported
+    /// on stderr with the filter's fill and implied FPP.
+    #[arg(long, value_parser = |s: &str| crate::parse_count_named("--n", 1, s))]
     n: u64,
     /// Target false-positive probability, in the open interval (0, 1).
     #[arg(long)]
     p: f64,
-    /// Key file, one key per line (format set by --funnel); every key is put.
+    /// Key file, one key per line (format set by --funnel), each line at most 1048576 bytes
+    /// (1 MiB); every key is put.
     #[arg(long)]
     keys: PathBuf,
     /// Where to write the filter (Guava's writeTo format).
@@ -169,10 +177,12 @@ pub struct AuditArgs {
     file: PathBuf,
     #[command(flatten)]
     funnel: FunnelArg,
-    /// Keys that were put into the filter, one per line: every one must be found.
+    /// Keys that were put into the filter, one per line (each at most 1048576 bytes): every one
+    /// must be found; the file must hold at least one.
     #[arg(long)]
     members: PathBuf,
-    /// Keys that were never put, one per line: the share found is the observed FPR. A member in
+    /// Keys that were never put, one per line (each at most 1048576 bytes): the share found is the
+    /// observed FPR. A member in
     /// this file counts as a false positive, so keep the two sets disjoint.
     #[arg(long)]
     non_members: PathBuf,
@@ -180,6 +190,39 @@ pub struct AuditArgs {
     /// below the interval, which happens by chance with probability at most (1 - confidence) / 2.
     #[arg(long, default_value_t = 0.99)]
     confidence: f64,
+    /// The false-positive probability the filter was built for (the fpp given to
+    /// `BloomFilter.create`), in (0, 1). Default: 2^-k, the rate for which Guava picks the file's
+    /// k. A filter whose expectedFpp exceeds twice this rate (more keys put than it was sized
+    /// for), or whose every bit is set, fails the audit (exit 1), whatever the measured FPR.
+    #[arg(long)]
+    p: Option<f64>,
+}
+
+/// How far a filter's implied FPP (Guava's expectedFpp) may exceed its design p before the audit
+/// calls it over-filled. At its design load a Guava filter's implied FPP is within a few percent
+/// of p (e.g. 1.005 p at p = 0.01: k and m are rounded), and with 2^-k standing in for an
+/// unknown p within a factor 2^0.5; the implied FPP doubles at about 14% more keys than designed
+/// at k = 7 (its logarithm grows by about k ln 2 per unit of relative overload).
+pub const OVERFILL_FACTOR: f64 = 2.0;
+
+/// Why a filter is full beyond its design, if it is: every bit set, or an implied FPP above
+/// [`OVERFILL_FACTOR`] x `design_p`. The text states the fill, the implied FPP and the design p.
+pub fn overfill_finding(set_bits: u64, bits: u64, k: u32, design_p: f64) -> Option<String> {
+    let fill = set_bits as f64 / bits as f64;
+    let implied = fill.powf(f64::from(k));
+    if set_bits >= bits {
+        return Some(format!(
+            "SATURATED: every one of the {bits} bits is set (fill 1), so every query answers \
+             \"might contain\": implied FPP 1 against the design p = {design_p:.6e}"
+        ));
+    }
+    (implied > OVERFILL_FACTOR * design_p).then(|| {
+        format!(
+            "OVER-FILLED: fill {fill:.6} with k = {k} implies an FPP of {implied:.6e}, more than \
+             {OVERFILL_FACTOR} x the design p = {design_p:.6e}: more keys were put than the \
+             filter was sized for"
+        )
+    })
 }
 
 /// Runs one Guava subcommand.
@@ -217,7 +260,13 @@ trait LineKey: Funnel {
 }
 
 fn line_text(line: &[u8]) -> Result<&str, String> {
-    std::str::from_utf8(line).map_err(|e| format!("not valid UTF-8 ({e})"))
+    std::str::from_utf8(line)
+        .map_err(|e| format!("{} is not valid UTF-8 ({e})", quote_prefix(line)))
+}
+
+/// A key line quoted by its start only: an error never repeats a long line whole.
+fn quoted(text: &str) -> String {
+    quote_prefix(text.as_bytes())
 }
 
 impl LineKey for LongFunnel {
@@ -226,7 +275,8 @@ impl LineKey for LongFunnel {
         let text = line_text(line)?;
         text.parse().map_err(|_| {
             format!(
-                "{text:?} is not a decimal Java long (in {}..={})",
+                "{} is not a decimal Java long (in {}..={})",
+                quoted(text),
                 i64::MIN,
                 i64::MAX
             )
@@ -240,7 +290,8 @@ impl LineKey for IntFunnel {
         let text = line_text(line)?;
         text.parse().map_err(|_| {
             format!(
-                "{text:?} is not a decimal Java int (in {}..={})",
+                "{} is not a decimal Java int (in {}..={})",
+                quoted(text),
                 i32::MIN,
                 i32::MAX
             )
@@ -261,27 +312,34 @@ impl LineKey for BytesFunnel {
         let text = line_text(line)?;
         if text.len() % 2 != 0 {
             return Err(format!(
-                "{text:?} is not hexadecimal bytes: odd number of digits ({})",
+                "{} is not hexadecimal bytes: odd number of digits ({})",
+                quoted(text),
                 text.len()
             ));
         }
-        (0..text.len())
-            .step_by(2)
-            .map(|i| {
-                u8::from_str_radix(&text[i..i + 2], 16).map_err(|_| {
-                    format!(
-                        "{text:?} is not hexadecimal bytes: {:?} at column {} is not a hex byte",
-                        &text[i..i + 2],
-                        i + 1
-                    )
-                })
+        // Byte pairs, checked digit by digit: `from_str_radix` alone would take "+f" as 0x0f, and
+        // slicing the text at even offsets could cut a multi-byte character.
+        line.chunks(2)
+            .enumerate()
+            .map(|(j, pair)| {
+                let digit = |b: u8| char::from(b).to_digit(16);
+                match (digit(pair[0]), digit(pair[1])) {
+                    (Some(hi), Some(lo)) => Ok((hi * 16 + lo) as u8),
+                    _ => Err(format!(
+                        "{} is not hexadecimal bytes: {} at column {} is not a hex byte",
+                        quoted(text),
+                        quote_prefix(pair),
+                        2 * j + 1
+                    )),
+                }
             })
             .collect()
     }
 }
 
 /// Calls `f` with each key of `path` and its 1-based line number; stops at the first bad line
-/// with an error naming the file, the line number and the text.
+/// with an error naming the file, the line number and the start of the text. Lines are read one
+/// at a time up to [`bloomlab_harness::keys::MAX_KEY_BYTES`], so no line, however long, is held whole.
 fn for_each_key<F: LineKey>(
     path: &Path,
     mut f: impl FnMut(u64, &F::Item) -> Outcome,
@@ -292,20 +350,17 @@ fn for_each_key<F: LineKey>(
     let mut line = Vec::new();
     let mut number = 0u64;
     loop {
-        line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| bad(format!("cannot read key file {}: {e}", path.display())))?;
-        if read == 0 {
+        let more = read_key_line(&mut reader, &mut line).map_err(|e| {
+            bad(format!(
+                "key file {} line {}: {e}",
+                path.display(),
+                number + 1
+            ))
+        })?;
+        if !more {
             return Ok(number);
         }
         number += 1;
-        if line.last() == Some(&b'\n') {
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-        }
         let key = F::parse(&line).map_err(|e| {
             bad(format!(
                 "{} line {number}: {e} (--funnel {})",
@@ -317,10 +372,22 @@ fn for_each_key<F: LineKey>(
     }
 }
 
+/// Reads a whole filter file: at most the bytes its header implies plus one, whatever the file's
+/// size ([`GuavaBloom::read_whole`]); a regular file's size is named in the error.
 fn read_filter<F: Funnel>(path: &Path) -> Result<GuavaBloom<F>, Failure> {
-    let bytes = std::fs::read(path)
+    let file = File::open(path)
         .map_err(|e| bad(format!("cannot read filter file {}: {e}", path.display())))?;
-    GuavaBloom::from_bytes(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))
+    let size = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    GuavaBloom::read_whole(BufReader::with_capacity(1 << 16, file)).map_err(|e| {
+        bad(match size {
+            Some(size) => format!("{} ({size} bytes): {e}", path.display()),
+            None => format!("{}: {e}", path.display()),
+        })
+    })
 }
 
 /// Writes the filter to `path` whole or not at all (temporary file beside it, fsync, rename): a
@@ -346,6 +413,19 @@ fn build<F: LineKey>(args: &BuildArgs) -> Outcome {
         Ok(())
     })?;
     write_filter(&filter, &args.out)?;
+    if keys > args.n
+        && let Some(finding) = overfill_finding(
+            filter.bit_count(),
+            filter.bit_size(),
+            filter.hashes(),
+            args.p,
+        )
+    {
+        eprintln!(
+            "warning: {keys} keys put into a filter built for n = {}: {finding}",
+            args.n
+        );
+    }
     println!(
         "wrote {}: {}, k = {}, {} bits, {} keys put, {} bits set",
         args.out.display(),
@@ -394,6 +474,15 @@ fn inspect(path: &Path) -> Outcome {
 
 fn audit<F: LineKey>(args: &AuditArgs) -> Outcome {
     check_confidence(args.confidence).map_err(bad)?;
+    if let Some(p) = args.p
+        && !(p > 0.0 && p < 1.0)
+    {
+        return Err(bad(format!(
+            "--p = {} is invalid: the design false-positive probability must be in the open \
+             interval (0, 1)",
+            Compact(p)
+        )));
+    }
     let filter = read_filter::<F>(&args.file)?;
     let mut missing = Vec::new();
     let mut missing_count = 0u64;
@@ -406,6 +495,13 @@ fn audit<F: LineKey>(args: &AuditArgs) -> Outcome {
         }
         Ok(())
     })?;
+    if members == 0 {
+        return Err(bad(format!(
+            "member file {} has no keys: an audit checks that every member is found and needs at \
+             least one",
+            args.members.display()
+        )));
+    }
     let mut positives = 0u64;
     let trials = for_each_key::<F>(&args.non_members, |_, key| {
         positives += u64::from(filter.might_contain(key));
@@ -438,6 +534,17 @@ fn audit<F: LineKey>(args: &AuditArgs) -> Outcome {
         Compact(args.confidence * 100.0)
     );
     println!("expected FPP: {expected:.6e} (Guava's expectedFpp)");
+    let design_p = args
+        .p
+        .unwrap_or_else(|| 0.5f64.powi(filter.hashes() as i32));
+    println!(
+        "design p:     {design_p:.6e} ({})",
+        if args.p.is_some() {
+            "--p"
+        } else {
+            "2^-k: no --p given"
+        }
+    );
     if missing_count > 0 {
         let lines: Vec<String> = missing.iter().map(u64::to_string).collect();
         return Err(Failure::CheckFailed(format!(
@@ -449,12 +556,23 @@ fn audit<F: LineKey>(args: &AuditArgs) -> Outcome {
             F::ID
         )));
     }
+    let mut findings = Vec::new();
     if expected < low {
-        return Err(Failure::CheckFailed(format!(
+        findings.push(format!(
             "FPR {observed:.6e} is significantly above the expected FPP {expected:.6e}: the \
              interval [{low:.6e}, {high:.6e}] at confidence {} excludes it",
             Compact(args.confidence)
-        )));
+        ));
+    }
+    // Guava's expectedFpp is 1 for a saturated filter, so the FPR check alone passes it.
+    findings.extend(overfill_finding(
+        filter.bit_count(),
+        filter.bit_size(),
+        filter.hashes(),
+        design_p,
+    ));
+    if !findings.is_empty() {
+        return Err(Failure::CheckFailed(findings.join("; ")));
     }
     if expected > high {
         println!(

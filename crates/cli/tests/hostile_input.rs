@@ -209,6 +209,13 @@ fn baseline(dir: &Path, name: &str, row: &str) -> PathBuf {
     path
 }
 
+/// Writes a one-point baseline `good.csv` and returns its path.
+fn good_baseline(dir: &Path) -> PathBuf {
+    let path = dir.join("good.csv");
+    std::fs::write(&path, format!("{HEADER}{GOOD}")).unwrap();
+    path
+}
+
 #[test]
 fn gate_refuses_bad_baseline_rows_with_file_line_and_column() {
     let dir = scratch("gate-rows");
@@ -297,7 +304,7 @@ fn gate_says_a_baseline_directory_is_a_directory() {
 #[test]
 fn gate_refuses_an_unwritable_report_before_measuring() {
     let dir = scratch("gate-report");
-    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    let good = good_baseline(&dir);
     refused(
         GATE,
         &["--baseline", s(&good), "--report", s(&dir)],
@@ -317,7 +324,7 @@ fn gate_refuses_an_unwritable_report_before_measuring() {
 #[test]
 fn gate_update_refuses_an_unplannable_change_and_an_unwritable_baseline() {
     let dir = scratch("gate-update");
-    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    let good = good_baseline(&dir);
     refused(
         GATE,
         &["--baseline", s(&good), "--update", "--detect", "1e-300"],
@@ -333,10 +340,135 @@ fn gate_update_refuses_an_unplannable_change_and_an_unwritable_baseline() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+const SKETCH_HEADER: &str = "kind,sketch,n,epsilon,delta,exponent,universe,stream,trials,seed,bias,sd,rms,violations,items\n";
+const SKETCH_ROW: &str = "hll,hll/xxh3/p12,1000,0.0,0.0,0.0,0,0,2,17,0.0,0.01,0.01,0,0\n";
+
+/// Issue 28, case 4: in check mode a bad --sketch-baseline was found only after every filter
+/// point ran (table on stdout, then exit 2). It is bad input found before any point runs.
+#[test]
+fn gate_reads_the_sketch_baseline_before_any_point_runs() {
+    let dir = scratch("gate-sketch-check");
+    let good = good_baseline(&dir);
+    let bad = dir.join("sketches.csv");
+    std::fs::write(&bad, format!("{SKETCH_HEADER}{SKETCH_ROW}{SKETCH_ROW}")).unwrap();
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--sketch-baseline", s(&bad)],
+        &["sketches.csv", "line 3 repeats the point of line 2"],
+    );
+    refused(
+        GATE,
+        &["--baseline", s(&good), "--sketch-baseline", s(&dir)],
+        &["sketch baseline", "is a directory"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 28, case 4: `--update` rewrote the filter baseline, then failed on a bad or unwritable
+/// sketch baseline, leaving one file updated. Both are checked first; neither file changes.
+#[test]
+fn gate_update_changes_neither_baseline_when_the_sketch_baseline_is_bad() {
+    let dir = scratch("gate-sketch-update");
+    let good = good_baseline(&dir);
+    let before = std::fs::read(&good).unwrap();
+    let bad = dir.join("sketches.csv");
+    let bad_text = format!("{SKETCH_HEADER}{}", SKETCH_ROW.replace("hll,", "hyper,"));
+    std::fs::write(&bad, &bad_text).unwrap();
+    refused(
+        GATE,
+        &[
+            "--baseline",
+            s(&good),
+            "--sketch-baseline",
+            s(&bad),
+            "--update",
+        ],
+        &["sketches.csv", "(kind)", "hll or cms"],
+    );
+    // A sketch baseline that cannot be written (its directory would be a regular file).
+    let below = good.join("sketches.csv");
+    refused(
+        GATE,
+        &[
+            "--baseline",
+            s(&good),
+            "--sketch-baseline",
+            s(&below),
+            "--update",
+        ],
+        &["--sketch-baseline", "cannot create its directory"],
+    );
+    assert_eq!(
+        std::fs::read(&good).unwrap(),
+        before,
+        "the filter baseline changed"
+    );
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), bad_text);
+    // Nothing staged was left behind.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["good.csv", "sketches.csv"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--update-sketches` rewrites the sketch baseline whole (a staged copy renamed into place),
+/// keeping the file's permissions and leaving no temporary file.
+#[test]
+fn gate_update_sketches_rewrites_the_file_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("gate-sketch-rewrite");
+    let path = dir.join("sketches.csv");
+    std::fs::write(&path, format!("{SKETCH_HEADER}{SKETCH_ROW}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let r = run(GATE, &["--sketch-baseline", s(&path), "--update-sketches"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!(rows[0], SKETCH_HEADER.trim_end());
+    // The two trials' measured error replaced the row's placeholder figures.
+    assert!(rows[1].starts_with("hll,hll/xxh3/p12,1000,"), "{text}");
+    assert_ne!(rows[1], SKETCH_ROW.trim_end(), "{text}");
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 28, case 9: a churn point with no rounds failed at run time ("FAIL (run)", exit 1, read
+/// as drift); a repeated point was re-run twice. Both are bad input now (exit 2).
+#[test]
+fn gate_refuses_bad_workload_rows_and_repeated_points() {
+    let dir = scratch("gate-workload-rows");
+    let wide =
+        "filter,key_set,n,p,seed,queries,false_positives,workload,rounds,churn,overfill,growth\n";
+    let path = dir.join("rounds0.csv");
+    std::fs::write(
+        &path,
+        format!("{wide}counting4/xxh3/km,random-u64,1000,0.01,1,1000,10,churn,0,0.1,1.0,0\n"),
+    )
+    .unwrap();
+    refused(
+        GATE,
+        &["--baseline", s(&path)],
+        &["rounds0.csv", "line 2, column 56 (rounds)", "at least 1"],
+    );
+    let dup = baseline(&dir, "dup.csv", GOOD.trim_end());
+    refused(
+        GATE,
+        &["--baseline", s(&dup)],
+        &["dup.csv", "line 3 repeats the point of line 2"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn gate_refuses_points_larger_than_the_memory_limit() {
     let dir = scratch("gate-memory");
-    let good = baseline(&dir, "good.csv", GOOD.trim_end());
+    let good = good_baseline(&dir);
     refused(
         GATE,
         &["--baseline", s(&good), "--memory-limit", "1e3"],
@@ -531,4 +663,305 @@ fn a_bad_redis_retry_time_is_refused_naming_the_variable_and_range() {
             assert!(start.elapsed() < PREFLIGHT_TIME);
         }
     }
+}
+
+// ---------------------------------------------------------------- issue 28: bounded reads
+
+/// The longest key line (bytes), as `bloomlab_harness::keys::MAX_KEY_BYTES` states it.
+const MAX_KEY: &str = "1048576";
+
+/// Most stderr any refusal below may print: a message quotes at most a short prefix of bad input.
+const SHORT_STDERR: usize = 2000;
+
+/// A sparse file of `len` bytes starting with `head` (the rest reads as zeros; no disk is used).
+fn sparse(path: &Path, head: &[u8], len: u64) {
+    std::fs::write(path, head).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
+
+/// Issue 28, case 8: `guava inspect /dev/zero` read until out of memory. The header is read first
+/// (here: k = 0), and the body only up to the size it implies plus one byte.
+#[test]
+fn guava_inspect_reads_an_endless_file_only_as_far_as_its_header_implies() {
+    let err = refused(
+        BLOOMLAB,
+        &["guava", "inspect", "/dev/zero"],
+        &["/dev/zero", "k = 0"],
+    );
+    assert!(err.len() < SHORT_STDERR, "{err}");
+    // A 2 GiB file whose header promises one word: refused after reading 6 + 8 + 1 bytes.
+    let dir = scratch("guava-sparse");
+    let file = dir.join("big.bin");
+    let len = 2u64 << 30;
+    sparse(&file, &[1, 3, 0, 0, 0, 1], len);
+    let err = refused(
+        BLOOMLAB,
+        &["guava", "inspect", s(&file)],
+        &[
+            "trailing bytes",
+            "1 words",
+            "2147483648 bytes",
+            "after byte 14",
+        ],
+    );
+    assert!(err.len() < SHORT_STDERR, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 28, case 8: a key line is read only up to the stated maximum, and an error quotes only
+/// its start (a 1 GB bad line used to be copied whole into the message).
+#[test]
+fn guava_key_lines_are_bounded_and_quoted_by_their_start() {
+    let dir = scratch("guava-long-line");
+    let out = dir.join("f.bin");
+    let build = |keys: &Path| {
+        vec![
+            "guava".to_owned(),
+            "build".into(),
+            "--funnel".into(),
+            "long".into(),
+            "--n".into(),
+            "100".into(),
+            "--p".into(),
+            "0.01".into(),
+            "--keys".into(),
+            s(keys).into(),
+            "--out".into(),
+            s(&out).into(),
+        ]
+    };
+    // 1 GiB of NUL bytes without a line break.
+    let huge = dir.join("huge.txt");
+    sparse(&huge, b"", 1 << 30);
+    let args = build(&huge);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = refused(BLOOMLAB, &args, &["huge.txt", "line 1", MAX_KEY]);
+    assert!(err.len() < SHORT_STDERR, "{} bytes: {err:.3000}", err.len());
+    // A long line within the limit that is not a number: quoted by its first bytes only.
+    let long = dir.join("long.txt");
+    std::fs::write(&long, format!("12\n{}\n", "7x".repeat(50_000))).unwrap();
+    let args = build(&long);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = refused(
+        BLOOMLAB,
+        &args,
+        &["line 2", "100000 bytes in all", "not a decimal Java long"],
+    );
+    assert!(err.len() < SHORT_STDERR, "{} bytes: {err:.3000}", err.len());
+    assert!(!out.exists());
+    // The limit is documented where the key files are given.
+    for cmd in ["build", "audit", "query"] {
+        let r = run(BLOOMLAB, &["guava", cmd, "--help"]);
+        assert!(
+            r.stdout.contains(MAX_KEY),
+            "guava {cmd} --help: {}",
+            r.stdout
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 28, case 8: `sweep --keys file:/dev/zero` read until out of memory.
+#[test]
+fn sweep_refuses_a_key_file_without_line_breaks_after_a_bounded_read() {
+    let dir = scratch("sweep-dev-zero");
+    let err = refused(
+        SWEEP,
+        &["--keys", "file:/dev/zero", "--n", "100", "--out", s(&dir)],
+        &["/dev/zero", "line 1", MAX_KEY, "longest key"],
+    );
+    assert!(err.len() < SHORT_STDERR, "{} bytes: {err:.3000}", err.len());
+    let r = run(SWEEP, &["--help"]);
+    assert!(r.stdout.contains(MAX_KEY), "{}", r.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------- issue 28: guava audit
+
+/// Lines `from..to` as decimal Java longs.
+fn longs(path: &Path, from: u64, to: u64) {
+    let text: String = (from..to).map(|i| format!("{i}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Builds a mitz64 long-funnel filter sized for (n, p) from `keys`; returns the run.
+fn guava_build(keys: &Path, n: &str, p: &str, out: &Path) -> Run {
+    run(
+        BLOOMLAB,
+        &[
+            "guava",
+            "build",
+            "--funnel",
+            "long",
+            "--n",
+            n,
+            "--p",
+            p,
+            "--keys",
+            s(keys),
+            "--out",
+            s(out),
+        ],
+    )
+}
+
+fn guava_audit(filter: &Path, members: &Path, non_members: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "guava",
+        "audit",
+        s(filter),
+        "--funnel",
+        "long",
+        "--members",
+        s(members),
+        "--non-members",
+        s(non_members),
+    ];
+    args.extend_from_slice(extra);
+    run(BLOOMLAB, &args)
+}
+
+/// Issue 28, case 10: an audit with no members said "OK (every member found)"; a saturated
+/// filter audited OK (Guava's expectedFpp is 1.0 there, so the FPR check passes); `--n 0` built a
+/// filter for one key without a word. Now: exit 2, exit 1 naming fill and implied FPP, exit 2.
+#[test]
+fn guava_audit_refuses_nothing_to_check_and_fails_a_saturated_or_overfilled_filter() {
+    let dir = scratch("guava-audit");
+    let (members, others, empty) = (
+        dir.join("members.txt"),
+        dir.join("others.txt"),
+        dir.join("empty.txt"),
+    );
+    longs(&members, 0, 1000);
+    // Disjoint from the members.
+    longs(&others, 1_000_000, 1_010_000);
+    std::fs::write(&empty, "").unwrap();
+
+    // A filter built as designed: 1000 keys for n = 1000 at 1% passes (Guava's hashing is
+    // deterministic, so this outcome is fixed).
+    let good = dir.join("good.bin");
+    let r = guava_build(&members, "1000", "0.01", &good);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let r = guava_audit(&good, &members, &others, &["--p", "0.01"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("verdict:      OK"), "{}", r.stdout);
+
+    // Nothing to check.
+    let r = guava_audit(&good, &empty, &others, &[]);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("empty.txt has no keys"), "{}", r.stderr);
+    assert!(!r.stdout.contains("OK"), "{}", r.stdout);
+
+    // --n 0 is refused as every count flag refuses 0.
+    refused(
+        BLOOMLAB,
+        &[
+            "guava",
+            "build",
+            "--funnel",
+            "long",
+            "--n",
+            "0",
+            "--p",
+            "0.01",
+            "--keys",
+            s(&members),
+            "--out",
+            s(&dir.join("zero.bin")),
+        ],
+        &["--n = \"0\"", "from 1 to 2^53"],
+    );
+
+    // 1000 keys into a filter for one key: every bit set. The build says so; the audit fails.
+    let saturated = dir.join("saturated.bin");
+    let r = guava_build(&members, "1", "0.01", &saturated);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("warning: 1000 keys put into a filter built for n = 1")
+            && r.stderr.contains("SATURATED"),
+        "{}",
+        r.stderr
+    );
+    let r = guava_audit(&saturated, &members, &others, &[]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("SATURATED") && r.stderr.contains("fill 1"),
+        "{}",
+        r.stderr
+    );
+
+    // 1000 keys into a filter for 300 at 1%: fill about 1 - e^(-7 x 1000 / 2880) = 0.91, implied
+    // FPP about 0.53, far above 2 x 1%.
+    let over = dir.join("over.bin");
+    let r = guava_build(&members, "300", "0.01", &over);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("OVER-FILLED"), "{}", r.stderr);
+    let r = guava_audit(&over, &members, &others, &["--p", "0.01"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("OVER-FILLED")
+            && r.stderr.contains("implies an FPP of")
+            && r.stderr.contains("design p = 1.000000e-2"),
+        "{}",
+        r.stderr
+    );
+    refused(
+        BLOOMLAB,
+        &[
+            "guava",
+            "audit",
+            s(&over),
+            "--funnel",
+            "long",
+            "--members",
+            s(&members),
+            "--non-members",
+            s(&others),
+            "--p",
+            "1.5",
+        ],
+        &["--p = 1.5", "(0, 1)"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------- issue 28: flags name themselves
+
+/// Issue 28, case 13: count flags' errors said `n = "0"` whatever the flag (e.g. `scale
+/// --memory-limit 0`, `sweep --max-growth 0` said `value = "0"`). Each names its own flag and the
+/// expected form.
+#[test]
+fn count_flags_name_themselves_in_their_errors() {
+    const SCALE: &str = env!("CARGO_BIN_EXE_scale");
+    let dir = scratch("flag-names");
+    for (flag, extra) in [
+        ("--memory-limit", &[][..]),
+        ("--check-members", &[][..]),
+        ("--max-queries", &[][..]),
+        ("--n", &[][..]),
+        ("--bits", &["--hashes", "3"][..]),
+    ] {
+        let mut args = vec![flag, "0", "--out", s(&dir)];
+        args.extend_from_slice(extra);
+        let err = refused(
+            SCALE,
+            &args,
+            &[&format!("{flag} = \"0\""), "whole number from 1 to 2^53"],
+        );
+        assert!(!err.contains("n = \"0\"") || flag == "--n", "{err}");
+    }
+    let err = refused(
+        SWEEP,
+        &["--workload", "grow", "--max-growth", "0", "--out", s(&dir)],
+        &["--max-growth = \"0\"", "whole number from 1 to 2^53"],
+    );
+    assert!(!err.contains("value = "), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

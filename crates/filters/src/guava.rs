@@ -524,6 +524,43 @@ impl<F: Funnel> GuavaBloom<F> {
         Self::from_words(words, hashes, strategy)
     }
 
+    /// Reads a whole Guava file from a stream, as [`from_bytes`](Self::from_bytes) reads a slice:
+    /// exactly one filter and nothing after it, with the same checks. It reads the header, then at
+    /// most the bytes the header's word count implies plus one (to tell that something follows),
+    /// so an endless input (`/dev/zero`) or a huge file behind a small header costs no more
+    /// memory than the filter the header describes; a trailing-bytes error says at least one
+    /// byte follows (a caller that knows the input's length can say how many).
+    pub fn read_whole<R: Read>(mut input: R) -> Result<Self> {
+        let mut header = [0u8; HEADER_BYTES];
+        let got = read_up_to(&mut input, &mut header)?;
+        let (strategy, hashes, words) = parse_header(&header[..got])?;
+        let want = words * 8;
+        let mut body = Vec::new();
+        input
+            .take(want + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| corrupt(format!("reading the words failed: {e}")))?;
+        if (body.len() as u64) < want {
+            return Err(corrupt(format!(
+                "truncated: the header promises {words} words ({want} bytes) but only {} bytes \
+                 follow it",
+                body.len()
+            )));
+        }
+        if body.len() as u64 > want {
+            return Err(corrupt(format!(
+                "trailing bytes after the {words} words the header promises (the file should \
+                 end after byte {})",
+                HEADER_BYTES as u64 + want
+            )));
+        }
+        let words = body
+            .chunks_exact(8)
+            .map(|c| u64::from_be_bytes(c.try_into().expect("chunks of 8")))
+            .collect();
+        Self::from_words(words, hashes, strategy)
+    }
+
     /// Guava's `readFrom`: reads one filter from a stream and stops after its last word, leaving
     /// anything after it unread (so trailing bytes are not detected: use
     /// [`from_bytes`](Self::from_bytes) for a whole file). The same checks otherwise; I/O errors

@@ -14,6 +14,7 @@ use bloomlab_filters::guava::{
     BytesFunnel, GuavaBloom, GuavaSizing, GuavaStrategy, LongFunnel, Utf8Funnel,
 };
 use proptest::prelude::*;
+use std::io::Read;
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())
@@ -170,6 +171,39 @@ fn stream_reader_stops_after_the_filter_like_guava() {
     forged[2..6].copy_from_slice(&i32::MAX.to_be_bytes());
     let err = GuavaBloom::<LongFunnel>::read_from(&forged[..]).unwrap_err();
     assert!(err.to_string().contains("stream ended after"), "{err}");
+}
+
+/// Issue 28, case 8: a whole file is read only as far as its header implies plus one byte, so an
+/// endless input is refused at once.
+#[test]
+fn whole_file_reader_stops_one_byte_past_the_promised_words() {
+    let good = sample(GuavaStrategy::Murmur128Mitz64).to_bytes();
+    let f = GuavaBloom::<LongFunnel>::read_whole(&good[..]).unwrap();
+    assert_eq!(f.to_bytes(), good);
+    // An endless run of zeros: k = 0 in the header.
+    let err = GuavaBloom::<LongFunnel>::read_whole(std::io::repeat(0)).unwrap_err();
+    assert!(err.to_string().contains("k = 0"), "{err}");
+    // A valid header and words, then endless bytes: refused after one byte too many.
+    let mut counted = Counted(good.as_slice().chain(std::io::repeat(7)), 0);
+    let err = GuavaBloom::<LongFunnel>::read_whole(&mut counted).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("trailing bytes after the 15 words")
+            && err.to_string().contains("after byte 126"),
+        "{err}"
+    );
+    assert_eq!(counted.1, 127, "read past the promised words plus one");
+}
+
+/// A reader that counts the bytes it hands out.
+struct Counted<R>(R, u64);
+
+impl<R: std::io::Read> std::io::Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        self.1 += n as u64;
+        Ok(n)
+    }
 }
 
 #[test]
@@ -375,6 +409,15 @@ fn check_reader(bytes: &[u8]) -> Result<(), TestCaseError> {
             );
         }
         Err(other) => prop_assert!(false, "non-Corrupt error {other:?}"),
+    }
+    // The bounded whole-file reader accepts exactly what `from_bytes` accepts.
+    match (
+        GuavaBloom::<Utf8Funnel>::read_whole(bytes),
+        GuavaBloom::<Utf8Funnel>::from_bytes(bytes),
+    ) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(a.to_bytes(), b.to_bytes()),
+        (Err(BloomError::Corrupt { .. }), Err(_)) => {}
+        (a, b) => prop_assert!(false, "read_whole {a:?} but from_bytes {b:?}"),
     }
     // The stream reader agrees on everything but trailing bytes, which it leaves unread.
     let mut cursor = std::io::Cursor::new(bytes);

@@ -830,7 +830,7 @@ pub fn parallel_points() -> usize {
 }
 
 /// The 1-based character column where field `index` of a CSV `line` starts (quotes honoured).
-fn column_of(line: &str, index: usize) -> u64 {
+pub(crate) fn column_of(line: &str, index: usize) -> u64 {
     if index == 0 {
         return 1;
     }
@@ -860,6 +860,17 @@ fn column_allows(name: &str) -> &'static str {
         "seed" => "a whole number from 0 to 2^64 - 1",
         "queries" => "a whole number, at least 1 and at most 2^53",
         "false_positives" => "a whole number from 0 to the point's queries",
+        "workload" => "static, churn or grow",
+        "rounds" => {
+            "a whole number, at least 1, with round(n x overfill) + rounds x the members each \
+             round replaces below 2^63 (churn points)"
+        }
+        "churn" => {
+            "a fraction in (0, 1] that replaces at least one of the round(n x overfill) members \
+             each round (churn points)"
+        }
+        "overfill" => "a number in (0, 64] with round(n x overfill) from 1 to 2^53",
+        "growth" => "a whole number, at least 1, with n x growth at most 2^53 (grow points)",
         _ => "a value of the baseline schema",
     }
 }
@@ -876,10 +887,7 @@ pub fn read_baseline(path: &Path) -> Result<Vec<BaselinePoint>, HarnessError> {
     if path.is_dir() {
         return Err(err("it is a directory; give the baseline CSV file".into()));
     }
-    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read it: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        err(crate::keys::not_utf8(e.as_bytes(), e.utf8_error()).replace("keys are", "it is"))
-    })?;
+    let text = read_baseline_text(path).map_err(err)?;
     let lines: Vec<&str> = text.lines().collect();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader
@@ -894,7 +902,9 @@ pub fn read_baseline(path: &Path) -> Result<Vec<BaselinePoint>, HarnessError> {
             )));
         }
     }
-    let mut points = Vec::new();
+    let mut points: Vec<BaselinePoint> = Vec::new();
+    // The line each point was read from, to name both lines of a duplicate.
+    let mut point_lines: Vec<u64> = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line());
@@ -928,12 +938,47 @@ pub fn read_baseline(path: &Path) -> Result<Vec<BaselinePoint>, HarnessError> {
             bad(&name, format!("{why}; it must be {}", column_allows(&name)))
         })?;
         check_point(&point, &bad)?;
+        if let Some(i) = points.iter().position(|p| p.same_point(&point)) {
+            // A repeated point would be re-run twice and counted twice in its family's
+            // Bonferroni share; two different counts for one trial cannot both be the baseline.
+            return Err(err(format!(
+                "line {line} repeats the point of line {} ({}): each point may appear once",
+                point_lines[i],
+                point.label()
+            )));
+        }
         points.push(point);
+        point_lines.push(line);
     }
     if points.is_empty() {
         return Err(err("it has no points (a header and no rows)".into()));
     }
     Ok(points)
+}
+
+/// The largest baseline file read, in bytes: 64 MiB, far above any real baseline (a row is about
+/// 100 bytes), so that `--baseline /dev/zero` or a huge file is refused after reading at most this
+/// much instead of filling memory.
+pub const MAX_BASELINE_BYTES: u64 = 64 << 20;
+
+/// A baseline file's text, read up to [`MAX_BASELINE_BYTES`] (plus one byte to tell a larger file),
+/// checked to be UTF-8. The error (without the path) says why.
+pub(crate) fn read_baseline_text(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BASELINE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_BASELINE_BYTES {
+        return Err(format!(
+            "it is larger than {} MiB, the most a baseline may hold",
+            MAX_BASELINE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        crate::keys::not_utf8(e.as_bytes(), e.utf8_error()).replace("keys are", "it is")
+    })
 }
 
 /// Checks one baseline point's values; `bad(column, message)` makes the error.
@@ -968,6 +1013,7 @@ fn check_point(
             &format!("more than the point's {} queries", point.queries),
         );
     }
+    check_workload_settings(point, bad)?;
     registry::sized_bytes(&point.filter, point.n, point.p).map_err(|e| {
         bad(
             "p",
@@ -993,23 +1039,82 @@ fn check_point(
     Ok(())
 }
 
-/// Writes a baseline CSV.
-pub fn write_baseline(path: &Path, points: &[BaselinePoint]) -> Result<(), HarnessError> {
-    let err = |e: &dyn std::fmt::Display| {
-        HarnessError::invalid(
-            "baseline file",
-            path.display(),
-            &format!("cannot write it: {e}"),
-        )
+/// Checks a churn or grow point's settings with the limits the sweep applies to the same
+/// workload, so that a row the workload would refuse is bad input here and never a failed point.
+fn check_workload_settings(
+    point: &BaselinePoint,
+    bad: &dyn Fn(&str, String) -> HarnessError,
+) -> Result<(), HarnessError> {
+    let out_of_range = |name: &str, why: String| {
+        Err(bad(
+            name,
+            format!("{why}; it must be {}", column_allows(name)),
+        ))
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+    let Some(settings) = point.settings() else {
+        return Ok(());
+    };
+    crate::workload::check_capable(&point.filter, &settings).map_err(|e| {
+        bad(
+            "filter",
+            format!("{e}; the point's workload is {}", point.workload),
+        )
+    })?;
+    match settings {
+        WorkloadSettings::Static => Ok(()),
+        WorkloadSettings::Churn(churn) => {
+            let o = point.overfill;
+            if !(o.is_finite() && o > 0.0 && o <= crate::preflight::MAX_OVERFILL) {
+                return out_of_range("overfill", "out of range".into());
+            }
+            let held = (point.n as f64 * o).round();
+            if !(1.0..=MAX_COUNT as f64).contains(&held) {
+                return out_of_range(
+                    "overfill",
+                    format!("n = {} gives round(n x overfill) = {held}", point.n),
+                );
+            }
+            let held = held as u64;
+            if point.rounds == 0 {
+                return out_of_range("rounds", "no rounds".into());
+            }
+            if !(churn.fraction > 0.0 && churn.fraction <= 1.0) {
+                return out_of_range("churn", "out of range".into());
+            }
+            if churn.per_round(held).is_err() {
+                return out_of_range("churn", format!("round({held} members x churn) is 0"));
+            }
+            if churn.member_indices(held).is_err() {
+                return out_of_range("rounds", "too many rounds".into());
+            }
+            Ok(())
+        }
+        WorkloadSettings::Grow(grow) => {
+            if grow.validate(point.n).is_err() {
+                return out_of_range(
+                    "growth",
+                    if point.growth == 0 {
+                        "no growth".into()
+                    } else {
+                        format!("n x growth exceeds 2^53 (n = {})", point.n)
+                    },
+                );
+            }
+            Ok(())
+        }
     }
-    let mut writer = csv::Writer::from_path(path).map_err(|e| err(&e))?;
+}
+
+/// A baseline CSV's bytes (header and one row per point), for the caller to write whole.
+pub fn baseline_csv(points: &[BaselinePoint]) -> Result<Vec<u8>, HarnessError> {
+    let err = |e: &dyn std::fmt::Display| {
+        HarnessError::invalid("baseline", "CSV", &format!("cannot serialize it: {e}"))
+    };
+    let mut writer = csv::Writer::from_writer(Vec::new());
     for p in points {
         writer.serialize(p).map_err(|e| err(&e))?;
     }
-    writer.flush().map_err(|e| err(&e))
+    writer.into_inner().map_err(|e| err(&e))
 }
 
 /// Re-runs every point in parallel (results in input order); `on_done` is called as each finishes.

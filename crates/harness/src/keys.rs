@@ -89,20 +89,34 @@ pub struct FileKeys {
 
 impl FileKeys {
     /// Reads `path`: one key per line (`\n` or `\r\n`), blank lines skipped, repeats removed and
-    /// counted. Errors name the path.
+    /// counted. Lines are read one at a time, each up to [`MAX_KEY_BYTES`]: a longer line (or a
+    /// file without line breaks, such as `/dev/zero`) is refused after reading at most that much
+    /// of it. Errors name the path, and the line and column where it applies; a bad line is
+    /// quoted by its first [`QUOTED_BYTES`] bytes at most.
     pub fn read(path: &Path) -> Result<Self, HarnessError> {
-        let bytes = std::fs::read(path).map_err(|e| HarnessError::KeyFile {
+        let fail = |reason: String| HarnessError::KeyFile {
             path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
-        let text = String::from_utf8(bytes).map_err(|e| HarnessError::KeyFile {
-            path: path.to_owned(),
-            reason: not_utf8(e.as_bytes(), e.utf8_error()),
-        })?;
+            reason,
+        };
+        let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        // Every line, each followed by `\n`: one allocation for the text, as a whole-file read had.
+        let mut text = String::new();
+        let mut line = Vec::new();
+        let mut number = 0u64;
+        while read_key_line(&mut reader, &mut line)
+            .map_err(|e| fail(format!("line {}: {e}", number + 1)))?
+        {
+            number += 1;
+            let key = std::str::from_utf8(&line)
+                .map_err(|e| fail(not_utf8_at(number, &line, e.valid_up_to())))?;
+            text.push_str(key);
+            text.push('\n');
+        }
         let mut seen = std::collections::HashSet::new();
         let mut lines = Vec::new();
         let mut total = 0u64;
-        for line in text.lines().filter(|l| !l.is_empty()) {
+        for line in text.split('\n').filter(|l| !l.is_empty()) {
             total += 1;
             if seen.insert(line) {
                 lines.push(line.to_owned());
@@ -134,6 +148,61 @@ impl FileKeys {
     }
 }
 
+/// The longest key a key file may hold, in bytes (its line without the line ending): 1 MiB, far
+/// beyond any real key (URLs, hashes, identifiers), and the most of one line any reader here holds
+/// in memory. A longer line is refused with an error naming this limit.
+pub const MAX_KEY_BYTES: usize = 1 << 20;
+
+/// The most bytes of a bad input line an error message quotes.
+pub const QUOTED_BYTES: usize = 60;
+
+/// Reads the next line of `reader` into `line` (cleared first), without its `\n` or `\r\n`,
+/// reading at most [`MAX_KEY_BYTES`] + 2 bytes. Returns `Ok(false)` at the end of the input; an
+/// error (without a path or line number) when the line is longer than [`MAX_KEY_BYTES`], quoting
+/// its start ([`quote_prefix`]), or when reading fails.
+pub fn read_key_line<R: std::io::BufRead>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+) -> Result<bool, String> {
+    use std::io::{BufRead, Read};
+    line.clear();
+    let read = reader
+        .by_ref()
+        .take(MAX_KEY_BYTES as u64 + 2)
+        .read_until(b'\n', line)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if read == 0 {
+        return Ok(false);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    }
+    if line.len() > MAX_KEY_BYTES {
+        return Err(format!(
+            "the line is longer than {MAX_KEY_BYTES} bytes, the longest key allowed (it starts \
+             {})",
+            quote_prefix(line)
+        ));
+    }
+    Ok(true)
+}
+
+/// `bytes` quoted for an error message: at most its first [`QUOTED_BYTES`] bytes (invalid UTF-8
+/// shown as U+FFFD), followed by how long it is in all when it was cut.
+pub fn quote_prefix(bytes: &[u8]) -> String {
+    if bytes.len() <= QUOTED_BYTES {
+        return format!("{:?}", String::from_utf8_lossy(bytes));
+    }
+    format!(
+        "{:?}... ({} bytes in all)",
+        String::from_utf8_lossy(&bytes[..QUOTED_BYTES]),
+        bytes.len()
+    )
+}
+
 /// Where the first invalid UTF-8 byte of `bytes` is, as `line L, column C (byte 0xXX)`.
 pub(crate) fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> String {
     let at = e.valid_up_to();
@@ -143,11 +212,13 @@ pub(crate) fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> String {
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
+    not_utf8_at(line as u64, &bytes[line_start..], at - line_start)
+}
+
+/// [`not_utf8`] for one line (line number `line`) whose first invalid byte is at offset `at`.
+fn not_utf8_at(line: u64, bytes: &[u8], at: usize) -> String {
     // Columns count characters; everything before `at` on this line is valid UTF-8.
-    let column = String::from_utf8_lossy(&bytes[line_start..at])
-        .chars()
-        .count()
-        + 1;
+    let column = String::from_utf8_lossy(&bytes[..at]).chars().count() + 1;
     format!(
         "line {line}, column {column}: byte 0x{:02x} is not valid UTF-8 (keys are read as UTF-8 \
          text, one per line)",
@@ -775,5 +846,38 @@ mod tests {
                 && err.contains("bloomlab-keys"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn key_lines_are_read_up_to_the_stated_maximum_and_no_further() {
+        let read_all = |bytes: &[u8]| {
+            let mut reader = std::io::BufReader::new(bytes);
+            let (mut line, mut out) = (Vec::new(), Vec::new());
+            loop {
+                match read_key_line(&mut reader, &mut line) {
+                    Ok(true) => out.push(line.len()),
+                    Ok(false) => return Ok(out),
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        let max = vec![b'k'; MAX_KEY_BYTES];
+        // The longest key, with either line ending or none, then a short one.
+        for end in [&b"\n"[..], b"\r\n"] {
+            let text = [&max[..], end, b"ab\r\n"].concat();
+            assert_eq!(read_all(&text), Ok(vec![MAX_KEY_BYTES, 2]));
+        }
+        assert_eq!(read_all(&max), Ok(vec![MAX_KEY_BYTES]));
+        // One byte more is refused, with or without a line break, quoting a short prefix.
+        for text in [[&max[..], b"k\n"].concat(), [&max[..], b"kk"].concat()] {
+            let err = read_all(&text).unwrap_err();
+            assert!(err.contains("longer than 1048576 bytes"), "{err:.200}");
+            assert!(err.len() < 300, "{} bytes", err.len());
+        }
+        assert_eq!(
+            quote_prefix(&[b'x'; 100]),
+            format!("{:?}... (100 bytes in all)", "x".repeat(QUOTED_BYTES))
+        );
+        assert_eq!(quote_prefix(b"ab"), "\"ab\"");
     }
 }

@@ -79,6 +79,19 @@ impl SketchPoint {
         }
     }
 
+    /// The same point (kind, sketch, n, contract, stream, trials, seed), whatever was measured.
+    pub fn same_point(&self, other: &SketchPoint) -> bool {
+        let strip = |p: &SketchPoint| SketchPoint {
+            bias: 0.0,
+            sd: 0.0,
+            rms: 0.0,
+            violations: 0,
+            items: 0,
+            ..p.clone()
+        };
+        strip(self) == strip(other)
+    }
+
     /// Statistical tests this point adds to the family.
     pub fn tests(&self) -> usize {
         if self.kind == "hll" { 3 } else { 1 }
@@ -133,33 +146,58 @@ pub fn default_points() -> Vec<SketchPoint> {
     out
 }
 
-/// Reads the baseline; errors name the file and record.
+/// The most trials (key sequences or streams) and the largest cardinality a sketch point may
+/// name: 2^53, the largest count any bloomlab input accepts (every integer up to it is an exact
+/// `f64`, which the error statistics divide by).
+pub const MAX_SKETCH_COUNT: u64 = 1 << 53;
+
+/// Reads the baseline and checks every point before anything runs.
+///
+/// Errors name the file and the line (and, for a value out of range, the column and the allowed
+/// range): a malformed row, a kind other than `hll` or `cms`, an unknown sketch, an HLL point with
+/// n outside 1..=2^53 or trials outside 2..=2^53, non-finite or negative measured statistics, a
+/// Count-Min point its plan refuses, more violations than items, a point that repeats an earlier
+/// one (both lines named), or no points at all.
 pub fn read_points(path: &Path) -> Result<Vec<SketchPoint>, String> {
     let bad = |reason: String| format!("sketch baseline {}: {reason}", path.display());
-    let mut r = csv::Reader::from_path(path).map_err(|e| bad(e.to_string()))?;
-    let points: Vec<SketchPoint> = r
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .map_err(|e| bad(e.to_string()))?;
-    for p in &points {
-        match p.kind.as_str() {
-            "hll" => {
-                build_by_name(&p.sketch).map_err(|e| bad(format!("{}: {e}", p.label())))?;
-                if p.n == 0 || p.trials < 2 {
-                    return Err(bad(format!(
-                        "{}: n must be >= 1 and trials >= 2",
-                        p.label()
-                    )));
-                }
-            }
-            "cms" => {
-                parse_cms(&p.sketch).map_err(|e| bad(format!("{}: {e}", p.label())))?;
-                cms_plan(p)
-                    .validate()
-                    .map_err(|e| bad(format!("{}: {e}", p.label())))?;
-            }
-            other => return Err(bad(format!("kind {other:?} is not hll or cms"))),
+    if path.is_dir() {
+        return Err(bad("it is a directory; give the baseline CSV file".into()));
+    }
+    let text = crate::gate::read_baseline_text(path).map_err(bad)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let headers = r.headers().map_err(|e| bad(e.to_string()))?.clone();
+    let mut points: Vec<SketchPoint> = Vec::new();
+    let mut point_lines: Vec<u64> = Vec::new();
+    for record in r.records() {
+        let record = record.map_err(|e| bad(e.to_string()))?;
+        let line = record.position().map_or(0, |p| p.line());
+        let p: SketchPoint = record
+            .deserialize(Some(&headers))
+            .map_err(|e| bad(format!("line {line}: {e}")))?;
+        let raw = lines
+            .get(line.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or("");
+        // `line L, column C (name): value is invalid: why`; columns count characters.
+        let field = |name: &str, value: String, why: &str| {
+            let index = headers.iter().position(|h| h == name).unwrap_or(0);
+            bad(format!(
+                "line {line}, column {} ({name}): {value} is invalid: {why} ({})",
+                crate::gate::column_of(raw, index),
+                p.label()
+            ))
+        };
+        check_point(&p, &field)?;
+        if let Some(i) = points.iter().position(|q| q.same_point(&p)) {
+            return Err(bad(format!(
+                "line {line} repeats the point of line {} ({}): each point may appear once",
+                point_lines[i],
+                p.label()
+            )));
         }
+        points.push(p);
+        point_lines.push(line);
     }
     if points.is_empty() {
         return Err(bad("no points".into()));
@@ -167,14 +205,73 @@ pub fn read_points(path: &Path) -> Result<Vec<SketchPoint>, String> {
     Ok(points)
 }
 
-/// Writes the baseline.
-pub fn write_points(path: &Path, points: &[SketchPoint]) -> Result<(), String> {
-    let bad = |reason: String| format!("sketch baseline {}: {reason}", path.display());
-    let mut w = csv::Writer::from_path(path).map_err(|e| bad(e.to_string()))?;
-    for p in points {
-        w.serialize(p).map_err(|e| bad(e.to_string()))?;
+/// One point's values; `field(column, value, why)` makes the error.
+fn check_point(
+    p: &SketchPoint,
+    field: &dyn Fn(&str, String, &str) -> String,
+) -> Result<(), String> {
+    for (name, v) in [("bias", p.bias), ("sd", p.sd), ("rms", p.rms)] {
+        if !v.is_finite() || (name != "bias" && v < 0.0) {
+            return Err(field(
+                name,
+                v.to_string(),
+                if name == "bias" {
+                    "it must be a finite number"
+                } else {
+                    "it must be a finite number >= 0"
+                },
+            ));
+        }
     }
-    w.flush().map_err(|e| bad(e.to_string()))
+    match p.kind.as_str() {
+        "hll" => {
+            build_by_name(&p.sketch)
+                .map_err(|e| field("sketch", format!("{:?}", p.sketch), &e.to_string()))?;
+            if !(1..=MAX_SKETCH_COUNT).contains(&p.n) {
+                return Err(field("n", p.n.to_string(), "it must be in 1..=2^53"));
+            }
+            if !(2..=MAX_SKETCH_COUNT).contains(&p.trials) {
+                return Err(field(
+                    "trials",
+                    p.trials.to_string(),
+                    "it must be in 2..=2^53 (a standard deviation needs two trials)",
+                ));
+            }
+        }
+        "cms" => {
+            parse_cms(&p.sketch).map_err(|e| field("sketch", format!("{:?}", p.sketch), &e))?;
+            if p.trials > MAX_SKETCH_COUNT {
+                return Err(field(
+                    "trials",
+                    p.trials.to_string(),
+                    "it must be in 1..=2^53",
+                ));
+            }
+            cms_plan(p)
+                .validate()
+                .map_err(|e| field("epsilon", p.epsilon.to_string(), &e))?;
+            if p.violations > p.items {
+                return Err(field(
+                    "violations",
+                    p.violations.to_string(),
+                    &format!("it must be at most the point's {} items", p.items),
+                ));
+            }
+        }
+        other => return Err(field("kind", format!("{other:?}"), "it must be hll or cms")),
+    }
+    Ok(())
+}
+
+/// A sketch baseline's bytes (header and one row per point), for the caller to write whole.
+pub fn points_csv(points: &[SketchPoint]) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for p in points {
+        w.serialize(p)
+            .map_err(|e| format!("cannot serialize the sketch baseline: {e}"))?;
+    }
+    w.into_inner()
+        .map_err(|e| format!("cannot serialize the sketch baseline: {e}"))
 }
 
 /// `cms/<hash>/<w>x<d>[/cu]` -> (hash, width, depth, conservative).

@@ -158,3 +158,113 @@ fn alpha_has_a_derived_lower_bound_per_test() {
     );
     assert!(GatePolicy::default().check_plannable(&points).is_ok());
 }
+
+const WIDE: &str =
+    "filter,key_set,n,p,seed,queries,false_positives,workload,rounds,churn,overfill,growth\n";
+const CHURN: &str =
+    "counting4/xxh3/km,random-u64,100000,0.01,20261125,961710,9755,churn,10,0.1,1.0,0\n";
+const GROW: &str =
+    "scalable/classic/xxh3/km/flat,random-u64,1000,0.01,20261125,983672,9885,grow,0,0.0,1.0,1024\n";
+
+/// Issue 28, case 9: workload settings the workload itself would refuse used to pass the file
+/// check and fail at run time as "FAIL (run)" (exit 1, read as drift). They are bad input now,
+/// named with line, column and the allowed range.
+#[test]
+fn workload_settings_are_checked_when_the_baseline_is_read() {
+    // The good rows read.
+    let points = read("wide.csv", format!("{WIDE}{CHURN}{GROW}").as_bytes()).unwrap();
+    assert_eq!(points.len(), 2);
+    let cases: [(&str, &[&str]); 8] = [
+        (
+            "counting4/xxh3/km,random-u64,100000,0.01,1,1000,10,churn,0,0.1,1.0,0",
+            &["line 3, column 58 (rounds)", "\"0\"", "at least 1"],
+        ),
+        (
+            "counting4/xxh3/km,random-u64,100000,0.01,1,1000,10,churn,10,5.0,1.0,0",
+            &["line 3, column 61 (churn)", "\"5.0\"", "(0, 1]"],
+        ),
+        (
+            "counting4/xxh3/km,random-u64,100000,0.01,1,1000,10,churn,10,1e-9,1.0,0",
+            &["line 3, column 61 (churn)", "is 0", "at least one"],
+        ),
+        (
+            "counting4/xxh3/km,random-u64,100000,0.01,1,1000,10,churn,10,0.1,NaN,0",
+            &["line 3, column 65 (overfill)", "\"NaN\"", "(0, 64]"],
+        ),
+        (
+            "counting4/xxh3/km,random-u64,100000,0.01,1,1000,10,churn,1000000000000000000,1.0,1.0,0",
+            &["(rounds)", "below 2^63"],
+        ),
+        (
+            "classic/xxh3/km/flat,random-u64,100000,0.01,1,1000,10,churn,10,0.1,1.0,0",
+            &["line 3, column 1 (filter)", "cannot remove keys"],
+        ),
+        (
+            "scalable/classic/xxh3/km/flat,random-u64,1000,0.01,1,1000,10,grow,0,0.0,1.0,18446744073709551615",
+            &[
+                "(growth)",
+                "\"18446744073709551615\"",
+                "n x growth at most 2^53",
+            ],
+        ),
+        (
+            "scalable/classic/xxh3/km/flat,random-u64,1000,0.01,1,1000,10,grow,0,0.0,1.0,0",
+            &["(growth)", "\"0\"", "at least 1"],
+        ),
+    ];
+    for (i, (row, wanted)) in cases.into_iter().enumerate() {
+        let body = format!("{WIDE}{CHURN}{row}\n");
+        let err = read(&format!("wl{i}.csv"), body.as_bytes()).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, HarnessError::BadField { .. }), "{row}: {msg}");
+        assert!(msg.contains(&format!("wl{i}.csv")), "{msg}");
+        for w in wanted {
+            assert!(msg.contains(w), "{row}: {msg:?} lacks {w:?}");
+        }
+    }
+}
+
+/// Issue 28, case 9: a repeated point used to be accepted silently (re-run twice, counted twice
+/// in its family). Both lines are named; a repeat with other counts is the same point.
+#[test]
+fn a_repeated_point_is_refused_naming_both_lines() {
+    let other_counts = "classic/xxh3/km/flat,random-u64,100000,0.01,20261125,5000,50\n";
+    for (name, body, wanted) in [
+        (
+            "dup.csv",
+            format!("{HEADER}{GOOD}{GOOD}"),
+            "line 3 repeats the point of line 2",
+        ),
+        (
+            "dup-counts.csv",
+            format!("{HEADER}{GOOD}{other_counts}"),
+            "line 3 repeats the point of line 2",
+        ),
+        (
+            "dup-churn.csv",
+            format!("{WIDE}{CHURN}{GROW}{CHURN}"),
+            "line 4 repeats the point of line 2",
+        ),
+    ] {
+        let msg = read(name, body.as_bytes()).unwrap_err().to_string();
+        assert!(msg.contains(name) && msg.contains(wanted), "{msg}");
+    }
+    // Another seed is another point.
+    let seed = "classic/xxh3/km/flat,random-u64,100000,0.01,7,1028113,10452\n";
+    assert_eq!(
+        read("seeds.csv", format!("{HEADER}{GOOD}{seed}").as_bytes())
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+/// Issue 28, case 8: a baseline is read up to a stated size, so `/dev/zero` is refused instead of
+/// filling memory.
+#[test]
+fn an_endless_baseline_is_refused_after_a_bounded_read() {
+    let err = gate::read_baseline(std::path::Path::new("/dev/zero"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("/dev/zero") && err.contains("MiB"), "{err}");
+}

@@ -150,3 +150,70 @@ fn an_undersized_count_min_fails_its_contract() {
     assert!(under.passed, "{under:?}");
     assert!(sketch_gate::parse_cms("cms/xxh3/2719").is_err());
 }
+
+const SKETCH_HEADER: &str = "kind,sketch,n,epsilon,delta,exponent,universe,stream,trials,seed,bias,sd,rms,violations,items\n";
+const HLL_ROW: &str = "hll,hll/xxh3/p12,1000,0.0,0.0,0.0,0,0,200,17,-0.0009,0.0115,0.0116,0,0\n";
+const CMS_ROW: &str =
+    "cms,cms/xxh3/2719x5,0,0.001,0.01,1.0,10000,200000,20,17,0.0,0.0,0.0,3,200000\n";
+
+/// Writes `body` as a sketch baseline named `name`, reads it, removes it.
+fn read_sketches(name: &str, body: &str) -> Result<Vec<SketchPoint>, String> {
+    let path = std::env::temp_dir().join(format!(
+        "bloomlab-sketch-baseline-{}-{name}",
+        std::process::id()
+    ));
+    std::fs::write(&path, body).unwrap();
+    let out = sketch_gate::read_points(&path);
+    std::fs::remove_file(&path).unwrap();
+    out
+}
+
+/// Issue 28, case 9 (sketch baseline): a repeated point used to be accepted silently, and
+/// measured statistics that are not numbers passed the file check and failed at run time. Both are
+/// refused when the file is read, naming the line (and column).
+#[test]
+fn a_sketch_baseline_refuses_repeats_and_values_out_of_range() {
+    let good = format!("{SKETCH_HEADER}{HLL_ROW}{CMS_ROW}");
+    assert_eq!(read_sketches("good.csv", &good).unwrap().len(), 2);
+
+    let other_counts = HLL_ROW.replace("-0.0009,0.0115,0.0116", "0.001,0.02,0.02");
+    let err = read_sketches(
+        "dup.csv",
+        &format!("{SKETCH_HEADER}{HLL_ROW}{CMS_ROW}{other_counts}"),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("dup.csv") && err.contains("line 4 repeats the point of line 2"),
+        "{err}"
+    );
+
+    let cases = [
+        (
+            HLL_ROW.replace(",0.0115,", ",NaN,"),
+            "line 2, column 54 (sd)",
+        ),
+        (HLL_ROW.replace(",200,17,", ",1,17,"), "(trials)"),
+        (
+            HLL_ROW.replace("p12,1000,", "p12,18446744073709551615,"),
+            "line 2, column 18 (n)",
+        ),
+        (
+            CMS_ROW.replace(",3,200000", ",200001,200000"),
+            "(violations)",
+        ),
+    ];
+    for (i, (row, wanted)) in cases.into_iter().enumerate() {
+        let name = format!("bad{i}.csv");
+        let err = read_sketches(&name, &format!("{SKETCH_HEADER}{row}")).unwrap_err();
+        assert!(err.contains(&name) && err.contains(wanted), "{row}: {err}");
+    }
+}
+
+/// The committed sketch baseline passes the reader's checks (no repeats, every value in range).
+#[test]
+fn the_committed_sketch_baseline_reads() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/baseline/sketches.csv");
+    let points = sketch_gate::read_points(&path).unwrap();
+    assert_eq!(points.len(), sketch_gate::default_points().len());
+}

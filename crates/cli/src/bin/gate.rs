@@ -9,6 +9,7 @@ use bloomlab_cli::parse_count_named;
 use bloomlab_harness::Workload;
 use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
 use bloomlab_harness::preflight::{self, MemoryBudget};
+use bloomlab_harness::sketch_gate;
 use bloomlab_report::markdown;
 use bloomlab_report::output::OutputDir;
 use clap::Parser;
@@ -25,10 +26,10 @@ use clap::Parser;
 /// locked from before the first point until the report is written whole (temporary file, fsync,
 /// rename): a second run writing there is refused at once, naming the holder, and a failed or
 /// interrupted gate leaves an earlier report as it was. Exit status: 0 when every point
-/// passes, 1 when any fails, 2 on bad input (found before any point runs: the baseline's values,
-/// with file, line and column; the flags; the report and baseline paths, a report directory in
-/// use by another run; the memory the points need at once, see --memory-limit); 130 interrupted
-/// (Ctrl-C).
+/// passes, 1 when any fails, 2 on bad input (found before any point runs: both baselines' values,
+/// with file, line and column, and repeated points, naming both lines; the flags; the report and
+/// baseline paths, a report directory in use by another run; the memory the points need at once,
+/// see --memory-limit); 130 interrupted (Ctrl-C).
 #[derive(Parser, Debug)]
 #[command(name = "gate", version, about, long_about)]
 struct Args {
@@ -38,9 +39,11 @@ struct Args {
     /// Also write the result table as Markdown to this file.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Re-measure every point and REWRITE the baseline (after an intended change). Points come
-    /// from the existing baseline, or the built-in list when there is none; query counts are
-    /// re-planned for the current --alpha, --detect and --power.
+    /// Re-measure every point and REWRITE both baselines, --baseline and --sketch-baseline (after
+    /// an intended change). Points come from the existing baselines, or the built-in lists when
+    /// there are none; query counts are re-planned for the current --alpha, --detect and --power.
+    /// Both files are read and checked writable before anything is measured, and written
+    /// together (each staged beside its target, flushed, then renamed) or not at all.
     #[arg(long)]
     update: bool,
     /// Family-wise false-alarm rate of the whole gate, in (0, 1) and at least 3 x points x 2^-52
@@ -61,7 +64,7 @@ struct Args {
     memory_limit: Option<String>,
     /// The sketches' baseline: HyperLogLog bias, RMS and drift, Count-Min undercounts and bound
     /// (one family of its own at the same --alpha; see `bloomlab_harness::sketch_gate`).
-    /// --update rewrites it too.
+    /// Read and checked before any point runs; --update rewrites it together with --baseline.
     #[arg(long, default_value = "reports/baseline/sketches.csv")]
     sketch_baseline: PathBuf,
     /// Re-measure and REWRITE only the sketch baseline (--sketch-baseline), leaving the filters'
@@ -193,10 +196,16 @@ fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
     };
     // Points are re-measured one at a time.
     preflight(args, policy, &points, 1)?;
+    // Both baselines are read and both outputs checked before anything is measured, so a bad or
+    // unwritable sketch baseline cannot leave the filters' baseline rewritten alone.
+    let sketch_points = sketches::points_to_update(&args.sketch_baseline)?;
     eprintln!(
-        "UPDATING THE BASELINE {}: {} points are re-measured and the file is rewritten.",
+        "UPDATING THE BASELINES {} and {}: {} points and {} sketch points are re-measured and \
+         both files are rewritten together (or neither, on any error).",
         args.baseline.display(),
-        points.len()
+        args.sketch_baseline.display(),
+        points.len(),
+        sketch_points.len()
     );
     let mut fresh = Vec::with_capacity(points.len());
     for p in &points {
@@ -212,20 +221,40 @@ fn update(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
         );
         fresh.push(new);
     }
-    gate::write_baseline(&args.baseline, &fresh)?;
+    let sketch_fresh = sketches::remeasure(&sketch_points, policy.family_alpha)?;
+    let filters_csv = gate::baseline_csv(&fresh)?;
+    let sketches_csv = sketch_gate::points_csv(&sketch_fresh).map_err(anyhow::Error::msg)?;
+    staged::write_together(&[
+        (args.baseline.as_path(), &filters_csv),
+        (args.sketch_baseline.as_path(), &sketches_csv),
+    ])?;
     eprintln!(
-        "BASELINE REWRITTEN: {}. Review the diff and commit it with the change that caused it.",
-        args.baseline.display()
+        "BASELINES REWRITTEN: {} and {}. Review the diff and commit it with the change that \
+         caused it.",
+        args.baseline.display(),
+        args.sketch_baseline.display()
     );
-    sketches::update(&args.sketch_baseline, policy.family_alpha)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--update-sketches`: re-measures the sketch points alone and rewrites their baseline whole.
+fn update_sketches(args: &Args, policy: &GatePolicy) -> Result<ExitCode> {
+    let points = sketches::points_to_update(&args.sketch_baseline)?;
+    policy.validate(points.len())?;
+    let fresh = sketches::remeasure(&points, policy.family_alpha)?;
+    let csv = sketch_gate::points_csv(&fresh).map_err(anyhow::Error::msg)?;
+    staged::write_together(&[(args.sketch_baseline.as_path(), &csv)])?;
+    eprintln!(
+        "SKETCH BASELINE REWRITTEN: {}",
+        args.sketch_baseline.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
     let policy = policy(args);
     if args.update_sketches {
-        sketches::update(&args.sketch_baseline, policy.family_alpha)?;
-        return Ok(ExitCode::SUCCESS);
+        return update_sketches(args, &policy);
     }
     if args.update {
         return update(args, &policy);
@@ -239,6 +268,9 @@ fn run(args: &Args) -> Result<ExitCode> {
         anyhow::anyhow!("{e}\n({hint})")
     })?;
     preflight(args, &policy, &points, gate::parallel_points())?;
+    // Read and checked now, as --help promises: a bad sketch baseline is bad input found before
+    // any point runs, not after all of them.
+    let sketch_points = sketches::read(&args.sketch_baseline)?;
     let report_dir = args.report.as_deref().map(lock_report_dir).transpose()?;
     let statics: Vec<BaselinePoint> = points
         .iter()
@@ -282,7 +314,7 @@ fn run(args: &Args) -> Result<ExitCode> {
         policy.detect_rel * 100.0
     );
     println!("{summary}");
-    let (sketch_md, sketch_failed) = sketches::check(&args.sketch_baseline, policy.family_alpha)?;
+    let (sketch_md, sketch_failed) = sketches::check(&sketch_points, policy.family_alpha)?;
     println!("{sketch_md}");
     let failed = failed + sketch_failed;
     if let (Some(path), Some(dir)) = (&args.report, &report_dir) {
@@ -313,7 +345,8 @@ mod sketches {
     use std::time::Instant;
 
     use anyhow::{Context, Result};
-    use bloomlab_harness::sketch_gate::{self, Outcome};
+    use bloomlab_harness::preflight;
+    use bloomlab_harness::sketch_gate::{self, Outcome, SketchPoint};
     use bloomlab_report::markdown;
 
     fn table(outcomes: &[Outcome]) -> String {
@@ -364,21 +397,44 @@ mod sketches {
         markdown::table(&["sketch point", "measured", "p-values", "verdict"], &rows)
     }
 
+    /// Reads and checks the sketch baseline (every point, before any runs).
+    pub fn read(path: &Path) -> Result<Vec<SketchPoint>> {
+        sketch_gate::read_points(path).map_err(|e| {
+            let hint = if path.exists() {
+                "fix the file, or re-create it with `cargo run --release --bin gate -- --update-sketches`"
+            } else {
+                "run `cargo run --release --bin gate -- --update` to create a baseline"
+            };
+            anyhow::anyhow!("{e}\n({hint})")
+        })
+    }
+
+    /// The points `--update` re-measures: the baseline's (read and checked), or the built-in ones
+    /// when there is no file; the file is also checked to be writable, before anything runs.
+    pub fn points_to_update(path: &Path) -> Result<Vec<SketchPoint>> {
+        let points = if path.exists() || path.is_symlink() {
+            sketch_gate::read_points(path).map_err(anyhow::Error::msg)?
+        } else {
+            eprintln!(
+                "no sketch baseline at {}: starting from the built-in sketch points",
+                path.display()
+            );
+            sketch_gate::default_points()
+        };
+        preflight::check_output_file("sketch baseline file (--sketch-baseline)", path)?;
+        Ok(points)
+    }
+
     /// Runs the sketch points; returns the Markdown section and the number of failed points.
-    pub fn check(path: &Path, alpha: f64) -> Result<(String, usize)> {
-        let points = sketch_gate::read_points(path).map_err(|e| {
-            anyhow::anyhow!(
-                "{e}\n(run `cargo run --release --bin gate -- --update` to create a baseline)"
-            )
-        })?;
-        let tests = sketch_gate::family_tests(&points);
+    pub fn check(points: &[SketchPoint], alpha: f64) -> Result<(String, usize)> {
+        let tests = sketch_gate::family_tests(points);
         eprintln!(
             "gate: {} sketch points, {tests} tests, family-wise alpha {alpha:.0e} -> {:.2e} per test",
             points.len(),
             alpha / tests as f64
         );
         let started = Instant::now();
-        let outcomes = sketch_gate::check_all(&points, alpha)?;
+        let outcomes = sketch_gate::check_all(points, alpha)?;
         for o in outcomes.iter().filter(|o| !o.passed()) {
             for c in o.checks.iter().filter(|c| !c.passed) {
                 println!("FAIL {} [{}]: {}", o.point.label(), c.name, c.detail);
@@ -396,24 +452,88 @@ mod sketches {
         Ok((md, failed))
     }
 
-    /// Re-measures the sketch points (the baseline's, or the built-in ones) and rewrites the file.
-    pub fn update(path: &Path, alpha: f64) -> Result<()> {
-        let points = if path.exists() {
-            sketch_gate::read_points(path).map_err(anyhow::Error::msg)?
-        } else {
-            sketch_gate::default_points()
-        };
+    /// Re-measures the sketch points for a new baseline (nothing is written here).
+    pub fn remeasure(points: &[SketchPoint], alpha: f64) -> Result<Vec<SketchPoint>> {
         let outcomes =
-            sketch_gate::check_all(&points, alpha).context("re-measuring sketch points")?;
+            sketch_gate::check_all(points, alpha).context("re-measuring sketch points")?;
         for o in outcomes.iter().filter(|o| !o.passed()) {
             eprintln!(
                 "warning: {} fails against theory at the new baseline",
                 o.point.label()
             );
         }
-        let fresh: Vec<_> = outcomes.into_iter().map(|o| o.measured).collect();
-        sketch_gate::write_points(path, &fresh).map_err(anyhow::Error::msg)?;
-        eprintln!("SKETCH BASELINE REWRITTEN: {}", path.display());
+        Ok(outcomes.into_iter().map(|o| o.measured).collect())
+    }
+}
+
+/// Writing several files whole, together.
+mod staged {
+    use std::io::Write;
+    use std::path::Path;
+
+    use anyhow::{Context, Result};
+
+    /// Writes every `(path, bytes)` whole, or none of them: each is written to a temporary file in
+    /// its own directory and flushed to disk (fsync), and only when every one is staged are they
+    /// renamed into place, one after the other. An error before the renames leaves every path as
+    /// it was (the temporary files are removed). A rename within one directory fails only in
+    /// exceptional cases; should one fail after another succeeded, the error names the file
+    /// already replaced. A replaced file keeps its permissions; a new one gets 0644.
+    pub fn write_together(files: &[(&Path, &[u8])]) -> Result<()> {
+        let mut temps = Vec::with_capacity(files.len());
+        for &(path, bytes) in files {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let stage = || -> std::io::Result<tempfile::NamedTempFile> {
+                std::fs::create_dir_all(dir)?;
+                let mut tmp = tempfile::Builder::new()
+                    .prefix(".bloomlab-staged-")
+                    .tempfile_in(dir)?;
+                tmp.write_all(bytes)?;
+                let permissions = match std::fs::metadata(path) {
+                    Ok(m) => m.permissions(),
+                    Err(_) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
+                };
+                tmp.as_file().set_permissions(permissions)?;
+                tmp.as_file().sync_all()?;
+                Ok(tmp)
+            };
+            let tmp = stage().with_context(|| {
+                format!(
+                    "cannot write {} (nothing was written: every file is left as it was)",
+                    path.display()
+                )
+            })?;
+            temps.push((tmp, path, dir));
+        }
+        let mut done: Vec<&Path> = Vec::new();
+        for (tmp, path, dir) in temps {
+            tmp.persist(path).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot rename a staged copy onto {}: {}{}",
+                    path.display(),
+                    e.error,
+                    if done.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (already replaced: {})",
+                            done.iter()
+                                .map(|p| p.display().to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                )
+            })?;
+            // The rename is durable once the directory entry is.
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+            done.push(path);
+        }
         Ok(())
     }
 }
@@ -426,5 +546,35 @@ fn main() -> ExitCode {
             eprintln!("gate: error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::staged::write_together;
+
+    /// Two files written together; when the second cannot be staged, neither changes and no
+    /// temporary file is left.
+    #[test]
+    fn files_are_written_together_or_not_at_all() {
+        let dir = std::env::temp_dir().join(format!("bloomlab-staged-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.csv"), dir.join("b.csv"));
+        std::fs::write(&a, "old a").unwrap();
+        write_together(&[(a.as_path(), b"new a"), (b.as_path(), b"new b")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+
+        // The second target's directory would be a regular file: staging it fails.
+        let below = a.join("c.csv");
+        let err = write_together(&[(b.as_path(), b"newer b"), (below.as_path(), b"c")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nothing was written"), "{err}");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use bloomlab_cli::{git_revision, parse_count, parse_count_named, parse_f64, parse_list, scale};
+use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list, scale};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
 use bloomlab_harness::preflight::check_output_dir;
@@ -100,24 +100,23 @@ struct Args {
 }
 
 fn configs(args: &Args) -> Result<Vec<ScaleConfig>, String> {
-    let n = parse_count(&args.n).map_err(|e| format!("--n: {e}"))?;
+    let n = parse_count_named("--n", 1, &args.n)?;
     let p = parse_f64("--p", &args.p)?;
     if !(p > 0.0 && p < 1.0) {
         return Err(format!("--p = {p} is outside (0, 1)"));
     }
     let keys: KeySetKind = args.keys.parse().map_err(|e| format!("--keys: {e}"))?;
-    let check_members =
-        parse_count(&args.check_members).map_err(|e| format!("--check-members: {e}"))?;
-    let max_queries = parse_count(&args.max_queries).map_err(|e| format!("--max-queries: {e}"))?;
+    let check_members = parse_count_named("--check-members", 1, &args.check_members)?;
+    let max_queries = parse_count_named("--max-queries", 1, &args.max_queries)?;
     let query_offset = parse_count_named("--query-offset", 0, &args.query_offset)?;
     let memory_limit = args
         .memory_limit
         .as_deref()
-        .map(|m| parse_count(m).map_err(|e| format!("--memory-limit: {e}")))
+        .map(|m| parse_count_named("--memory-limit", 1, m))
         .transpose()?;
     let geometry = match (&args.bits, args.hashes) {
         (Some(bits), Some(hashes)) => Some(Params {
-            bits: parse_count(bits).map_err(|e| format!("--bits: {e}"))?,
+            bits: parse_count_named("--bits", 1, bits)?,
             hashes,
         }),
         _ => None,

@@ -117,8 +117,9 @@ struct Args {
     #[arg(long, value_name = "RATES", allow_hyphen_values = true)]
     p: Option<String>,
     /// Comma-separated key sets: random-u64, article ("article-" + i, the textbook workload),
-    /// url, hex (64-char content hashes), file:PATH (one key per line; the first members are
-    /// inserted, the rest are queried; blank lines skipped, duplicates removed and counted).
+    /// url, hex (64-char content hashes), file:PATH (one UTF-8 key per line, each at most 1048576
+    /// bytes; the first members are inserted, the rest are queried; blank lines skipped,
+    /// duplicates removed and counted).
     #[arg(long, value_name = "SETS")]
     keys: Option<String>,
     /// Comma-separated factors: insert round(n * factor) keys into a filter sized for n, to show
@@ -220,8 +221,7 @@ fn workload(args: &Args) -> Result<WorkloadSettings> {
             WorkloadSettings::Churn(c)
         }
         Workload::Grow => {
-            let max_growth = parse_count(&args.max_growth)
-                .map_err(|e| anyhow::anyhow!("--max-growth: {}", e.replacen("n =", "value", 1)))?;
+            let max_growth = e(parse_count_named("--max-growth", 1, &args.max_growth))?;
             let g = Grow { max_growth };
             g.validate(1)?;
             WorkloadSettings::Grow(g)
