@@ -33,7 +33,9 @@ pub mod cms;
 pub mod error;
 pub mod hll;
 
-pub use cardinality::{CardinalitySketch, DynSketch, PeerHll, build_ours, build_peer};
-pub use cms::CountMin;
+pub use cardinality::{
+    CardinalitySketch, DynSketch, HllEstimators, PeerHll, build_ours, build_peer,
+};
+pub use cms::{CountMin, Rows};
 pub use error::SketchError;
-pub use hll::HyperLogLog;
+pub use hll::{Estimator, HyperLogLog};
