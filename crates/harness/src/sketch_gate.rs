@@ -29,7 +29,7 @@
 use std::path::Path;
 
 use bloomlab_sketches::cardinality::build_by_name;
-use bloomlab_sketches::{CardinalitySketch, SketchError};
+use bloomlab_sketches::{CardinalitySketch, Rows, SketchError};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF, StudentsT};
 
@@ -177,18 +177,28 @@ pub fn write_points(path: &Path, points: &[SketchPoint]) -> Result<(), String> {
     w.flush().map_err(|e| bad(e.to_string()))
 }
 
-/// `cms/<hash>/<w>x<d>[/cu]` -> (hash, width, depth, conservative).
+/// `cms/<hash>/<w>x<d>[/ind][/cu]` -> (hash, width, depth, conservative); independent rows
+/// (`/ind`) are reported by [`parse_cms_rows`].
 pub fn parse_cms(name: &str) -> Result<(String, u64, u64, bool), String> {
-    let bad = || format!("Count-Min name {name:?} is not cms/<hash>/<width>x<depth>[/cu]");
+    parse_cms_rows(name).map(|(h, w, d, cu, _)| (h, w, d, cu))
+}
+
+/// `cms/<hash>/<w>x<d>[/ind][/cu]` -> (hash, width, depth, conservative, row scheme).
+pub fn parse_cms_rows(name: &str) -> Result<(String, u64, u64, bool, Rows), String> {
+    let bad = || format!("Count-Min name {name:?} is not cms/<hash>/<width>x<depth>[/ind][/cu]");
     let rest = name.strip_prefix("cms/").ok_or_else(bad)?;
     let (rest, cu) = match rest.strip_suffix("/cu") {
         Some(r) => (r, true),
         None => (rest, false),
     };
+    let (rest, rows) = match rest.strip_suffix("/ind") {
+        Some(r) => (r, Rows::Independent),
+        None => (rest, Rows::DoubleHash),
+    };
     let (hash, dims) = rest.split_once('/').ok_or_else(bad)?;
     let (w, d) = dims.split_once('x').ok_or_else(bad)?;
     let (w, d) = (w.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
-    Ok((hash.to_owned(), w, d, cu))
+    Ok((hash.to_owned(), w, d, cu, rows))
 }
 
 fn cms_plan(p: &SketchPoint) -> CmsPlan {
@@ -379,14 +389,14 @@ pub fn hll_outcome(p: &SketchPoint, precision: u8, errors: &[f64], alpha: f64) -
 /// Re-runs a Count-Min point: the sketch named by the point (its own width and depth) against
 /// the contract of the point's epsilon and delta.
 pub fn cms_outcome(p: &SketchPoint, alpha: f64) -> Result<Outcome, SketchError> {
-    let (hash, width, depth, cu) =
-        parse_cms(&p.sketch).map_err(|reason| SketchError::UnknownSketch {
+    let (hash, width, depth, cu, rows) =
+        parse_cms_rows(&p.sketch).map_err(|reason| SketchError::UnknownSketch {
             name: p.sketch.clone(),
             known: reason,
         })?;
     let plan = cms_plan(p);
     let (undercounts, shares, violations, items) =
-        sketch::cms_point(&plan, &hash, width, depth, cu)?;
+        sketch::cms_point(&plan, &hash, width, depth, cu, rows)?;
     let p_bound = sketch::violation_bound_p(&shares, p.delta);
     let detail = format!(
         "{}: {violations} violations (overcount > eps N) among {items} items, mean per-trial share {:.3e} vs delta {}, {undercounts} undercounts, alpha {alpha:.2e}",

@@ -380,7 +380,9 @@ pub fn build_by_name(name: &str) -> Result<DynSketch, SketchError> {
 /// estimators in the order named); every other name is a group of its own. Groups keep the
 /// order of their first name. Errors on a name [`parse_name`] refuses.
 pub fn group_names(names: &[String]) -> Result<Vec<Vec<String>>, SketchError> {
-    let mut groups: Vec<(Option<(String, u32)>, Vec<String>)> = Vec::new();
+    // (hash and precision shared by the group's registers, or None for a group of one; names)
+    type Registers = Option<(String, u32)>;
+    let mut groups: Vec<(Registers, Vec<String>)> = Vec::new();
     for name in names {
         let n = parse_name(name)?;
         let key = n.ours.map(|_| (n.hash.clone(), n.precision));
