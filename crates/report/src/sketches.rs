@@ -440,10 +440,25 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
          range).\n",
     );
     transition_section(md, hll);
+    // The per-sketch tables show 4 points per octave and every point of a departure; the CSV
+    // beside holds them all.
+    let found = harness::departures(hll, DEPARTURE_ALPHA);
+    let max_n = hll.iter().map(|r| r.n).max().unwrap_or(1);
+    let quarter = harness::octave_spaced(1, max_n, 4);
+    md.push_str(
+        "\nThe tables below show 4 points per octave and every point of a departure; \
+         [hll.csv](hll.csv) holds every point.\n",
+    );
     for (name, s) in &all {
         md.push_str(&format!("\n### {name}\n\n"));
         let rows: Vec<Vec<String>> = s
             .iter()
+            .filter(|r| {
+                quarter.binary_search(&r.n).is_ok()
+                    || found
+                        .iter()
+                        .any(|d| &d.sketch == name && (d.n_from..=d.n_to).contains(&r.n))
+            })
             .map(|r| {
                 vec![
                     fmt::count_tick(r.n as f64),
