@@ -191,7 +191,10 @@ fn at_the_transition_the_bias_check_fails_the_original_and_passes_ertl() {
         "the default points test Ertl at the transition"
     );
     assert!(
-        points.iter().filter(|p| p.kind == "hll").all(|p| p.trials >= 1024),
+        points
+            .iter()
+            .filter(|p| p.kind == "hll")
+            .all(|p| p.trials >= 1024),
         "the default HyperLogLog points use 1024 trials or more"
     );
 }
