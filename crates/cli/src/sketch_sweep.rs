@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use bloomlab_harness::preflight;
-use bloomlab_harness::sketch::{self, CmsPlan, CmsRow, HllPlan, HllRow};
+use bloomlab_harness::sketch::{self, CmsPlan, CmsRow, HllPlan, HllRow, HllTrials};
 use bloomlab_redis::{Connection, RedisHll};
-use bloomlab_sketches::cardinality::build_by_name;
+use bloomlab_sketches::cardinality::{build_by_name, build_group};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -32,19 +32,29 @@ pub struct SketchArgs {
     #[arg(
         long,
         value_name = "NAMES",
-        default_value = "hll/xxh3/p14,hll/murmur3/p14,hll/fnv1a/p14,peer/hyperloglogplus/xxh3/p14,hll/xxh3/p4,hll/xxh3/p10,hll/xxh3/p18"
+        default_value = "hll/xxh3/p14,hll/xxh3/p14/ertl,hll/murmur3/p14,hll/murmur3/p14/ertl,hll/fnv1a/p14,hll/fnv1a/p14/ertl,peer/hyperloglogplus/xxh3/p14,hll/xxh3/p4,hll/xxh3/p4/ertl,hll/xxh3/p10,hll/xxh3/p10/ertl,hll/xxh3/p18,hll/xxh3/p18/ertl"
     )]
     pub hll: String,
-    /// HyperLogLog trials per sketch (independent seeded key sequences); default 200, 30 with
-    /// --quick.
+    /// HyperLogLog trials per sketch (independent seeded key sequences); default 1024, 30 with
+    /// --quick. Our sketches of one hash and precision (e.g. hll/xxh3/p14 and
+    /// hll/xxh3/p14/ertl) share their trials: one pass, every estimator read from the same
+    /// registers.
     #[arg(long, value_name = "COUNT")]
     pub trials: Option<String>,
+    /// Trials per precision, overriding --trials for the sketches of that p: P=COUNT, ...
+    /// (e.g. 14=4096). Default 14=4096 (none with --quick).
+    #[arg(long, value_name = "LIST")]
+    pub trials_at: Option<String>,
+    /// HyperLogLog checkpoints per octave (factor of two) of n, from 1 to --max-n; default 16
+    /// (Apache DataSketches' resolution), 4 with --quick. At most 64.
+    #[arg(long, value_name = "COUNT")]
+    pub points_per_octave: Option<String>,
     /// Trials of Redis's HyperLogLog (with --redis; every key goes over the network); default 40,
     /// 5 with --quick.
     #[arg(long, value_name = "COUNT")]
     pub redis_trials: Option<String>,
-    /// Largest HyperLogLog cardinality; points run log-spaced from 10, 4 per decade. Default 1e7,
-    /// 1e5 with --quick.
+    /// Largest HyperLogLog cardinality (at most 2^32); points run from 1, --points-per-octave per
+    /// factor of two. Default 2^24 = 16777216, 1e5 with --quick.
     #[arg(long, value_name = "COUNT")]
     pub max_n: Option<String>,
     /// Count-Min epsilon, in (0, 1).
@@ -89,11 +99,14 @@ pub struct Shared {
 /// A checked plan.
 #[derive(Debug, Clone)]
 pub struct SketchPlan {
-    pub hll: Option<(Vec<String>, HllPlan)>,
+    /// Groups of sketch names measured in one pass each (see `group_names`), each with its plan.
+    pub hll: Option<Vec<(Vec<String>, HllPlan)>>,
     pub redis: Option<(String, HllPlan)>,
     pub cms: Option<CmsPlan>,
     pub out: PathBuf,
     pub threads: usize,
+    /// HyperLogLog checkpoints per octave.
+    pub points_per_octave: u64,
 }
 
 fn count(flag: &str, v: &Option<String>, default: u64, quick: u64, is_quick: bool) -> Result<u64> {
@@ -132,6 +145,7 @@ pub fn plan(a: &SketchArgs, s: &Shared) -> Result<SketchPlan> {
             .clone()
             .unwrap_or_else(|| PathBuf::from("reports/sketches")),
         threads: s.threads,
+        points_per_octave: 0,
     };
     if kinds.iter().any(|k| k == "hll") {
         let names = parse_list("hll", &a.hll, |n| {
@@ -140,23 +154,49 @@ pub fn plan(a: &SketchArgs, s: &Shared) -> Result<SketchPlan> {
                 .map_err(|e| e.to_string())
         })
         .map_err(anyhow::Error::msg)?;
-        let max_n = count("--max-n", &a.max_n, 10_000_000, 100_000, q)?;
-        if max_n < 10 {
-            bail!("--max-n = {max_n} is invalid: it must be at least 10");
+        let max_n = count("--max-n", &a.max_n, 1 << 24, 100_000, q)?;
+        if !(10..=1u64 << 32).contains(&max_n) {
+            bail!("--max-n = {max_n} is invalid: it must be in 10..=4294967296");
         }
-        let trials = count("--trials", &a.trials, 200, 30, q)?;
+        let per_octave = count("--points-per-octave", &a.points_per_octave, 16, 4, q)?;
+        if per_octave > 64 {
+            bail!("--points-per-octave = {per_octave} is invalid: it must be in 1..=64");
+        }
+        let trials = count("--trials", &a.trials, 1024, 30, q)?;
         if trials < 2 {
             bail!(
                 "--trials = {trials} is invalid: it must be at least 2 (an RMS interval needs two)"
             );
         }
+        let trials_at =
+            parse_trials_at(
+                a.trials_at
+                    .as_deref()
+                    .unwrap_or(if q { "" } else { "14=4096" }),
+            )?;
         let plan = HllPlan {
-            cardinalities: sketch::log_spaced(10, max_n, 4),
+            cardinalities: sketch::octave_spaced(1, max_n, per_octave as u32),
             trials,
             seed: s.seed,
             confidence: s.confidence,
             revision: revision.clone(),
         };
+        let groups = bloomlab_sketches::cardinality::group_names(&names)?;
+        let mut planned = Vec::new();
+        for g in groups {
+            let p = bloomlab_sketches::cardinality::parse_name(&g[0])?.precision;
+            let t = trials_at
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map_or(trials, |&(_, t)| t);
+            planned.push((
+                g,
+                HllPlan {
+                    trials: t,
+                    ..plan.clone()
+                },
+            ));
+        }
         if let Some(url) = &s.redis {
             let rt = count("--redis-trials", &a.redis_trials, 40, 5, q)?;
             if rt < 2 {
@@ -170,7 +210,8 @@ pub fn plan(a: &SketchArgs, s: &Shared) -> Result<SketchPlan> {
                 },
             ));
         }
-        out.hll = Some((names, plan));
+        out.hll = Some(planned);
+        out.points_per_octave = per_octave;
     } else if s.redis.is_some() {
         bail!("--redis with --sketch measures Redis's HyperLogLog: include hll in --sketch");
     }
@@ -210,6 +251,24 @@ pub fn plan(a: &SketchArgs, s: &Shared) -> Result<SketchPlan> {
     Ok(out)
 }
 
+/// Parses `P=COUNT,...` for --trials-at: each P a precision 4..=18, each COUNT at least 2.
+fn parse_trials_at(list: &str) -> Result<Vec<(u32, u64)>> {
+    let mut out = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let bad = || {
+            anyhow::anyhow!(
+                "--trials-at item {item:?} is invalid: it must be P=COUNT with P in 4..=18 and COUNT >= 2 (e.g. 14=4096)"
+            )
+        };
+        let (p, c) = item.split_once('=').ok_or_else(bad)?;
+        let p: u32 = p.trim().parse().map_err(|_| bad())?;
+        bloomlab_sketches::hll::check_precision(p).map_err(|_| bad())?;
+        let c = parse_count_named("--trials-at", 2, c.trim()).map_err(|_| bad())?;
+        out.push((p, c));
+    }
+    Ok(out)
+}
+
 /// Measures the plan, writes the reports into `out`'s staging directory and commits them (`out`
 /// is `plan.out`, locked by the caller), prints where; errors are failed measurements (exit 1).
 pub fn run(
@@ -224,7 +283,7 @@ pub fn run(
     let total = plan
         .hll
         .as_ref()
-        .map_or(0, |(n, p)| n.len() as u64 * p.trials)
+        .map_or(0, |g| g.iter().map(|(_, p)| p.trials).sum::<u64>())
         + plan.redis.as_ref().map_or(0, |(_, p)| p.trials)
         + plan
             .cms
@@ -238,22 +297,22 @@ pub fn run(
     );
     let started = Instant::now();
     let mut hll_rows: Vec<HllRow> = Vec::new();
+    let mut hll_trials: Vec<HllTrials> = Vec::new();
     let mut base = 0u64;
-    if let Some((names, p)) = &plan.hll {
-        for name in names {
-            bar.set_message(name.clone());
-            let b = base;
-            let rows = pool.install(|| {
-                sketch::run_hll(
-                    |_| build_by_name(name).map_err(anyhow::Error::from),
-                    p,
-                    true,
-                    &|d| bar.set_position(b + d),
-                )
-            })?;
-            base += p.trials;
-            hll_rows.extend(rows);
-        }
+    for (names, p) in plan.hll.iter().flatten() {
+        bar.set_message(names.join(" + "));
+        let b = base;
+        let run = pool.install(|| {
+            sketch::run_hll(
+                |_| build_group(names).map_err(anyhow::Error::from),
+                p,
+                true,
+                &|d| bar.set_position(b + d),
+            )
+        })?;
+        base += p.trials;
+        hll_rows.extend(run.rows);
+        hll_trials.push(run.trials);
     }
     if let Some((url, p)) = &plan.redis {
         let shown = bloomlab_redis::redact(url);
@@ -280,7 +339,8 @@ pub fn run(
             })
             .with_context(|| format!("Redis HyperLogLog at {shown}"))?;
         base += p.trials;
-        hll_rows.extend(rows);
+        hll_rows.extend(rows.rows);
+        hll_trials.push(rows.trials);
     }
     let mut cms_rows: Vec<CmsRow> = Vec::new();
     if let Some(p) = &plan.cms {
@@ -297,13 +357,31 @@ pub fn run(
         command: bloomlab_redis::redact_words(command),
         seconds,
         threads: pool.current_num_threads(),
+        grid: plan
+            .hll
+            .as_ref()
+            .and_then(|g| g.first())
+            .map(|(_, p)| {
+                format!(
+                    "{} points per octave from {} to {} ({} checkpoints)",
+                    plan.points_per_octave,
+                    p.cardinalities.first().copied().unwrap_or(0),
+                    p.cardinalities.last().copied().unwrap_or(0),
+                    p.cardinalities.len()
+                )
+            })
+            .unwrap_or_default(),
     };
     let staged = out
         .staging()
         .map_err(anyhow::Error::from)
         .and_then(|dir| {
             Ok(bloomlab_report::sketches::write_sketch_reports(
-                &hll_rows, &cms_rows, &dir, &info,
+                &hll_rows,
+                &hll_trials,
+                &cms_rows,
+                &dir,
+                &info,
             )?)
         })
         .with_context(|| {

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bloomlab_filters::hash::fmix64;
 use bloomlab_filters::{Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 use bloomlab_sketches::cms::dimensions;
-use bloomlab_sketches::{CardinalitySketch, CountMin, SketchError};
+use bloomlab_sketches::{CardinalitySketch, CountMin, Rows, SketchError};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Zipf};
 use rand_pcg::Pcg64Mcg;
@@ -68,6 +68,30 @@ pub fn log_spaced(min: u64, max: u64, per_decade: u32) -> Vec<u64> {
     out
 }
 
+/// Cardinalities `round(2^(k / per_octave))` for k = 0, 1, ... from `min` up to `max` inclusive,
+/// without repeats (the small ones coincide after rounding), `max` always last: the grid of
+/// Apache DataSketches' characterization plots (16 points per octave there).
+pub fn octave_spaced(min: u64, max: u64, per_octave: u32) -> Vec<u64> {
+    let (lo, hi) = (min.max(1), max.max(min.max(1)));
+    let per = f64::from(per_octave.max(1));
+    let mut out = Vec::new();
+    let mut k = ((lo as f64).log2() * per).floor() as i64;
+    loop {
+        let n = 2f64.powf(k as f64 / per).round() as u64;
+        if n > hi {
+            break;
+        }
+        if n >= lo && out.last() != Some(&n) {
+            out.push(n);
+        }
+        k += 1;
+    }
+    if out.last() != Some(&hi) {
+        out.push(hi);
+    }
+    out
+}
+
 /// The salt of trial `trial` of a run seeded `seed`.
 fn salt(seed: u64, trial: u64) -> u64 {
     fmix64(fmix64(seed ^ 0x6a09_e667_f3bc_c908).wrapping_add(trial))
@@ -80,15 +104,28 @@ pub fn trial_key(salt: u64, i: u64) -> u64 {
 }
 
 /// One trial of a cardinality sketch: feeds keys `0..max(checkpoints)` of trial `trial` in
-/// batches and returns the estimate at each checkpoint (ascending).
+/// batches and returns the estimate at each checkpoint (ascending), the sketch's first output.
 pub fn hll_trial<S: CardinalitySketch + ?Sized>(
     sketch: &mut S,
     seed: u64,
     trial: u64,
     checkpoints: &[u64],
 ) -> Result<Vec<f64>, S::Error> {
+    let outputs = sketch.outputs().len();
+    let all = hll_trial_outputs(sketch, seed, trial, checkpoints)?;
+    Ok(all.chunks(outputs).map(|c| c[0]).collect())
+}
+
+/// One trial as [`hll_trial`], every output of the sketch read at each checkpoint: the result
+/// holds `checkpoints.len()` groups of `sketch.outputs().len()` estimates.
+pub fn hll_trial_outputs<S: CardinalitySketch + ?Sized>(
+    sketch: &mut S,
+    seed: u64,
+    trial: u64,
+    checkpoints: &[u64],
+) -> Result<Vec<f64>, S::Error> {
     let salt = salt(seed, trial);
-    let mut out = Vec::with_capacity(checkpoints.len());
+    let mut out = Vec::with_capacity(checkpoints.len() * sketch.outputs().len());
     let mut batch = Vec::with_capacity(BATCH);
     let mut next = 0u64;
     for &n in checkpoints {
@@ -99,7 +136,7 @@ pub fn hll_trial<S: CardinalitySketch + ?Sized>(
             sketch.insert_batch(&batch)?;
             next = end;
         }
-        out.push(sketch.estimate()?);
+        sketch.estimate_into(&mut out)?;
     }
     Ok(out)
 }
@@ -143,6 +180,8 @@ pub struct HllRow {
     /// Student-t interval of the bias.
     pub bias_low: f64,
     pub bias_high: f64,
+    /// Standard deviation of the relative error (divisor T - 1).
+    pub sd: f64,
     /// Root mean square relative error.
     pub rms: f64,
     /// Chi-square interval of the RMS.
@@ -169,11 +208,44 @@ pub struct HllRow {
     /// Smallest and largest relative error seen.
     pub min_error: f64,
     pub max_error: f64,
+    /// Empirical quantiles of the relative error at the normal law's -3, -2, -1, 0, +1, +2, +3
+    /// sigma levels (0.135%, 2.275%, 15.866%, 50%, 84.134%, 97.725%, 99.865%; type 7, linear
+    /// between order statistics): the contours of the pitchfork pictures.
+    pub q_m3: f64,
+    pub q_m2: f64,
+    pub q_m1: f64,
+    pub q_median: f64,
+    pub q_p1: f64,
+    pub q_p2: f64,
+    pub q_p3: f64,
     /// Run seed and confidence level.
     pub seed: u64,
     pub confidence: f64,
     /// Revision measured.
     pub revision: String,
+}
+
+/// The normal law's CDF at -3 .. +3 sigma, the levels of [`HllRow`]'s quantile columns.
+pub const SIGMA_LEVELS: [f64; 7] = [
+    0.001_349_898_031_630_1,
+    0.022_750_131_948_179_2,
+    0.158_655_253_931_457,
+    0.5,
+    0.841_344_746_068_543,
+    0.977_249_868_051_821,
+    0.998_650_101_968_37,
+];
+
+/// The quantile at level `q` in [0, 1] of sorted values (type 7: linear between the order
+/// statistics at `(T - 1) q`). NaN for no values.
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
+    let (lo, frac) = (h.floor() as usize, h - h.floor());
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + frac * (sorted[hi] - sorted[lo])
 }
 
 /// Mean, Student-t interval of the mean, RMS and its chi-square interval of relative errors.
@@ -220,6 +292,11 @@ pub fn hll_row(
     let (bias, (bias_low, bias_high), rms, (rms_low, rms_high)) =
         error_stats(&errors, plan.confidence);
     let within = |k: f64| errors.iter().filter(|e| e.abs() <= k * se).count() as u64;
+    let mut sorted = errors.clone();
+    sorted.sort_by(f64::total_cmp);
+    let q = SIGMA_LEVELS.map(|l| quantile_sorted(&sorted, l));
+    let t = errors.len() as f64;
+    let sd = (errors.iter().map(|e| (e - bias).powi(2)).sum::<f64>() / (t - 1.0).max(1.0)).sqrt();
     let trials = errors.len() as u64;
     let (w1, w2, w3) = (within(1.0), within(2.0), within(3.0));
     let ci = |x| clopper_pearson(x, trials, plan.confidence);
@@ -237,6 +314,7 @@ pub fn hll_row(
         bias,
         bias_low,
         bias_high,
+        sd,
         rms,
         rms_low,
         rms_high,
@@ -256,35 +334,63 @@ pub fn hll_row(
         share3_high: h3,
         min_error: errors.iter().copied().fold(f64::INFINITY, f64::min),
         max_error: errors.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        q_m3: q[0],
+        q_m2: q[1],
+        q_m1: q[2],
+        q_median: q[3],
+        q_p1: q[4],
+        q_p2: q[5],
+        q_p3: q[6],
         seed: plan.seed,
         confidence: plan.confidence,
         revision: plan.revision.clone(),
     }
 }
 
+/// Every estimate of a HyperLogLog run: for each output (sketch name), trial and checkpoint,
+/// so any statistic can be recomputed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HllTrials {
+    /// Output names, as in [`HllRow::sketch`].
+    pub sketches: Vec<String>,
+    /// Checkpoint cardinalities.
+    pub cardinalities: Vec<u64>,
+    /// `estimates[output][trial][checkpoint]`.
+    pub estimates: Vec<Vec<Vec<f64>>>,
+}
+
+/// A HyperLogLog run: the summary rows and the per-trial estimates behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HllRun {
+    pub rows: Vec<HllRow>,
+    pub trials: HllTrials,
+}
+
 /// Runs `plan.trials` trials of the sketches `make(trial)` builds, `parallel` on rayon's current
-/// pool (or one after the other, for a sketch on a server), and returns one row per checkpoint.
-/// `progress` is called with the trials done so far.
+/// pool (or one after the other, for a sketch on a server), and returns one row per (output,
+/// checkpoint) with every trial's estimates. Trial `t` always feeds the same keys whatever the
+/// thread count, so the run is reproducible. `progress` is called with the trials done so far.
 pub fn run_hll<S, E, F>(
     make: F,
     plan: &HllPlan,
     parallel: bool,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<HllRow>, E>
+) -> Result<HllRun, E>
 where
     S: CardinalitySketch + ?Sized,
     E: From<S::Error> + Send,
     F: Fn(u64) -> Result<Box<S>, E> + Sync,
 {
+    type Meta = (Vec<(String, &'static str)>, u8, u64);
     let done = AtomicU64::new(0);
-    let one = |t: u64| -> Result<(Vec<f64>, String, &'static str, u8, u64), E> {
+    let one = |t: u64| -> Result<(Vec<f64>, Meta), E> {
         let mut s = make(t)?;
-        let est = hll_trial(s.as_mut(), plan.seed, t, &plan.cardinalities)?;
+        let est = hll_trial_outputs(s.as_mut(), plan.seed, t, &plan.cardinalities)?;
         let mem = s.memory_bytes()?;
-        let meta = (s.name(), s.estimator(), s.precision());
+        let meta = (s.outputs(), s.precision(), mem);
         s.discard()?;
         progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-        Ok((est, meta.0, meta.1, meta.2, mem))
+        Ok((est, meta))
     };
     let results: Vec<_> = if parallel {
         (0..plan.trials)
@@ -295,19 +401,157 @@ where
         (0..plan.trials).map(one).collect::<Result<_, E>>()?
     };
     let Some(first) = results.first() else {
-        return Ok(Vec::new());
+        return Ok(HllRun {
+            rows: Vec::new(),
+            trials: HllTrials {
+                sketches: Vec::new(),
+                cardinalities: plan.cardinalities.clone(),
+                estimates: Vec::new(),
+            },
+        });
     };
-    let (name, estimator, precision) = (first.1.clone(), first.2, first.3);
-    let memory = results.iter().map(|r| r.4).max().unwrap_or(0);
-    Ok(plan
-        .cardinalities
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| {
-            let est: Vec<f64> = results.iter().map(|r| r.0[i]).collect();
-            hll_row(&name, estimator, precision, memory, n, &est, plan)
+    let (outputs, precision) = (first.1.0.clone(), first.1.1);
+    let k = outputs.len();
+    let memory = results.iter().map(|r| r.1.2).max().unwrap_or(0);
+    let estimates: Vec<Vec<Vec<f64>>> = (0..k)
+        .map(|o| {
+            results
+                .iter()
+                .map(|r| r.0.chunks(k).map(|c| c[o]).collect())
+                .collect()
         })
-        .collect())
+        .collect();
+    let mut rows = Vec::with_capacity(k * plan.cardinalities.len());
+    for (o, (name, estimator)) in outputs.iter().enumerate() {
+        for (i, &n) in plan.cardinalities.iter().enumerate() {
+            let est: Vec<f64> = estimates[o].iter().map(|t| t[i]).collect();
+            rows.push(hll_row(name, estimator, precision, memory, n, &est, plan));
+        }
+    }
+    Ok(HllRun {
+        rows,
+        trials: HllTrials {
+            sketches: outputs.into_iter().map(|o| o.0).collect(),
+            cardinalities: plan.cardinalities.clone(),
+            estimates,
+        },
+    })
+}
+
+/// A run of consecutive cardinalities of one sketch where its error leaves the stated one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Departure {
+    /// Sketch name.
+    pub sketch: String,
+    /// `bias` (mean error significantly nonzero) or `rms` (RMS significantly above
+    /// `1.04 / sqrt(m)`).
+    pub what: &'static str,
+    /// First and last n of the run (consecutive checkpoints), and its length in checkpoints.
+    pub n_from: u64,
+    pub n_to: u64,
+    pub points: usize,
+    /// The n of the largest departure in the run, and there: the bias (or RMS / stated) and its
+    /// interval at the family level.
+    pub n_peak: u64,
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Registers m, so n can be read as n / m.
+    pub registers: u64,
+    /// The stated error `1.04 / sqrt(m)`, so a bias can be read against it.
+    pub stated: f64,
+    /// Per-test level (the family's `alpha` over its tests, Bonferroni).
+    pub alpha: f64,
+}
+
+/// Finds, per sketch, where its bias or RMS leaves its interval around the stated error: at
+/// each n, two tests, (a) the two-sided Student-t test of zero mean error and (b) the one-sided
+/// chi-square test of "RMS <= 1.04 / sqrt(m)" (as the gate's). Each runs at
+/// `family_alpha / (2 x points of the sketch)` (Bonferroni), so a sketch that keeps its contract
+/// at every n shows any departure with probability at most `family_alpha`. Rejections at
+/// consecutive checkpoints are merged into one [`Departure`]. Rows must carry `sd` and `trials`.
+pub fn departures(rows: &[HllRow], family_alpha: f64) -> Vec<Departure> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in rows {
+        if !names.contains(&r.sketch.as_str()) {
+            names.push(&r.sketch);
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let s: Vec<&HllRow> = rows.iter().filter(|r| r.sketch == name).collect();
+        let alpha = family_alpha / (2 * s.len()).max(1) as f64;
+        // (test, flagged, value, low, high)
+        let flag = |r: &HllRow| -> [(bool, f64, f64, f64); 2] {
+            let t = r.trials as f64;
+            let bias = if r.trials >= 2 && r.sd > 0.0 {
+                let q = StudentsT::new(0.0, 1.0, t - 1.0)
+                    .map(|d| d.inverse_cdf(1.0 - alpha / 2.0))
+                    .unwrap_or(f64::INFINITY);
+                let half = q * r.sd / t.sqrt();
+                (
+                    (r.bias - half > 0.0) || (r.bias + half < 0.0),
+                    r.bias,
+                    r.bias - half,
+                    r.bias + half,
+                )
+            } else {
+                (false, r.bias, r.bias, r.bias)
+            };
+            let rms = match ChiSquared::new(t) {
+                Ok(chi) => {
+                    // One-sided: the lower bound of RMS at level alpha above the stated error.
+                    let lo = r.rms * (t / chi.inverse_cdf(1.0 - alpha)).sqrt();
+                    let hi = r.rms * (t / chi.inverse_cdf(alpha)).sqrt();
+                    let se = r.std_error_theory;
+                    (lo > se, r.rms / se, lo / se, hi / se)
+                }
+                Err(_) => (false, 0.0, 0.0, 0.0),
+            };
+            [bias, rms]
+        };
+        let flags: Vec<[(bool, f64, f64, f64); 2]> = s.iter().map(|r| flag(r)).collect();
+        for (k, what) in ["bias", "rms"].into_iter().enumerate() {
+            let mut i = 0;
+            while i < s.len() {
+                if !flags[i][k].0 {
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < s.len() && flags[i][k].0 {
+                    i += 1;
+                }
+                let peak = (start..i)
+                    .max_by(|&a, &b| {
+                        let f = |j: usize| {
+                            if k == 0 {
+                                flags[j][k].1.abs()
+                            } else {
+                                flags[j][k].1
+                            }
+                        };
+                        f(a).total_cmp(&f(b))
+                    })
+                    .unwrap_or(start);
+                out.push(Departure {
+                    sketch: name.to_owned(),
+                    what,
+                    n_from: s[start].n,
+                    n_to: s[i - 1].n,
+                    points: i - start,
+                    n_peak: s[peak].n,
+                    value: flags[peak][k].1,
+                    low: flags[peak][k].2,
+                    high: flags[peak][k].3,
+                    registers: s[peak].registers,
+                    stated: s[peak].std_error_theory,
+                    alpha,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Settings of the Count-Min rows of a run.
@@ -344,8 +588,12 @@ pub struct CmsRow {
     pub hash: String,
     /// `standard` or `conservative`.
     pub update: String,
+    /// Row scheme: `h1+i*h2` or `independent` (see `bloomlab_sketches::cms::Rows`).
+    pub rows: String,
     pub epsilon: f64,
     pub delta: f64,
+    /// The failure probability the depth proves, `e^-depth` (at most `delta`).
+    pub delta_proved: f64,
     pub width: u64,
     pub depth: u64,
     /// Counter memory in bytes.
@@ -409,11 +657,12 @@ pub fn violation_bound_p(shares: &[f64], delta: f64) -> f64 {
     (-t * kl).exp()
 }
 
-/// A Count-Min variant: hash, update rule, and its dimensions.
+/// A Count-Min variant: hash, update rule and row scheme.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CmsVariant {
     pub hash: String,
     pub conservative: bool,
+    pub rows: Rows,
 }
 
 /// What one (variant, trial) measured.
@@ -428,16 +677,18 @@ struct CmsTrial {
 }
 
 /// Feeds a stream to a fresh sketch of `H` and compares every item.
+#[allow(clippy::too_many_arguments)]
 fn cms_trial_for<H: HashStrategy>(
     width: u64,
     depth: u64,
     conservative: bool,
+    rows: Rows,
     labels: &[u64],
     counts: &[u64],
     stream: &[u32],
     bound: f64,
 ) -> Result<CmsTrial, SketchError> {
-    let mut cms = CountMin::<H>::with_dimensions(width, depth)?;
+    let mut cms = CountMin::<H>::with_dimensions(width, depth)?.with_rows(rows);
     if conservative {
         cms = cms.conservative();
     }
@@ -470,13 +721,13 @@ fn cms_trial(
     stream: &[u32],
     bound: f64,
 ) -> Result<CmsTrial, SketchError> {
-    let c = v.conservative;
+    let (c, r) = (v.conservative, v.rows);
     match v.hash.as_str() {
-        "xxh3" => cms_trial_for::<Xxh3>(width, depth, c, labels, counts, stream, bound),
-        "murmur3" => cms_trial_for::<Murmur3>(width, depth, c, labels, counts, stream, bound),
-        "fnv1a" => cms_trial_for::<Fnv1a>(width, depth, c, labels, counts, stream, bound),
-        "xxh3-128" => cms_trial_for::<Xxh3Wide>(width, depth, c, labels, counts, stream, bound),
-        "xxh64" => cms_trial_for::<Xxh64>(width, depth, c, labels, counts, stream, bound),
+        "xxh3" => cms_trial_for::<Xxh3>(width, depth, c, r, labels, counts, stream, bound),
+        "murmur3" => cms_trial_for::<Murmur3>(width, depth, c, r, labels, counts, stream, bound),
+        "fnv1a" => cms_trial_for::<Fnv1a>(width, depth, c, r, labels, counts, stream, bound),
+        "xxh3-128" => cms_trial_for::<Xxh3Wide>(width, depth, c, r, labels, counts, stream, bound),
+        "xxh64" => cms_trial_for::<Xxh64>(width, depth, c, r, labels, counts, stream, bound),
         other => Err(SketchError::UnknownHash {
             name: other.to_owned(),
             known: bloomlab_sketches::cardinality::HASHES.join(", "),
@@ -540,10 +791,15 @@ pub fn run_cms(plan: &CmsPlan, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<Cm
         .hashes
         .iter()
         .flat_map(|h| {
-            [false, true].map(|c| CmsVariant {
-                hash: h.clone(),
-                conservative: c,
-            })
+            [Rows::DoubleHash, Rows::Independent]
+                .into_iter()
+                .flat_map(move |r| {
+                    [false, true].map(|c| CmsVariant {
+                        hash: h.clone(),
+                        conservative: c,
+                        rows: r,
+                    })
+                })
         })
         .collect();
     let bound = plan.epsilon * plan.stream as f64;
@@ -581,8 +837,9 @@ pub fn run_cms(plan: &CmsPlan, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<Cm
                 .map(|t| t.violations as f64 / t.items as f64)
                 .collect();
             let name = format!(
-                "cms/{}/{width}x{depth}{}",
+                "cms/{}/{width}x{depth}{}{}",
                 v.hash,
+                v.rows.suffix(),
                 if v.conservative { "/cu" } else { "" }
             );
             rows.push(CmsRow {
@@ -594,8 +851,10 @@ pub fn run_cms(plan: &CmsPlan, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<Cm
                     "standard"
                 }
                 .into(),
+                rows: v.rows.label().into(),
                 epsilon: plan.epsilon,
                 delta: plan.delta,
+                delta_proved: (-(depth as f64)).exp(),
                 width,
                 depth,
                 memory_bytes: width * depth * 8,
@@ -633,10 +892,12 @@ pub fn cms_point(
     width: u64,
     depth: u64,
     conservative: bool,
+    rows: Rows,
 ) -> Result<(u64, Vec<f64>, u64, u64), SketchError> {
     let v = CmsVariant {
         hash: hash.to_owned(),
         conservative,
+        rows,
     };
     let bound = plan.epsilon * plan.stream as f64;
     let s = plan.exponents[0];

@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomlab_harness::sketch::{CmsRow, HllRow, NORMAL_WITHIN};
+use std::io::Write;
+
+use bloomlab_harness::sketch::{self as harness, CmsRow, HllRow, HllTrials, NORMAL_WITHIN};
 use plotters::style::RGBColor;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -19,8 +21,20 @@ pub const CMS_CSV: &str = "cms.csv";
 pub const HLL_PNG: &str = "hll_error_vs_n.png";
 /// File name of the Count-Min picture.
 pub const CMS_PNG: &str = "cms_violations.png";
-/// Every file the sketch reports may write.
-pub const FILES: [&str; 5] = [HLL_CSV, CMS_CSV, HLL_PNG, CMS_PNG, crate::SUMMARY_NAME];
+/// File name of the per-trial estimates (gzip-compressed CSV).
+pub const HLL_TRIALS: &str = "hll_trials.csv.gz";
+/// Every fixed-name file the sketch reports may write (besides one
+/// `hll_pitchfork_p<P>.png` per precision measured).
+pub const FILES: [&str; 6] = [
+    HLL_CSV,
+    HLL_TRIALS,
+    CMS_CSV,
+    HLL_PNG,
+    CMS_PNG,
+    crate::SUMMARY_NAME,
+];
+/// Family-wise false-alarm rate of the transition finding per sketch ([`harness::departures`]).
+pub const DEPARTURE_ALPHA: f64 = 0.01;
 
 /// What the run was, for the summary's header.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +45,8 @@ pub struct RunInfo {
     pub seconds: f64,
     /// Worker threads.
     pub threads: usize,
+    /// The HyperLogLog grid, for the header (e.g. "16 points per octave from 1 to 16777216").
+    pub grid: String,
 }
 
 /// The files written.
@@ -45,6 +61,7 @@ pub struct SketchFiles {
 /// `summary.md`, all in `out_dir` (created if missing).
 pub fn write_sketch_reports(
     hll: &[HllRow],
+    trials: &[HllTrials],
     cms: &[CmsRow],
     out_dir: &Path,
     info: &RunInfo,
@@ -74,6 +91,18 @@ pub fn write_sketch_reports(
             &hll_back,
             &out_dir.join(HLL_PNG),
         )?);
+        for p in precisions(&hll_back) {
+            files.pngs.push(crate::plot::hll_pitchfork::draw(
+                &hll_back,
+                p,
+                &out_dir.join(crate::plot::hll_pitchfork::file_name(p)),
+            )?);
+        }
+        if !trials.is_empty() {
+            let path = out_dir.join(HLL_TRIALS);
+            write_trials(trials, &path)?;
+            files.csvs.push(path);
+        }
     }
     if !cms.is_empty() {
         let path = out_dir.join(CMS_CSV);
@@ -85,13 +114,108 @@ pub fn write_sketch_reports(
             &out_dir.join(CMS_PNG),
         )?);
     }
-    let md = render_summary(&hll_back, &cms_back, info);
+    let trials_bytes = std::fs::metadata(out_dir.join(HLL_TRIALS))
+        .map(|m| m.len())
+        .ok()
+        .filter(|_| !trials.is_empty());
+    let md = render_summary(&hll_back, &cms_back, info, trials_bytes);
     std::fs::write(&files.summary, md).map_err(|cause| ReportError::Io {
         action: "writing",
         path: files.summary.clone(),
         cause,
     })?;
     Ok(files)
+}
+
+/// The precisions present, ascending.
+pub fn precisions(rows: &[HllRow]) -> Vec<u8> {
+    let mut ps: Vec<u8> = rows.iter().map(|r| r.precision).collect();
+    ps.sort_unstable();
+    ps.dedup();
+    ps
+}
+
+/// Significant digits kept for each estimate in [`HLL_TRIALS`]: a relative rounding of at most
+/// 5e-8, far below any standard error measured (0.2% at p = 18), so every statistic recomputed
+/// from the file matches the summary to the digits shown.
+pub const TRIAL_DIGITS: usize = 8;
+
+/// Writes every estimate as `sketch,trial,n,estimate` rows (one per output, trial and
+/// checkpoint; estimates to [`TRIAL_DIGITS`] significant digits), gzip-compressed, through a
+/// temporary file in the same directory that is fsynced and renamed into place: the file is
+/// whole or absent.
+pub fn write_trials(trials: &[HllTrials], path: &Path) -> Result<(), ReportError> {
+    let io = |action: &'static str| {
+        let path = path.to_path_buf();
+        move |cause| ReportError::Io {
+            action,
+            path: path.clone(),
+            cause,
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(io("creating a temporary file for"))?;
+    {
+        let gz = flate2::write::GzEncoder::new(
+            std::io::BufWriter::new(tmp.as_file()),
+            flate2::Compression::default(),
+        );
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, gz);
+        writeln!(w, "sketch,trial,n,estimate").map_err(io("writing"))?;
+        for t in trials {
+            for (o, name) in t.sketches.iter().enumerate() {
+                for (trial, est) in t.estimates[o].iter().enumerate() {
+                    for (&n, &e) in t.cardinalities.iter().zip(est) {
+                        writeln!(w, "{name},{trial},{n},{}", sig_digits(e, TRIAL_DIGITS))
+                            .map_err(io("writing"))?;
+                    }
+                }
+            }
+        }
+        let gz = w.into_inner().map_err(|e| io("writing")(e.into_error()))?;
+        let mut inner = gz.finish().map_err(io("compressing"))?;
+        inner.flush().map_err(io("writing"))?;
+    }
+    // A temporary file is private (0600); the report is as readable as the CSVs beside it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(io("setting permissions of"))?;
+    }
+    tmp.as_file().sync_all().map_err(io("syncing"))?;
+    tmp.persist(path)
+        .map_err(|e| io("renaming into place")(e.error))?;
+    Ok(())
+}
+
+/// `x` rounded to `digits` significant digits, printed in the shortest form that reads back as
+/// that rounded value.
+fn sig_digits(x: f64, digits: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let s = format!("{:.*e}", digits - 1, x);
+    let v: f64 = s.parse().unwrap_or(x);
+    format!("{v}")
+}
+
+/// Reads [`HLL_TRIALS`] back: (sketch, trial, n, estimate) rows. Errors name the path and line.
+pub fn read_trials(path: &Path) -> Result<Vec<(String, u64, u64, f64)>, ReportError> {
+    let file = std::fs::File::open(path).map_err(|cause| ReportError::Io {
+        action: "opening",
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    let mut r =
+        csv::Reader::from_reader(flate2::read::GzDecoder::new(std::io::BufReader::new(file)));
+    r.deserialize()
+        .collect::<Result<Vec<(String, u64, u64, f64)>, _>>()
+        .map_err(|cause| ReportError::Csv {
+            path: path.to_path_buf(),
+            cause,
+        })
 }
 
 /// Writes any serialisable rows to a CSV with a header.
@@ -174,7 +298,12 @@ pub fn large_range(r: &HllRow) -> bool {
 }
 
 /// The Markdown summary of a sketch run.
-pub fn render_summary(hll: &[HllRow], cms: &[CmsRow], info: &RunInfo) -> String {
+pub fn render_summary(
+    hll: &[HllRow],
+    cms: &[CmsRow],
+    info: &RunInfo,
+    trials_bytes: Option<u64>,
+) -> String {
     let mut md =
         String::from("# Sketch sweep: HyperLogLog and Count-Min against their contracts\n\n");
     md.push_str(&crate::markdown::dirty_warning(
@@ -203,6 +332,26 @@ pub fn render_summary(hll: &[HllRow], cms: &[CmsRow], info: &RunInfo) -> String 
         ));
     }
     if !hll.is_empty() {
+        let mut per: Vec<String> = Vec::new();
+        for (name, s) in series(hll, |r| r.sketch.clone()) {
+            per.push(format!("{name} {}", s[0].trials));
+        }
+        md.push_str(&format!(
+            "- HyperLogLog: {}; trials per point: {}
+",
+            if info.grid.is_empty() {
+                "grid not stated".to_string()
+            } else {
+                info.grid.clone()
+            },
+            per.join(", ")
+        ));
+        if let Some(b) = trials_bytes {
+            md.push_str(&format!(
+                "- per-trial estimates: [{HLL_TRIALS}]({HLL_TRIALS}) ({}, gzip; columns sketch, trial, n, estimate to {TRIAL_DIGITS} significant digits)\n",
+                fmt::bytes(b)
+            ));
+        }
         hll_section(&mut md, hll);
     }
     if !cms.is_empty() {
@@ -283,10 +432,38 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
          error's *shape* (a normal law gives 68.27%, 95.45%, 99.73%): a sketch with the right RMS but \
          heavy tails fails them.\n",
     );
+    md.push_str("\n### Pitchforks\n\n");
+    for p in precisions(hll) {
+        let f = crate::plot::hll_pitchfork::file_name(p);
+        md.push_str(&format!("![pitchfork p = {p}]({f})\n"));
+    }
+    md.push_str(
+        "\nHow to read a pitchfork: each coloured line is a quantile of the trials' relative error \
+         at a normal law's -3..+3 sigma level; each grey line is that level for the stated error \
+         1.04/sqrt(m). Lines on their grey partners: the stated error holds with a normal shape. \
+         All lines lifted together: a bias. Lines inside their partners: smaller error (the small \
+         range).\n",
+    );
+    transition_section(md, hll);
+    // The per-sketch tables show 4 points per octave and every point of a departure; the CSV
+    // beside holds them all.
+    let found = harness::departures(hll, DEPARTURE_ALPHA);
+    let max_n = hll.iter().map(|r| r.n).max().unwrap_or(1);
+    let quarter = harness::octave_spaced(1, max_n, 4);
+    md.push_str(
+        "\nThe tables below show 4 points per octave and every point of a departure; \
+         [hll.csv](hll.csv) holds every point.\n",
+    );
     for (name, s) in &all {
         md.push_str(&format!("\n### {name}\n\n"));
         let rows: Vec<Vec<String>> = s
             .iter()
+            .filter(|r| {
+                quarter.binary_search(&r.n).is_ok()
+                    || found
+                        .iter()
+                        .any(|d| &d.sketch == name && (d.n_from..=d.n_to).contains(&r.n))
+            })
             .map(|r| {
                 vec![
                     fmt::count_tick(r.n as f64),
@@ -322,6 +499,164 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
     }
 }
 
+/// The transition finding: per sketch, where its bias or RMS leaves the stated error
+/// ([`harness::departures`]), and for each our original-estimator departure the same n read by
+/// Ertl's estimator on the same trials.
+fn transition_section(md: &mut String, hll: &[HllRow]) {
+    let found = harness::departures(hll, DEPARTURE_ALPHA);
+    md.push_str(&format!(
+        "\n### Finding: where the error leaves the stated one (detected automatically)\n\n\
+         At every n of every sketch two tests: the mean error is zero (Student t, two-sided) and \
+         the RMS is at most 1.04/sqrt(m) (chi-square, one-sided), each at {} / (2 x points) \
+         (Bonferroni), so a sketch that keeps its promise everywhere shows a departure here with \
+         probability at most {} per sketch. Consecutive n are merged; the interval is at that \
+         per-test level.\n\n",
+        fmt::tick(DEPARTURE_ALPHA),
+        fmt::tick(DEPARTURE_ALPHA)
+    ));
+    let names: Vec<String> = series(hll, |r| r.sketch.clone())
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let quiet: Vec<&String> = names
+        .iter()
+        .filter(|n| !found.iter().any(|d| &d.sketch == *n))
+        .collect();
+    if found.is_empty() {
+        md.push_str("No departure in any sketch.\n");
+        return;
+    }
+    let row_at = |name: &str, n: u64| hll.iter().find(|r| r.sketch == name && r.n == n);
+    let rows: Vec<Vec<String>> = found
+        .iter()
+        .map(|d| {
+            let twin = if d.sketch.starts_with("hll/") && !d.sketch.ends_with("/ertl") {
+                row_at(&format!("{}/ertl", d.sketch), d.n_peak)
+            } else {
+                None
+            };
+            let shown = |r: &HllRow| {
+                format!(
+                    "bias {}, RMS/stated {}",
+                    pct_ci(r.bias, r.bias_low, r.bias_high),
+                    fmt::sig(r.rms_over_theory, 3)
+                )
+            };
+            let value = if d.what == "bias" {
+                format!(
+                    "{} = {} x stated",
+                    pct_ci(d.value, d.low, d.high),
+                    fmt::sig(d.value / d.stated, 2)
+                )
+            } else {
+                format!(
+                    "{} [{}, {}]",
+                    fmt::sig(d.value, 3),
+                    fmt::sig(d.low, 3),
+                    fmt::sig(d.high, 3)
+                )
+            };
+            vec![
+                d.sketch.clone(),
+                d.what.to_string(),
+                format!(
+                    "{} .. {} ({} points; {} .. {} m)",
+                    fmt::count_tick(d.n_from as f64),
+                    fmt::count_tick(d.n_to as f64),
+                    d.points,
+                    fmt::sig(d.n_from as f64 / d.registers as f64, 3),
+                    fmt::sig(d.n_to as f64 / d.registers as f64, 3)
+                ),
+                format!(
+                    "{} ({} m)",
+                    fmt::count_tick(d.n_peak as f64),
+                    fmt::sig(d.n_peak as f64 / d.registers as f64, 3)
+                ),
+                value,
+                twin.map_or("-".to_string(), shown),
+            ]
+        })
+        .collect();
+    md.push_str(&markdown::table(
+        &[
+            "sketch",
+            "test",
+            "n where it departs",
+            "largest at n",
+            "there: bias [CI] or RMS/stated [CI]",
+            "Ertl's estimator, same trials, same n",
+        ],
+        &rows,
+    ));
+    if !quiet.is_empty() {
+        md.push_str(&format!(
+            "\nNo departure: {}.\n",
+            quiet
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+}
+
+/// Per variant (hash, rows, update), pooled over streams: the share of items overcounted by more
+/// than epsilon N with its Clopper-Pearson interval, beside the stated delta, the delta the depth
+/// proves (`e^-d`) and the delta the variant achieved (the interval's upper end).
+fn cms_delta_table(md: &mut String, cms: &[CmsRow]) {
+    let conf = cms[0].confidence;
+    let rows: Vec<Vec<String>> = series(cms, |r| r.sketch.clone())
+        .into_iter()
+        .map(|(name, s)| {
+            let v: u64 = s.iter().map(|r| r.violations).sum();
+            let n: u64 = s.iter().map(|r| r.items).sum();
+            let (lo, hi) = bloomlab_harness::stats::clopper_pearson(v, n, conf);
+            let r = s[0];
+            vec![
+                name,
+                r.rows.clone(),
+                r.update.clone(),
+                format!("{v} / {n}"),
+                format!(
+                    "{} [{}, {}]",
+                    fmt::sig(v as f64 / n as f64, 3),
+                    fmt::sig(lo, 3),
+                    fmt::sig(hi, 3)
+                ),
+                fmt::tick(r.delta),
+                fmt::sig(r.delta_proved, 3),
+                fmt::sig(hi, 3),
+                if hi > 0.0 {
+                    fmt::sig(r.delta / hi, 3)
+                } else {
+                    "-".into()
+                },
+            ]
+        })
+        .collect();
+    md.push_str(&format!(
+        "\n#### Share overcounted by more than epsilon N against delta, pooled over streams\n\n\
+         Exact (Clopper-Pearson, {}%) intervals; *achieved delta* is the interval's upper end, the \
+         smallest delta this run shows the variant meets. Nominal, as above: items of one stream \
+         share counters.\n\n",
+        conf * 100.0
+    ));
+    md.push_str(&markdown::table(
+        &[
+            "sketch",
+            "rows",
+            "update",
+            "violations / items",
+            "share [CI]",
+            "stated delta",
+            "delta the depth proves, e^-d",
+            "achieved delta (upper end)",
+            "stated / achieved",
+        ],
+        &rows,
+    ));
+}
+
 fn cms_section(md: &mut String, cms: &[CmsRow]) {
     let f = &cms[0];
     md.push_str(&format!(
@@ -344,6 +679,7 @@ fn cms_section(md: &mut String, cms: &[CmsRow]) {
         .map(|r| {
             vec![
                 r.sketch.clone(),
+                r.rows.clone(),
                 r.stream.clone(),
                 r.trials.to_string(),
                 r.items.to_string(),
@@ -365,6 +701,7 @@ fn cms_section(md: &mut String, cms: &[CmsRow]) {
     md.push_str(&markdown::table(
         &[
             "sketch",
+            "rows",
             "stream",
             "trials",
             "items compared",
@@ -378,6 +715,7 @@ fn cms_section(md: &mut String, cms: &[CmsRow]) {
         ],
         &rows,
     ));
+    cms_delta_table(md, cms);
     md.push_str(
         "\nHow to read: *share* is the fraction of items whose overcount exceeded epsilon N, with a \
          Clopper-Pearson interval that treats items as independent (they are not: one sketch's \

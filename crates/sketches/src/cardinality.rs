@@ -8,7 +8,7 @@ use bloomlab_filters::{Fnv1a, HashStrategy, Key, Murmur3, Xxh3, Xxh3Wide, Xxh64}
 use hyperloglogplus::{HyperLogLog as _, HyperLogLogPlus};
 
 use crate::error::SketchError;
-use crate::hll::{HyperLogLog, check_precision};
+use crate::hll::{Estimator, HyperLogLog, check_precision};
 
 /// A distinct-count sketch fed `u64` keys (hashed as their 8 little-endian bytes, the filters'
 /// encoding) in batches, so that a networked sketch can send one batch per round trip. One
@@ -30,6 +30,17 @@ pub trait CardinalitySketch {
     fn memory_bytes(&mut self) -> Result<u64, Self::Error>;
     /// Releases what the sketch holds outside this process (a server's key); nothing in memory.
     fn discard(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// The (name, estimator label) of each estimate [`estimate_into`](Self::estimate_into)
+    /// pushes: one, this sketch's own, unless several estimators read the same registers
+    /// ([`HllEstimators`]).
+    fn outputs(&self) -> Vec<(String, &'static str)> {
+        vec![(self.name(), self.estimator())]
+    }
+    /// Pushes one estimate per [`outputs`](Self::outputs) entry, in that order.
+    fn estimate_into(&mut self, out: &mut Vec<f64>) -> Result<(), Self::Error> {
+        out.push(self.estimate()?);
         Ok(())
     }
 }
@@ -62,10 +73,79 @@ impl<H: HashStrategy> CardinalitySketch for HyperLogLog<H> {
         Ok(HyperLogLog::estimate(self))
     }
     fn estimator(&self) -> &'static str {
-        estimator::ORIGINAL
+        HyperLogLog::estimator(self).label()
     }
     fn memory_bytes(&mut self) -> Result<u64, SketchError> {
         Ok(HyperLogLog::memory_bytes(self) as u64)
+    }
+}
+
+/// One of our HyperLogLogs read by several estimators at once: the same registers, so a trial
+/// of the sweep compares the estimators on exactly the same keys (a paired comparison) for the
+/// price of one pass. [`CardinalitySketch::outputs`] lists one (name, label) per estimator.
+pub struct HllEstimators<H: HashStrategy> {
+    hll: HyperLogLog<H>,
+    estimators: Vec<Estimator>,
+}
+
+impl<H: HashStrategy> HllEstimators<H> {
+    /// An empty sketch of precision `p` read by `estimators` (in that order; at least one).
+    pub fn new(p: u32, estimators: &[Estimator]) -> Result<Self, SketchError> {
+        if estimators.is_empty() {
+            return Err(SketchError::UnknownSketch {
+                name: String::new(),
+                known: "at least one estimator".into(),
+            });
+        }
+        Ok(Self {
+            hll: HyperLogLog::new(p)?,
+            estimators: estimators.to_vec(),
+        })
+    }
+}
+
+impl<H: HashStrategy> CardinalitySketch for HllEstimators<H> {
+    type Error = SketchError;
+    fn name(&self) -> String {
+        format!(
+            "hll/{}/p{}{}",
+            H::ID,
+            self.hll.precision(),
+            self.estimators[0].suffix()
+        )
+    }
+    fn precision(&self) -> u8 {
+        self.hll.precision()
+    }
+    fn insert_batch(&mut self, keys: &[u64]) -> Result<(), SketchError> {
+        for k in keys {
+            self.hll.insert(k);
+        }
+        Ok(())
+    }
+    fn estimate(&mut self) -> Result<f64, SketchError> {
+        Ok(self.hll.estimate_with(self.estimators[0]))
+    }
+    fn estimator(&self) -> &'static str {
+        self.estimators[0].label()
+    }
+    fn memory_bytes(&mut self) -> Result<u64, SketchError> {
+        Ok(self.hll.memory_bytes() as u64)
+    }
+    fn outputs(&self) -> Vec<(String, &'static str)> {
+        self.estimators
+            .iter()
+            .map(|&e| {
+                (
+                    format!("hll/{}/p{}{}", H::ID, self.hll.precision(), e.suffix()),
+                    e.label(),
+                )
+            })
+            .collect()
+    }
+    fn estimate_into(&mut self, out: &mut Vec<f64>) -> Result<(), SketchError> {
+        out.extend(self.estimators.iter().map(|&e| self.hll.estimate_with(e)));
+        Ok(())
     }
 }
 
@@ -96,17 +176,21 @@ macro_rules! by_hash {
     };
 }
 
-fn ours<H: HashStrategy>(p: u32) -> Result<DynSketch, SketchError> {
-    Ok(Box::new(HyperLogLog::<H>::new(p)?))
+fn ours<H: HashStrategy>(p: u32, e: Estimator) -> Result<DynSketch, SketchError> {
+    Ok(Box::new(HyperLogLog::<H>::new(p)?.with_estimator(e)))
+}
+
+fn ours_shared<H: HashStrategy>(p: u32, e: &[Estimator]) -> Result<DynSketch, SketchError> {
+    Ok(Box::new(HllEstimators::<H>::new(p, e)?))
 }
 
 fn peer<H: HashStrategy>(p: u32) -> Result<DynSketch, SketchError> {
     Ok(Box::new(PeerHll::<H>::new(p)?))
 }
 
-/// Our HyperLogLog on the hash named `hash`, precision `p`.
+/// Our HyperLogLog on the hash named `hash`, precision `p`, original estimator.
 pub fn build_ours(hash: &str, p: u32) -> Result<DynSketch, SketchError> {
-    by_hash!(hash, ours, p)
+    by_hash!(hash, ours, p, Estimator::Original)
 }
 
 /// The crates.io HyperLogLog ([`PeerHll`]) on the hash named `hash`, precision `p`.
@@ -241,27 +325,107 @@ impl<H: HashStrategy> CardinalitySketch for PeerHll<H> {
     }
 }
 
-/// An in-memory sketch by name: `hll/<hash>/p<precision>` (ours) or
-/// `peer/hyperloglogplus/<hash>/p<precision>`. Errors name the part at fault.
-pub fn build_by_name(name: &str) -> Result<DynSketch, SketchError> {
+/// What a sketch name says: ours (with its estimator) or the crates.io peer, hash and precision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SketchName {
+    /// `None` for the crates.io `hyperloglogplus`, else our estimator.
+    pub ours: Option<Estimator>,
+    /// Hash strategy `ID`.
+    pub hash: String,
+    /// Precision `p`.
+    pub precision: u32,
+}
+
+/// Parses `hll/<hash>/p<precision>[/ertl]` (ours) or `peer/hyperloglogplus/<hash>/p<precision>`
+/// without building anything. Errors name the whole name and the accepted forms.
+pub fn parse_name(name: &str) -> Result<SketchName, SketchError> {
     let bad = || SketchError::UnknownSketch {
         name: name.to_owned(),
-        known: "hll/<hash>/p<precision>, peer/hyperloglogplus/<hash>/p<precision>".to_owned(),
+        known: "hll/<hash>/p<precision>, hll/<hash>/p<precision>/ertl, \
+                peer/hyperloglogplus/<hash>/p<precision>"
+            .to_owned(),
     };
-    let (kind, rest) = if let Some(r) = name.strip_prefix("hll/") {
-        (0, r)
+    let (ours, rest) = if let Some(r) = name.strip_prefix("hll/") {
+        match r.strip_suffix("/ertl") {
+            Some(r) => (Some(Estimator::Ertl), r),
+            None => (Some(Estimator::Original), r),
+        }
     } else if let Some(r) = name.strip_prefix("peer/hyperloglogplus/") {
-        (1, r)
+        (None, r)
     } else {
         return Err(bad());
     };
     let (hash, p) = rest.rsplit_once("/p").ok_or_else(bad)?;
-    let p: u32 = p.parse().map_err(|_| bad())?;
-    if kind == 0 {
-        build_ours(hash, p)
-    } else {
-        build_peer(hash, p)
+    let precision: u32 = p.parse().map_err(|_| bad())?;
+    Ok(SketchName {
+        ours,
+        hash: hash.to_owned(),
+        precision,
+    })
+}
+
+/// An in-memory sketch by name: `hll/<hash>/p<precision>` (ours, original estimator),
+/// `hll/<hash>/p<precision>/ertl` (ours, Ertl's estimator) or
+/// `peer/hyperloglogplus/<hash>/p<precision>`. Errors name the part at fault.
+pub fn build_by_name(name: &str) -> Result<DynSketch, SketchError> {
+    let n = parse_name(name)?;
+    match n.ours {
+        Some(e) => by_hash!(n.hash.as_str(), ours, n.precision, e),
+        None => build_peer(&n.hash, n.precision),
     }
+}
+
+/// Splits sketch names into groups a single sketch can measure in one pass: our sketches on
+/// the same hash and precision share their registers (one [`HllEstimators`] per group, the
+/// estimators in the order named); every other name is a group of its own. Groups keep the
+/// order of their first name. Errors on a name [`parse_name`] refuses.
+pub fn group_names(names: &[String]) -> Result<Vec<Vec<String>>, SketchError> {
+    // (hash and precision shared by the group's registers, or None for a group of one; names)
+    type Registers = Option<(String, u32)>;
+    let mut groups: Vec<(Registers, Vec<String>)> = Vec::new();
+    for name in names {
+        let n = parse_name(name)?;
+        let key = n.ours.map(|_| (n.hash.clone(), n.precision));
+        match groups
+            .iter_mut()
+            .find(|(k, g)| key.is_some() && *k == key && !g.contains(name))
+        {
+            Some((_, g)) => g.push(name.clone()),
+            None => groups.push((key, vec![name.clone()])),
+        }
+    }
+    Ok(groups.into_iter().map(|(_, g)| g).collect())
+}
+
+/// One sketch measuring every name of a group made by [`group_names`]: our sketches of one hash
+/// and precision become one [`HllEstimators`]; a single name is [`build_by_name`].
+pub fn build_group(names: &[String]) -> Result<DynSketch, SketchError> {
+    if names.len() == 1 {
+        return build_by_name(&names[0]);
+    }
+    let parsed: Vec<SketchName> = names
+        .iter()
+        .map(|n| parse_name(n))
+        .collect::<Result<_, _>>()?;
+    let first = &parsed[0];
+    let estimators: Option<Vec<Estimator>> = parsed
+        .iter()
+        .map(|n| {
+            (n.hash == first.hash && n.precision == first.precision)
+                .then_some(n.ours)
+                .flatten()
+        })
+        .collect();
+    let estimators = estimators.ok_or_else(|| SketchError::UnknownSketch {
+        name: names.join(","),
+        known: "one group: our sketches of one hash and precision".into(),
+    })?;
+    by_hash!(
+        first.hash.as_str(),
+        ours_shared,
+        first.precision,
+        &estimators
+    )
 }
 
 /// The key bytes every cardinality sketch here sees for a `u64` key.

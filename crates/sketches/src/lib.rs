@@ -1,10 +1,11 @@
 //! Sketches beside the filters, sold by contracts the sketch sweep checks:
 //! - [`HyperLogLog`] (precision 4..=18): relative standard error about `1.04 / sqrt(2^p)`;
-//!   module [`hll`] says which estimator (the original one, with linear counting in the small
-//!   range and no large-range correction on a 64-bit hash) and why;
+//!   module [`hll`] says which estimators read its registers ([`Estimator`]: the original one,
+//!   with linear counting in the small range and no large-range correction on a 64-bit hash,
+//!   and Ertl's improved estimator, which has no transition bias) and why;
 //! - [`CountMin`] (`w = ceil(e / epsilon)`, `d = ceil(ln(1 / delta))`, optionally conservative
 //!   update): never undercounts, and overcounts by more than `epsilon N` with probability at most
-//!   `delta` ([`cms`]).
+//!   `delta` ([`cms`]); rows by double hashing `h1 + i h2` or independent ([`Rows`]).
 //!
 //! Both use the filters' hash axis ([`bloomlab_filters::HashStrategy`]: xxh3, murmur3, fnv1a,
 //! ...) and key encodings ([`bloomlab_filters::Key`]); both merge, and refuse to merge sketches
@@ -33,7 +34,9 @@ pub mod cms;
 pub mod error;
 pub mod hll;
 
-pub use cardinality::{CardinalitySketch, DynSketch, PeerHll, build_ours, build_peer};
-pub use cms::CountMin;
+pub use cardinality::{
+    CardinalitySketch, DynSketch, HllEstimators, PeerHll, build_ours, build_peer,
+};
+pub use cms::{CountMin, Rows};
 pub use error::SketchError;
-pub use hll::HyperLogLog;
+pub use hll::{Estimator, HyperLogLog};

@@ -21,6 +21,7 @@ pub mod fpr_vs_growth;
 pub mod fpr_vs_overfill;
 pub mod fpr_vs_target;
 pub mod hll_error_vs_n;
+pub mod hll_pitchfork;
 pub mod lookup_ns_vs_n;
 pub mod roundtrips;
 mod view;
