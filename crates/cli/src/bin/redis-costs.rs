@@ -200,7 +200,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args, counts: &Counts, plan: &CostPlan, at: &Endpoints, out: &OutputDir) -> Result<()> {
+fn run(
+    args: &Args,
+    counts: &Counts,
+    plan: &CostPlan,
+    at: &Endpoints,
+    out: &OutputDir,
+) -> Result<()> {
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} {spinner} {wide_msg}")
