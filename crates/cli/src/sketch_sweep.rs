@@ -372,30 +372,19 @@ pub fn run(
             })
             .unwrap_or_default(),
     };
-    let staged = out
-        .staging()
-        .map_err(anyhow::Error::from)
-        .and_then(|dir| {
-            Ok(bloomlab_report::sketches::write_sketch_reports(
-                &hll_rows,
-                &hll_trials,
-                &cms_rows,
-                &dir,
-                &info,
-            )?)
-        })
-        .with_context(|| {
-            format!(
-                "writing reports to {} (nothing was written; the previous report there is as it was)",
-                out.dir().display()
-            )
-        })?;
-    out.commit()?;
-    let placed = |p: &std::path::Path| out.dir().join(p.file_name().unwrap_or_default());
+    let staged = out.publish(|dir| {
+        bloomlab_report::sketches::write_sketch_reports(&hll_rows, &hll_trials, &cms_rows, dir, &info)
+            .with_context(|| {
+                format!(
+                    "writing reports to {} (nothing was written; the previous report there is as it was)",
+                    out.dir().display()
+                )
+            })
+    })?;
     let files = bloomlab_report::sketches::SketchFiles {
-        csvs: staged.csvs.iter().map(|p| placed(p)).collect(),
-        pngs: staged.pngs.iter().map(|p| placed(p)).collect(),
-        summary: placed(&staged.summary),
+        csvs: staged.csvs.iter().map(|p| out.placed(p)).collect(),
+        pngs: staged.pngs.iter().map(|p| out.placed(p)).collect(),
+        summary: out.placed(&staged.summary),
     };
     print_headlines(&hll_rows, &cms_rows);
     println!("\nmeasured in {seconds:.1} s on {} threads", info.threads);

@@ -3,6 +3,7 @@
 //! mid-sweep (issue 28's fault test), and a wrong password (case 11). Needs `redis-server`
 //! installed; skipped with a message otherwise, a failure with BLOOMLAB_REQUIRE_SERVICES=1.
 
+use bloomlab_report::output::LOCK_NAME;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -128,9 +129,12 @@ impl Drop for Server {
 }
 
 /// Every file under `dir` with its bytes, sorted by path.
+/// The lock file a run takes on --out ([`LOCK_NAME`]) is the run's own bookkeeping, not part of
+/// the report, so it is left out; everything else, staging directories included, is compared.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
+        .filter(|e| e.as_ref().is_ok_and(|e| e.file_name() != LOCK_NAME))
         .map(|e| {
             let p = e.unwrap().path();
             let bytes = std::fs::read(&p).unwrap_or_default();

@@ -261,6 +261,26 @@ impl OutputDir {
         Ok(done)
     }
 
+    /// Writes one whole report: `write` puts its files into the staging directory (by their final
+    /// names), then they are committed together. On any error nothing is renamed into place, the
+    /// staged files are discarded and the previous report stays whole. Returns what `write`
+    /// returned; map the paths it names with [`placed`](Self::placed).
+    pub fn publish<T, E: From<OutputError>>(
+        &self,
+        write: impl FnOnce(&Path) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let staging = self.staging()?;
+        let written = write(&staging).inspect_err(|_| self.discard())?;
+        self.commit()?;
+        Ok(written)
+    }
+
+    /// Where a file written into the staging directory stands once committed: the same name in
+    /// the output directory.
+    pub fn placed(&self, staged: &Path) -> PathBuf {
+        self.dir.join(staged.file_name().unwrap_or_default())
+    }
+
     /// Removes the files staged since the last commit.
     pub fn discard(&self) {
         self.state().staging = None;

@@ -319,18 +319,15 @@ fn run(args: &Args) -> Result<ExitCode> {
     let failed = failed + sketch_failed;
     if let (Some(path), Some(dir)) = (&args.report, &report_dir) {
         let md = format!("# FPR gate\n\n{summary}\n\n{text}\n\n{sketch_md}\n");
-        let staged = dir
-            .staging()
-            .map(|s| s.join(path.file_name().unwrap_or_default()))?;
-        std::fs::write(&staged, md)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| Ok(dir.commit()?))
-            .with_context(|| {
+        dir.publish(|staging| -> Result<()> {
+            let staged = staging.join(path.file_name().unwrap_or_default());
+            std::fs::write(&staged, md).with_context(|| {
                 format!(
                     "writing the report {} (an earlier report there is as it was)",
                     path.display()
                 )
-            })?;
+            })
+        })?;
     }
     Ok(if failed == 0 {
         ExitCode::SUCCESS

@@ -233,8 +233,7 @@ fn run(
     };
     bar.finish_and_clear();
 
-    let stage = || -> Result<()> {
-        let staging = out.staging()?;
+    out.publish(|staging| -> Result<()> {
         roundtrips::write_csv(&rows, &staging.join(roundtrips::CSV_NAME))?;
         bloomlab_report::plot::roundtrips::draw(&rows, &staging.join(roundtrips::PNG_NAME))?;
         let text = render(
@@ -247,15 +246,15 @@ fn run(
             pairs.as_deref(),
         );
         let report = staging.join("report.md");
-        std::fs::write(&report, text).with_context(|| format!("writing {}", report.display()))
-    };
-    stage().with_context(|| {
-        format!(
-            "writing the report to {} (nothing was written; the previous report there is as it was)",
-            out.dir().display()
-        )
+        std::fs::write(&report, text)
+            .with_context(|| format!("writing {}", report.display()))
+            .with_context(|| {
+                format!(
+                    "writing the report to {} (nothing was written; the previous report there is as it was)",
+                    out.dir().display()
+                )
+            })
     })?;
-    out.commit()?;
     let csv = out.dir().join(roundtrips::CSV_NAME);
     let png = out.dir().join(roundtrips::PNG_NAME);
     let report = out.dir().join("report.md");

@@ -172,22 +172,22 @@ fn bar() -> ProgressBar {
 /// Stages `scale.csv` and `report.md` and moves both into place: the report on disk is always
 /// one whole set of rows.
 fn write(out: &OutputDir, rows: &[ScaleRow]) -> Result<(), String> {
-    let staged = || -> Result<(), String> {
-        let staging = out.staging().map_err(|e| e.to_string())?;
-        bloomlab_report::csv_io::write_rows(rows, &staging.join("scale.csv"))
-            .map_err(|e| e.to_string())?;
-        let report = staging.join("report.md");
-        std::fs::write(&report, scale::render(rows))
-            .map_err(|e| format!("cannot write {}: {e}", report.display()))
-    };
-    if let Err(e) = staged() {
-        out.discard();
-        return Err(format!(
-            "{e} (nothing was written; the previous report in {} is as it was)",
-            out.dir().display()
-        ));
-    }
-    out.commit().map(|_| ()).map_err(|e| e.to_string())
+    out.publish(|staging| -> anyhow::Result<()> {
+        let written = bloomlab_report::csv_io::write_rows(rows, &staging.join("scale.csv"))
+            .map_err(anyhow::Error::from)
+            .and_then(|()| {
+                let report = staging.join("report.md");
+                std::fs::write(&report, scale::render(rows))
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", report.display()))
+            });
+        written.map_err(|e| {
+            anyhow::anyhow!(
+                "{e} (nothing was written; the previous report in {} is as it was)",
+                out.dir().display()
+            )
+        })
+    })
+    .map_err(|e| format!("{e:#}"))
 }
 
 fn main() -> ExitCode {

@@ -437,23 +437,18 @@ fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&st
     bar.finish_and_clear();
     let rows = rows?;
     let elapsed = started.elapsed();
-    let staged = out
-        .staging()
-        .map_err(anyhow::Error::from)
-        .and_then(|dir| Ok(bloomlab_report::write_reports(&rows, &dir)?))
-        .with_context(|| {
+    let staged = out.publish(|dir| {
+        bloomlab_report::write_reports(&rows, dir).with_context(|| {
             format!(
                 "writing reports to {} (nothing was written; the previous report there is as it was)",
                 out.dir().display()
             )
-        })?;
-    out.commit()?;
-    // The same names, now in place.
-    let placed = |p: &std::path::Path| out.dir().join(p.file_name().unwrap_or_default());
+        })
+    })?;
     let files = bloomlab_report::ReportFiles {
-        csv: placed(&staged.csv),
-        pngs: staged.pngs.iter().map(|p| placed(p)).collect(),
-        summary: placed(&staged.summary),
+        csv: out.placed(&staged.csv),
+        pngs: staged.pngs.iter().map(|p| out.placed(p)).collect(),
+        summary: out.placed(&staged.summary),
     };
     print_headlines(&rows);
     let rate = bloomlab_harness::row::overall_queries_per_s_core(&rows)
