@@ -724,7 +724,7 @@ pub fn default_points() -> Vec<BaselinePoint> {
     ]
 }
 
-/// The columns of a baseline CSV, in the order [`write_baseline`] writes them.
+/// The columns of a baseline CSV, in the order [`baseline_csv`] writes them.
 pub const BASELINE_COLUMNS: [&str; 7] = [
     "filter",
     "key_set",

@@ -32,7 +32,7 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// deletes rows and a background job rebuilds the filter from the database and swaps it in
 /// (arc-swap); every reader answer is checked for false negatives.
 ///
-/// Databases: --db sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB (scripts/postgres-local.sh
+/// Databases: --db sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DB (scripts/postgres-local.sh
 /// start prints one) or PostgreSQL's keyword form (host=H port=P user=U dbname=D); default: a
 /// fresh SQLite file in a private temp dir (unpredictable name, mode 0700), removed afterwards.
 /// Passwords are never printed: messages and reports show host:port/database. Each scenario
@@ -59,7 +59,7 @@ static ALLOC: CountingAlloc = CountingAlloc;
 struct Args {
     /// Which deployment to run.
     scenario: Kind,
-    /// The database of record: sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or
+    /// The database of record: sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DB or
     /// "host=H port=P user=U dbname=D". Default: a SQLite file in a private temp dir.
     #[arg(long, value_name = "URL")]
     db: Option<String>,
