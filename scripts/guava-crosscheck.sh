@@ -115,10 +115,31 @@ combo() {
 }
 
 # n = 1 and p = 0.5 (1 bit -> 1 word), then every funnel and both strategies; n > 2^24 with all
-# 2^24 + 1 keys; p = 1e-6; n = 0 (Guava treats it as 1); an overfilled filter.
+# 2^24 + 1 keys; p = 1e-6; n = 1 with 3 keys (Guava's n = 0 filter, below); an overfilled filter.
 combo long mitz64 1 0.5 1
 combo utf8 mitz32 1 0.000001 1
-combo int mitz32 0 0.1 3
+combo int mitz32 1 0.1 3
+N1_DIR=$LAST_DIR
+
+# n = 0: Guava's create treats it as 1; bloomlab refuses it (exit 2, naming --n, as every count
+# flag refuses 0), and its n = 1 filter is Guava's n = 0 filter byte for byte.
+name="int/mitz32 n=0 p=0.1 keys=3"
+d="$WORK/n0"
+mkdir -p "$d"
+if java_cc build int mitz32 0 0.1 "$N1_DIR/members" "$d/java.bin"; then
+    rc=0
+    "$BLOOMLAB" guava build --funnel int --strategy mitz32 --n 0 --p 0.1 \
+        --keys "$N1_DIR/members" --out "$d/rust.bin" >/dev/null 2>"$d/err" || rc=$?
+    if [ "$rc" -ne 2 ] || ! grep -q -- '--n = "0"' "$d/err" || [ -e "$d/rust.bin" ]; then
+        fail "bloomlab guava build --n 0: exit $rc, wanted 2 naming --n and no file: $(head -c 300 "$d/err")"
+    elif ! cmp -s "$d/java.bin" "$N1_DIR/java.bin"; then
+        fail "Guava's n = 0 filter differs from its n = 1 filter"
+    else
+        echo "PASS $name: bloomlab refuses --n 0 (exit 2); Guava's n = 0 file equals the n = 1 file both sides wrote"
+    fi
+else
+    fail "Java build failed"
+fi
 combo long mitz64 16777217 0.01 16777217
 combo int mitz64 10000 0.000001 10000
 combo utf8 mitz64 5000 0.01 5000
