@@ -503,24 +503,10 @@ impl<F: Funnel> GuavaBloom<F> {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (strategy, hashes, words) = parse_header(bytes)?;
         let body = &bytes[HEADER_BYTES..];
-        let want = words * 8;
-        if (body.len() as u64) < want {
-            return Err(corrupt(format!(
-                "truncated: the header promises {words} words ({want} bytes) but only {} bytes \
-                 follow it",
-                body.len()
-            )));
-        }
-        if body.len() as u64 > want {
-            return Err(corrupt(format!(
-                "{} trailing bytes after the {words} words the header promises",
-                body.len() as u64 - want
-            )));
-        }
-        let words = body
-            .chunks_exact(8)
-            .map(|c| u64::from_be_bytes(c.try_into().expect("chunks of 8")))
-            .collect();
+        let extra = (body.len() as u64).saturating_sub(words * 8);
+        let words = whole_body(body, words, || {
+            format!("{extra} trailing bytes after the {words} words the header promises")
+        })?;
         Self::from_words(words, hashes, strategy)
     }
 
@@ -540,24 +526,13 @@ impl<F: Funnel> GuavaBloom<F> {
             .take(want + 1)
             .read_to_end(&mut body)
             .map_err(|e| corrupt(format!("reading the words failed: {e}")))?;
-        if (body.len() as u64) < want {
-            return Err(corrupt(format!(
-                "truncated: the header promises {words} words ({want} bytes) but only {} bytes \
-                 follow it",
-                body.len()
-            )));
-        }
-        if body.len() as u64 > want {
-            return Err(corrupt(format!(
+        let words = whole_body(&body, words, || {
+            format!(
                 "trailing bytes after the {words} words the header promises (the file should \
                  end after byte {})",
                 HEADER_BYTES as u64 + want
-            )));
-        }
-        let words = body
-            .chunks_exact(8)
-            .map(|c| u64::from_be_bytes(c.try_into().expect("chunks of 8")))
-            .collect();
+            )
+        })?;
         Self::from_words(words, hashes, strategy)
     }
 
@@ -596,6 +571,26 @@ impl<F: Funnel> GuavaBloom<F> {
     pub fn as_filter(&self) -> &dyn Filter {
         with_inner!(&self.inner, f => f)
     }
+}
+
+/// The big-endian words of a body that must hold exactly `words` of them: shorter is
+/// "truncated", longer is `trailing()` (each reader says what it knows of the excess).
+fn whole_body(body: &[u8], words: u64, trailing: impl FnOnce() -> String) -> Result<Vec<u64>> {
+    let want = words * 8;
+    if (body.len() as u64) < want {
+        return Err(corrupt(format!(
+            "truncated: the header promises {words} words ({want} bytes) but only {} bytes \
+             follow it",
+            body.len()
+        )));
+    }
+    if body.len() as u64 > want {
+        return Err(corrupt(trailing()));
+    }
+    Ok(body
+        .chunks_exact(8)
+        .map(|c| u64::from_be_bytes(c.try_into().expect("chunks of 8")))
+        .collect())
 }
 
 /// Fills `buf` as far as the stream allows; returns how many bytes were read.
