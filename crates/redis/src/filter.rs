@@ -218,17 +218,7 @@ impl<F: BitPositions> RedisBloom<F> {
             return Err(exists(&conn, &key));
         }
         let mut filter = Self::assemble(conn, name, config);
-        let cmds = (0..filter.config.shards)
-            .map(|i| {
-                let mut c = redis::cmd("EVAL");
-                c.arg(CREATE_FRESH_SHARD)
-                    .arg(1)
-                    .arg(&filter.shard_keys[i as usize])
-                    .arg(filter.config.shard_bytes(i) - 1)
-                    .arg(ttl_ms);
-                c
-            })
-            .collect();
+        let cmds = filter.shard_scripts(CREATE_FRESH_SHARD, &[ttl_ms]);
         let first = filter.shard_keys[0].clone();
         let made = match filter.conn.pipeline(cmds, "create (size shards)", &first) {
             Ok(made) => made,
@@ -381,19 +371,28 @@ impl<F: BitPositions> RedisBloom<F> {
     /// bits). SETRANGE on a new key allocates exactly the length, where growing a string by
     /// SETBIT or BITFIELD preallocates up to 1 MiB (or double, below 1 MiB) more.
     fn size_shards(&mut self) -> Result<()> {
-        let cmds = (0..self.config.shards)
-            .map(|i| {
-                let mut c = redis::cmd("EVAL");
-                c.arg(CREATE_SHARD)
-                    .arg(1)
-                    .arg(&self.shard_keys[i as usize])
-                    .arg(self.config.shard_bytes(i) - 1);
-                c
-            })
-            .collect();
+        let cmds = self.shard_scripts(CREATE_SHARD, &[]);
         let first = self.shard_keys[0].clone();
         self.conn.pipeline(cmds, "create (size shards)", &first)?;
         Ok(())
+    }
+
+    /// One `EVAL script 1 SHARD_KEY LAST_BYTE_OFFSET extra...` per shard, for the scripts that
+    /// create a shard at its full length.
+    fn shard_scripts(&self, script: &str, extra: &[u64]) -> Vec<redis::Cmd> {
+        (0..self.config.shards)
+            .map(|i| {
+                let mut c = redis::cmd("EVAL");
+                c.arg(script)
+                    .arg(1)
+                    .arg(&self.shard_keys[i as usize])
+                    .arg(self.config.shard_bytes(i) - 1);
+                for x in extra {
+                    c.arg(*x);
+                }
+                c
+            })
+            .collect()
     }
 
     /// Checks that every shard string has the length the config gives.
