@@ -11,8 +11,7 @@ use std::time::Duration;
 use bloomlab_filters::registry::{self, GrowableVisitor, VariantVisitor};
 use bloomlab_filters::{Growable, Variant};
 use bloomlab_harness::bench::{Family, Growth, KeyKind, Series, label};
-use bloomlab_harness::peer::{GROWABLE_BLOOM_FILTER, GrowablePeer};
-use bloomlab_harness::workload::Subject;
+use bloomlab_harness::subject::{GROWABLE_BLOOM_FILTER, GrowablePeer, MeasuredFilter};
 
 use crate::memory::measure_build;
 use crate::suite::{Batches, Meta, RATES, Suite, Workload};

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail, ensure};
 use bloomlab_filters::{BitPositions, Bloom, Filter, FlatBits, KirschMitzenmacher, Variant, Xxh3};
 use bloomlab_harness::preflight::MemoryNeed;
 use bloomlab_harness::roundtrip::{RoundTripOp, RoundTripSample, Target};
-use bloomlab_harness::{Grid, KeySetKind, SweepConfig, sweep};
+use bloomlab_harness::{Grid, KeySetKind, Selection, Subject, SweepConfig, sweep};
 use bloomlab_redis::config::MAX_SHARD_BITS;
 use bloomlab_redis::{Connection, RedisBloom};
 
@@ -344,12 +344,12 @@ fn compare_config() -> Result<SweepConfig> {
         "redis/classic/murmur3/mitz64",
         "redis/blocked512/xxh3",
     ];
-    let twins = redis_names
+    let subjects = redis_names
         .iter()
-        .map(|r| redis_sweep::twin_name(r))
+        .map(|r| r.parse::<Subject>())
         .collect::<Result<Vec<_>, _>>()?;
     let mut config = SweepConfig::with_grids(vec![Grid {
-        filters: twins,
+        filters: Selection::Only(subjects),
         key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
         n: vec![100_000],
         p: vec![0.01, 0.001],
@@ -544,8 +544,9 @@ pub struct SweepPair {
 pub fn compare_sweep(url: &str, progress: &dyn Fn(&str)) -> Result<Vec<SweepPair>> {
     let config = compare_config()?;
     let plan = config.plan()?;
+    let twins = redis_sweep::twins(&config);
     progress("sweep: in memory");
-    let memory = sweep::run(&config, &plan, &|_| {})?;
+    let memory = sweep::run(&twins, &twins.plan()?, &|_| {})?;
     progress("sweep: in Redis");
     let in_redis = redis_sweep::run(&config, &plan, url, &|_| {})?;
     ensure!(memory.len() == in_redis.len(), "row counts differ");
@@ -555,8 +556,8 @@ pub fn compare_sweep(url: &str, progress: &dyn Fn(&str)) -> Result<Vec<SweepPair
         .map(|(m, r)| {
             let same = redis_sweep::as_twin(r, m);
             SweepPair {
-                redis: r.filter.clone(),
-                twin: m.filter.clone(),
+                redis: r.filter.to_string(),
+                twin: m.filter.to_string(),
                 key_set: r.key_set.clone(),
                 n: r.n,
                 p: r.p,

@@ -1,8 +1,9 @@
 //! `sweep --redis URL`: the sweep's static rows for Redis-backed filters
 //! (`redis/classic/<hash>/<index>`, `redis/blocked512/<hash>`; see `bloomlab_redis`).
 //!
-//! The plan is made with each Redis name's in-memory twin (`classic/<hash>/<index>/flat`,
-//! `blocked512/<hash>`), so grids, key sets and checks are the sweep's own. Each row then runs
+//! The plan holds Redis subjects ([`Subject::Redis`], each with its in-memory twin
+//! `classic/<hash>/<index>/flat` or `blocked512/<hash>`, whose sizing the plan's checks use), so
+//! grids, key sets and checks are the sweep's own. Each row then runs
 //! [`bloomlab_harness::trial::run_batched`] against a fresh filter in Redis, pipelining [`PER_ROUND_TRIP`] keys per round trip. The Redis filter
 //! sets the twin's bits, so every statistical column equals the twin's row bit for bit; the
 //! `filter` column is the Redis name, `memory_bytes` the bytes the shards hold on the server, and
@@ -23,7 +24,9 @@
 use bloomlab_filters::{BitPositions, Digest, Geometry};
 use bloomlab_harness::keys::Batch;
 use bloomlab_harness::trial::{self, BatchMembership, Shape};
-use bloomlab_harness::{HarnessError, Plan, Progress, SweepConfig, SweepRow};
+use bloomlab_harness::{
+    Grid, HarnessError, Plan, Progress, Selection, Subject, SweepConfig, SweepRow,
+};
 use bloomlab_redis::{Connection, RedisBloom, RedisFilterError, RedisVisitor};
 
 /// Keys per pipeline (one round trip to a server).
@@ -55,24 +58,42 @@ pub fn filter_name(run_id: &str, index: usize) -> String {
     format!("bloomlab-sweep:{run_id}:{index}")
 }
 
-/// The in-memory twin's registry name of Redis variant `name`, or an error listing the Redis
-/// names.
-pub fn twin_name(name: &str) -> Result<String, bloomlab_redis::RedisFilterError> {
-    struct Twin;
-    impl RedisVisitor for Twin {
-        type Output = String;
-        fn visit<F: BitPositions>(self) -> String {
-            F::variant_name()
+/// Checks that every subject the grids name runs where the sweep runs it: Redis subjects
+/// (`redis/...`) with `--redis`, in-memory ones without it. The error names the subject.
+pub fn check_subjects(grids: &[Grid], redis: bool) -> Result<(), HarnessError> {
+    for g in grids {
+        let subjects: &[Subject] = match &g.filters {
+            Selection::All if redis => {
+                return Err(HarnessError::invalid(
+                    "filters",
+                    "all",
+                    "with --redis, name the Redis subjects (redis/classic/<hash>/<index>, \
+                     redis/blocked512/<hash>; see --list)",
+                ));
+            }
+            Selection::All => &[],
+            Selection::Only(v) => v,
+        };
+        for &s in subjects {
+            let remote = s.capabilities().remote;
+            if remote && !redis {
+                return Err(HarnessError::invalid(
+                    "filters",
+                    s,
+                    "keeps its bits in Redis: give --redis URL",
+                ));
+            }
+            if !remote && redis {
+                return Err(HarnessError::invalid(
+                    "filters",
+                    s,
+                    "is an in-memory filter; with --redis give Redis subjects \
+                     (redis/classic/<hash>/<index>, redis/blocked512/<hash>; see --list)",
+                ));
+            }
         }
     }
-    bloomlab_redis::visit(name, Twin)
-}
-
-/// The Redis name whose twin is `twin`, if any.
-pub fn redis_name_of(twin: &str) -> Option<String> {
-    bloomlab_redis::names()
-        .into_iter()
-        .find(|r| twin_name(r).is_ok_and(|t| t == twin))
+    Ok(())
 }
 
 struct Adapter<F> {
@@ -133,12 +154,28 @@ impl<F: BitPositions> BatchMembership for Adapter<F> {
     }
 }
 
+/// `config` with every Redis subject replaced by its in-memory twin: the same plan, row for row,
+/// in memory (what a Redis row is compared with).
+pub fn twins(config: &SweepConfig) -> SweepConfig {
+    let mut twins = config.clone();
+    for g in &mut twins.grids {
+        if let Selection::Only(v) = &mut g.filters {
+            for s in v.iter_mut() {
+                if let Subject::Redis(id) = *s {
+                    *s = Subject::Variant(id);
+                }
+            }
+        }
+    }
+    twins
+}
+
 /// Redis row `r` with the two columns that legitimately differ from its in-memory twin `m` (the
 /// filter's name and the memory held) taken from `m`: every other column must then equal `m`'s,
 /// compared through `Debug`, which prints every f64 exactly (NaN included).
 pub fn as_twin(r: &SweepRow, m: &SweepRow) -> SweepRow {
     let mut same = r.clone();
-    same.filter = m.filter.clone();
+    same.filter = m.filter;
     same.memory_bytes = m.memory_bytes;
     same
 }
@@ -189,7 +226,7 @@ pub fn run_as(
                     allowed: e.to_string(),
                 },
                 e => HarnessError::External {
-                    filter: self.spec.filter.clone(),
+                    filter: self.spec.filter.to_string(),
                     n: self.spec.n,
                     p: self.spec.p,
                     reason: e.to_string(),
@@ -222,13 +259,15 @@ pub fn run_as(
     let total = plan.rows.len();
     let mut out = Vec::with_capacity(total);
     for (index, planned) in plan.rows.iter().enumerate() {
-        let twin = &planned.spec.filter;
-        let redis = redis_name_of(twin).ok_or_else(|| HarnessError::UnknownFilter {
-            name: twin.clone(),
-            known: bloomlab_redis::names().join(", "),
-        })?;
-        let mut spec = planned.spec.clone();
-        spec.filter = redis.clone();
+        let spec = planned.spec.clone();
+        let redis = spec.filter.to_string();
+        if !spec.filter.capabilities().remote {
+            return Err(HarnessError::invalid(
+                "filter",
+                spec.filter,
+                "is an in-memory filter, not a Redis subject",
+            ));
+        }
         let keys = plan
             .key_set(&planned.key_set)
             .expect("the plan holds every key set its rows use");

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use bloomlab_cli::redis_sweep;
-use bloomlab_harness::{Grid, KeySetKind, SweepConfig, sweep};
+use bloomlab_harness::{Grid, KeySetKind, Selection, Subject, SweepConfig, sweep};
 
 /// The URL(s) in `var`; None (the test skipped, said on stderr) when unset, a failure when
 /// BLOOMLAB_REQUIRE_SERVICES=1.
@@ -52,9 +52,10 @@ fn rows_equal_twins(url: &str) {
         "redis/classic/fnv1a/edh",
         "redis/blocked512/xxh3",
     ];
-    let twins: Vec<String> = redis_names
+    let subjects: Vec<Subject> = redis_names.iter().map(|r| r.parse().unwrap()).collect();
+    let twins: Vec<String> = subjects
         .iter()
-        .map(|r| redis_sweep::twin_name(r).unwrap())
+        .map(|s| s.variant().unwrap().to_string())
         .collect();
     assert_eq!(
         twins,
@@ -66,7 +67,7 @@ fn rows_equal_twins(url: &str) {
         ]
     );
     let mut config = SweepConfig::with_grids(vec![Grid {
-        filters: twins,
+        filters: Selection::Only(subjects),
         key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
         n: vec![20_000],
         p: vec![0.01, 0.001],
@@ -76,16 +77,14 @@ fn rows_equal_twins(url: &str) {
     config.timing = false;
     config.threads = 1;
     let plan = config.plan().unwrap();
-    let memory = sweep::run(&config, &plan, &|_| {}).unwrap();
+    let in_memory = redis_sweep::twins(&config);
+    let memory = sweep::run(&in_memory, &in_memory.plan().unwrap(), &|_| {}).unwrap();
     let in_redis = redis_sweep::run(&config, &plan, url, &|_| {}).unwrap();
     assert_eq!(memory.len(), in_redis.len());
     assert_eq!(memory.len(), 4 * 2 * 2);
     for (m, r) in memory.iter().zip(&in_redis) {
-        assert_eq!(
-            redis_sweep::twin_name(&r.filter).unwrap(),
-            m.filter,
-            "row order"
-        );
+        assert_eq!(r.filter.variant(), m.filter.variant(), "row order");
+        assert_eq!(r.filter.to_string(), format!("redis/{}", m.filter).replace("/flat", ""));
         assert!(r.queries > 0 && r.false_positives > 0, "{r:?}");
         // Everything but the name and the memory held (here the bits alone, on the server) is
         // the twin's: compared through Debug, which prints every f64 exactly (NaN included).
@@ -117,7 +116,7 @@ fn a_planted_filter_under_a_runs_name_is_refused_not_measured() {
         bloomlab_filters::FlatBits,
     >;
     let mut config = SweepConfig::with_grids(vec![Grid {
-        filters: vec![redis_sweep::twin_name("redis/classic/xxh3/km").unwrap()],
+        filters: Selection::Only(vec!["redis/classic/xxh3/km".parse().unwrap()]),
         key_sets: vec![KeySetKind::Url],
         n: vec![10_000],
         p: vec![0.01],

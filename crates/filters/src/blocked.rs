@@ -304,6 +304,12 @@ impl<H: HashStrategy> Variant for Blocked512<H> {
     fn variant_name() -> String {
         format!("{}/{}", Self::LAYOUT, H::ID)
     }
+    fn axes() -> crate::registry::Axes {
+        crate::registry::Axes {
+            hash: Some(H::ID),
+            ..Default::default()
+        }
+    }
     fn with_params(params: Params) -> Result<Self> {
         Blocked512::with_params(params)
     }

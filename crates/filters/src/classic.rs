@@ -307,6 +307,13 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Variant for Bloom<H, I, S> {
     fn variant_name() -> String {
         format!("{}/{}/{}/{}", Self::LAYOUT, H::ID, I::ID, S::ID)
     }
+    fn axes() -> crate::registry::Axes {
+        crate::registry::Axes {
+            hash: Some(H::ID),
+            index: Some(I::ID),
+            store: Some(S::ID),
+        }
+    }
     fn with_params(params: Params) -> Result<Self> {
         Bloom::with_params(params)
     }

@@ -252,6 +252,13 @@ impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Variant for Counting<H, I
     fn variant_name() -> String {
         format!("{}/{}/{}", Self::LAYOUT, H::ID, I::ID)
     }
+    fn axes() -> crate::registry::Axes {
+        crate::registry::Axes {
+            hash: Some(H::ID),
+            index: Some(I::ID),
+            store: None,
+        }
+    }
     fn with_params(params: Params) -> Result<Self> {
         Counting::with_params(params)
     }

@@ -16,7 +16,8 @@ use crate::sizing::Params;
 /// `layout` column of the sweep's CSV.
 ///
 /// `Display`, `FromStr` and serde all use the same lower-case names (`classic`, `blocked512`,
-/// `sbbf`, `textbook`, `counting4`, `counting8`, `scalable`), so a row written by one crate reads back as the same value in another. The
+/// `sbbf`, `textbook`, `counting4`, `counting8`, `scalable`, `external`), so a row written by one
+/// crate reads back as the same value in another. The
 /// order of the variants is the order reports list the families in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,11 +38,14 @@ pub enum Layout {
     Counting8,
     /// A chain of growing stages of another layout ([`crate::Scalable`]).
     Scalable,
+    /// A filter bloomlab does not build, measured through an adapter (a third-party structure,
+    /// or one added from outside): its shape and theory are what its adapter reports.
+    External,
 }
 
 impl Layout {
     /// Every layout, in report order.
-    pub const ALL: [Layout; 7] = [
+    pub const ALL: [Layout; 8] = [
         Layout::Classic,
         Layout::Blocked512,
         Layout::SplitBlock,
@@ -49,6 +53,7 @@ impl Layout {
         Layout::Counting4,
         Layout::Counting8,
         Layout::Scalable,
+        Layout::External,
     ];
 
     /// The layout's name, as in registry names and CSV files.
@@ -61,6 +66,7 @@ impl Layout {
             Layout::Counting4 => "counting4",
             Layout::Counting8 => "counting8",
             Layout::Scalable => "scalable",
+            Layout::External => "external",
         }
     }
 }
@@ -366,6 +372,11 @@ pub trait Variant: Filter + Sized + 'static {
     fn sized_bytes(n: u64, p: f64) -> Result<u64> {
         Ok(array_bytes(Params::optimal(n, p)?.bits, 512))
     }
+    /// The hash, index scheme and bit store the type is built from, by their `ID`s (none by
+    /// default: a port that fixes its own hashing overrides what it has).
+    fn axes() -> crate::registry::Axes {
+        crate::registry::Axes::default()
+    }
 }
 
 /// Bytes of an array of `bits` bits rounded up to whole `unit`-bit words or blocks (`unit` a
@@ -471,6 +482,7 @@ mod tests {
             "counting4",
             "counting8",
             "scalable",
+            "external",
         ];
         for (layout, name) in Layout::ALL.into_iter().zip(expected) {
             assert_eq!(layout.to_string(), name);
@@ -486,7 +498,8 @@ mod tests {
         assert!(
             err.contains("\"flat\"")
                 && err.contains(
-                    "classic, blocked512, sbbf, textbook, counting4, counting8, scalable"
+                    "classic, blocked512, sbbf, textbook, counting4, counting8, scalable, \
+                     external"
                 ),
             "{err}"
         );

@@ -107,7 +107,10 @@ pub use hash::{Digest, Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 pub use index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, IndexScheme, KirschMitzenmacher};
 pub use key::{Key, KeyBytes};
 pub use positions::BitPositions;
-pub use registry::{Capabilities, GrowableVisitor, RemovableVisitor, Spec, VariantVisitor};
+pub use registry::{
+    Axes, Capabilities, GrowableVisitor, RemovableVisitor, Spec, VariantId, VariantInfo,
+    VariantVisitor,
+};
 pub use sbbf::SplitBlock;
 pub use scalable::{Scalable, TextbookScalable};
 pub use shared::{ConcurrentFill, SharedInsert};

@@ -21,11 +21,12 @@ use crate::capability::{Growable, Removable};
 use crate::classic::Bloom;
 use crate::counting::{Counting4, Counting8};
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Variant};
+use crate::filter::{Filter, Layout, Variant};
 use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
 use crate::sbbf::SplitBlock;
 use crate::scalable::{Scalable, TextbookScalable};
+use crate::shared::ConcurrentFill;
 use crate::sizing::Params;
 use crate::store::{AtomicBits, FlatBits};
 use crate::textbook::TextbookFnv1aI32;
@@ -108,13 +109,172 @@ pub trait GrowableVisitor {
     fn visit<F: Variant + Growable>(self) -> Self::Output;
 }
 
+/// Calls `$cb!(Type)` for every registered [`ConcurrentFill`] type (filled from many threads at
+/// once: the flat classic layout, blocked and split-block).
+macro_rules! for_each_concurrent {
+    ($cb:ident) => {
+        for_each_concurrent!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+    };
+    (@hashes $cb:ident; $($h:ty),*) => {$(
+        for_each_concurrent!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
+        $cb!(Blocked512<$h>);
+        $cb!(SplitBlock<$h>);
+    )*};
+    (@index $cb:ident; $h:ty; $($i:ty),*) => {$(
+        $cb!(Bloom<$h, $i, FlatBits>);
+    )*};
+}
+
 /// What a registered variant can do beyond [`Filter`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Capabilities {
     /// Implements [`Removable`].
     pub remove: bool,
     /// Implements [`Growable`].
     pub grow: bool,
+    /// Implements [`ConcurrentFill`]: many threads may insert at once.
+    pub concurrent: bool,
+    /// Has a file format another implementation reads: Guava's `BloomFilter.writeTo`
+    /// ([`crate::GuavaBloom`], the layout `classic/murmur3/mitz64/flat`).
+    pub serializable: bool,
+}
+
+/// The axes a variant is built from, read from its types: the hash strategy's, index scheme's and
+/// bit store's `ID`s where the variant has that axis (a textbook port fixes its own; a scalable
+/// filter reports its stages').
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Axes {
+    /// [`crate::HashStrategy::ID`], e.g. `xxh3`.
+    pub hash: Option<&'static str>,
+    /// [`crate::IndexScheme::ID`], e.g. `km`.
+    pub index: Option<&'static str>,
+    /// [`crate::BitStore::ID`], `flat` or `atomic`.
+    pub store: Option<&'static str>,
+}
+
+/// One registered variant as the catalogue describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariantInfo {
+    /// Its name ([`Variant::variant_name`]).
+    pub name: String,
+    /// Its layout family ([`Variant::LAYOUT`]).
+    pub layout: Layout,
+    /// Its axes ([`Variant::axes`]).
+    pub axes: Axes,
+    /// What it can do beyond [`Filter`].
+    pub capabilities: Capabilities,
+}
+
+/// A registered variant, parsed once from its name: a copyable handle whose name, layout, axes and
+/// capabilities come from the types in the registration lists. Displays (and serializes, with
+/// serde) as its name, so a CSV column holding one reads the same as a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VariantId(u16);
+
+fn table() -> &'static [VariantInfo] {
+    static TABLE: std::sync::OnceLock<Vec<VariantInfo>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut concurrent = Vec::new();
+        // Through a `ConcurrentFill` bound, so the list cannot name a type without the trait.
+        fn concurrent_name<T: ConcurrentFill>() -> String {
+            T::variant_name()
+        }
+        macro_rules! concurrent {
+            ($t:ty) => {
+                concurrent.push(concurrent_name::<$t>());
+            };
+        }
+        for_each_concurrent!(concurrent);
+        let removable = removable_names();
+        let growable = growable_names();
+        let guava = <Bloom<Murmur3, GuavaMitz64, FlatBits> as Variant>::variant_name();
+        let mut out = Vec::new();
+        macro_rules! push {
+            ($t:ty) => {{
+                let name = <$t as Variant>::variant_name();
+                out.push(VariantInfo {
+                    layout: <$t as Variant>::LAYOUT,
+                    axes: <$t as Variant>::axes(),
+                    capabilities: Capabilities {
+                        remove: removable.contains(&name),
+                        grow: growable.contains(&name),
+                        concurrent: concurrent.contains(&name),
+                        serializable: name == guava,
+                    },
+                    name,
+                });
+            }};
+        }
+        for_each_variant!(push);
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    })
+}
+
+impl VariantId {
+    /// The registered variant named `name`; [`BloomError::UnknownName`] (listing the known names)
+    /// otherwise.
+    pub fn parse(name: &str) -> Result<Self> {
+        table()
+            .binary_search_by(|v| v.name.as_str().cmp(name))
+            .map(|i| VariantId(i as u16))
+            .map_err(|_| unknown(name))
+    }
+
+    /// The id of variant type `F` (registered, or a panic naming it: every [`Variant`] in this
+    /// crate is in a registration list, and a test checks it).
+    pub fn of<F: Variant>() -> Self {
+        let name = F::variant_name();
+        Self::parse(&name).unwrap_or_else(|_| panic!("{name} is not registered"))
+    }
+
+    /// Every registered variant, sorted by name.
+    pub fn all() -> impl Iterator<Item = VariantId> {
+        (0..table().len()).map(|i| VariantId(i as u16))
+    }
+
+    /// What the catalogue knows of it.
+    pub fn info(self) -> &'static VariantInfo {
+        &table()[usize::from(self.0)]
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        &self.info().name
+    }
+
+    /// Its layout family.
+    pub fn layout(self) -> Layout {
+        self.info().layout
+    }
+
+    /// Its axes.
+    pub fn axes(self) -> Axes {
+        self.info().axes
+    }
+
+    /// What it can do beyond [`Filter`].
+    pub fn capabilities(self) -> Capabilities {
+        self.info().capabilities
+    }
+
+    /// Runs `visitor` with its concrete type.
+    pub fn visit<V: VariantVisitor>(self, visitor: V) -> V::Output {
+        visit(self.name(), visitor).expect("a VariantId names a registered variant")
+    }
+}
+
+impl std::fmt::Display for VariantId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for VariantId {
+    type Err = BloomError;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
 }
 
 /// Every registered name, sorted.
@@ -165,13 +325,7 @@ fn unknown(name: &str) -> BloomError {
 
 /// What the variant named `name` can do; [`BloomError::UnknownName`] for an unregistered name.
 pub fn capabilities(name: &str) -> Result<Capabilities> {
-    if !names().iter().any(|n| n == name) {
-        return Err(unknown(name));
-    }
-    Ok(Capabilities {
-        remove: removable_names().iter().any(|n| n == name),
-        grow: growable_names().iter().any(|n| n == name),
-    })
+    VariantId::parse(name).map(VariantId::capabilities)
 }
 
 /// The error for a registered `name` that lacks `capability`, or an unknown name's error.
@@ -413,23 +567,31 @@ mod tests {
         }
         seen.sort();
         seen.dedup();
-        assert_eq!(seen, Layout::ALL, "every layout has a registered variant");
+        let built: Vec<Layout> = Layout::ALL
+            .into_iter()
+            .filter(|&l| l != Layout::External)
+            .collect();
+        assert_eq!(seen, built, "every layout but the adapters' has a registered variant");
     }
 
     #[test]
     fn capabilities_follow_the_registration_lists() {
-        let none = Capabilities {
-            remove: false,
-            grow: false,
-        };
+        let none = Capabilities::default();
         for (name, caps) in [
-            ("classic/xxh3/km/flat", none),
+            (
+                "classic/xxh3/km/flat",
+                Capabilities {
+                    concurrent: true,
+                    ..none
+                },
+            ),
             ("textbook-fnv1a-i32", none),
             (
                 "counting4/xxh3/km",
                 Capabilities {
                     remove: true,
                     grow: false,
+                    ..Capabilities::default()
                 },
             ),
             (
@@ -437,6 +599,7 @@ mod tests {
                 Capabilities {
                     remove: true,
                     grow: false,
+                    ..Capabilities::default()
                 },
             ),
             (
@@ -444,6 +607,7 @@ mod tests {
                 Capabilities {
                     remove: false,
                     grow: true,
+                    ..Capabilities::default()
                 },
             ),
             (
@@ -451,6 +615,7 @@ mod tests {
                 Capabilities {
                     remove: false,
                     grow: true,
+                    ..Capabilities::default()
                 },
             ),
         ] {
@@ -501,6 +666,37 @@ mod tests {
             build_growable("nope", spec),
             Err(BloomError::UnknownName { .. })
         ));
+    }
+
+    #[test]
+    fn variant_ids_round_trip_and_carry_the_types_axes_and_capabilities() {
+        assert_eq!(VariantId::all().count(), names().len());
+        for id in VariantId::all() {
+            assert_eq!(VariantId::parse(id.name()).unwrap(), id);
+            assert_eq!(id.to_string(), id.name());
+            assert!(id.name().starts_with(&id.layout().to_string()), "{id}");
+        }
+        let guava = VariantId::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>();
+        assert_eq!(guava.name(), "classic/murmur3/mitz64/flat");
+        assert_eq!(
+            guava.axes(),
+            Axes {
+                hash: Some("murmur3"),
+                index: Some("mitz64"),
+                store: Some("flat")
+            }
+        );
+        let caps = guava.capabilities();
+        assert!(caps.serializable && caps.concurrent && !caps.remove && !caps.grow);
+        let atomic = VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, AtomicBits>>();
+        assert!(!atomic.capabilities().concurrent && !atomic.capabilities().serializable);
+        let scalable = VariantId::of::<Scalable<SplitBlock<Xxh3>>>();
+        assert_eq!(scalable.axes().hash, Some("xxh3"));
+        assert!(scalable.capabilities().grow);
+        assert!(VariantId::of::<Counting4<Xxh3, KirschMitzenmacher>>().capabilities().remove);
+        assert!(VariantId::parse("sbbf/xxh3").unwrap().capabilities().concurrent);
+        let e = VariantId::parse("sbbf/nope").unwrap_err().to_string();
+        assert!(e.contains("sbbf/nope") && e.contains("sbbf/xxh3"), "{e}");
     }
 
     #[test]

@@ -244,6 +244,12 @@ impl<H: HashStrategy> Variant for SplitBlock<H> {
     fn variant_name() -> String {
         format!("{}/{}", Self::LAYOUT, H::ID)
     }
+    fn axes() -> crate::registry::Axes {
+        crate::registry::Axes {
+            hash: Some(H::ID),
+            ..Default::default()
+        }
+    }
     /// k is fixed at 8 by the layout: any other k is an error.
     fn with_params(params: Params) -> Result<Self> {
         if params.hashes != 8 {

@@ -440,6 +440,9 @@ impl<F: Variant> Variant for Scalable<F> {
     fn variant_name() -> String {
         format!("{}/{}", Self::LAYOUT, F::variant_name())
     }
+    fn axes() -> crate::registry::Axes {
+        F::axes()
+    }
     /// The first stage is `F::with_params(params)`, holding n0 = `max(1, round(m ln 2 / k))` keys
     /// (the count at which its k is optimal) at its layout's theoretical rate there (capped at
     /// 1/2); later stages follow the default schedule from that rate.
@@ -573,6 +576,13 @@ impl Variant for TextbookScalable {
     const LAYOUT: Layout = Layout::Textbook;
     fn variant_name() -> String {
         format!("{}-scalable", Self::LAYOUT)
+    }
+    /// FNV-1a, the port's own hash (its index arithmetic is its own, not an index scheme here).
+    fn axes() -> crate::registry::Axes {
+        crate::registry::Axes {
+            hash: Some(<crate::hash::Fnv1a as crate::hash::HashStrategy>::ID),
+            ..Default::default()
+        }
     }
     fn with_params(params: Params) -> Result<Self> {
         Ok(Self(Scalable::with_params(params)?))

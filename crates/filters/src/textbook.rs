@@ -137,6 +137,13 @@ impl Variant for TextbookFnv1aI32 {
     fn variant_name() -> String {
         format!("{}-fnv1a-i32", Self::LAYOUT)
     }
+    /// FNV-1a, the port's own hash (its index arithmetic is its own, not an index scheme here).
+    fn axes() -> crate::registry::Axes {
+        crate::registry::Axes {
+            hash: Some(<crate::hash::Fnv1a as crate::hash::HashStrategy>::ID),
+            ..Default::default()
+        }
+    }
     fn with_params(params: Params) -> Result<Self> {
         TextbookFnv1aI32::with_params(params)
     }

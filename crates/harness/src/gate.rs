@@ -39,7 +39,11 @@ use std::path::Path;
 use std::str::FromStr;
 
 use bloomlab_filters::error::Compact;
-use bloomlab_filters::{BloomError, Filter, Geometry, Spec, Variant, VariantVisitor, registry};
+use bloomlab_filters::{
+    AtomicBits, Blocked512, Bloom, BloomError, Counting4, Counting8, EnhancedDoubleHash, Filter,
+    FlatBits, Fnv1a, Geometry, GuavaMitz64, KirschMitzenmacher, Murmur3, Scalable, Spec,
+    SplitBlock, Variant, VariantVisitor, Xxh3, Xxh3Wide, Xxh64,
+};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -49,11 +53,11 @@ use crate::hypothesis::{
     rate_ratio_test,
 };
 use crate::keys::{KeySet, KeySetKind};
-use crate::preflight::MAX_COUNT;
+use crate::limits::MAX_COUNT;
 use crate::row::{SweepRow, Workload};
-use crate::sweep::WorkloadSettings;
+use crate::subject::Subject;
 use crate::trial::{self, Sampling, TrialSpec};
-use crate::workload::{self, Churn, Grow};
+use crate::workload::{self, Churn, Grow, WorkloadSettings};
 
 fn one() -> f64 {
     1.0
@@ -67,8 +71,8 @@ fn one() -> f64 {
 /// counts are those of the last round or growth step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselinePoint {
-    /// Registry name of the filter.
-    pub filter: String,
+    /// What is measured (its name in the CSV).
+    pub filter: Subject,
     /// Key set name (`random-u64`, `article`, `url`, `hex`).
     pub key_set: String,
     /// Expected count the filter is sized for; all n keys are inserted.
@@ -100,9 +104,9 @@ pub struct BaselinePoint {
 
 impl BaselinePoint {
     /// A static point with no queries planned yet (`--update` plans them).
-    pub fn new(filter: &str, key_set: &str, n: u64, p: f64, seed: u64) -> Self {
+    pub fn new(filter: Subject, key_set: &str, n: u64, p: f64, seed: u64) -> Self {
         Self {
-            filter: filter.into(),
+            filter,
             key_set: key_set.into(),
             n,
             p,
@@ -274,7 +278,12 @@ pub fn occupancy(m: u64, balls: u64) -> (f64, f64) {
 
 /// Applies the statistical checks to a re-run `row` of `point`, each at level `alpha`; `geometry`
 /// is the re-run filter's, and selects the fill check (flat geometries only).
-pub fn judge(point: &BaselinePoint, row: &SweepRow, geometry: Geometry, alpha: f64) -> Vec<Check> {
+pub fn judge(
+    point: &BaselinePoint,
+    row: &SweepRow,
+    geometry: Option<Geometry>,
+    alpha: f64,
+) -> Vec<Check> {
     let mut checks = vec![Check {
         name: "false-negatives",
         p_value: None,
@@ -329,7 +338,7 @@ pub fn judge(point: &BaselinePoint, row: &SweepRow, geometry: Geometry, alpha: f
 
     // The occupancy model is that of independent uniform probes into one array: blocked and
     // split-block layouts confine a key's probes to one block, so they have no such check.
-    if let Geometry::Flat { bits, hashes } = geometry {
+    if let Some(Geometry::Flat { bits, hashes }) = geometry {
         let (mean, sd) = occupancy(bits, row.n_inserted * u64::from(hashes));
         let set = row.fill_ratio * bits as f64;
         let z = (set - mean) / sd;
@@ -388,7 +397,7 @@ fn trial_parts(
     let kind = KeySetKind::from_str(&point.key_set)?;
     let keys = KeySet::new(kind, point.seed)?;
     let spec = TrialSpec {
-        filter: point.filter.clone(),
+        filter: point.filter,
         n: point.n,
         p: point.p,
         overfill: 1.0,
@@ -412,10 +421,20 @@ pub fn check_with<F: Filter>(
     build: impl FnOnce() -> Result<F, BloomError>,
 ) -> PointOutcome {
     let run = trial_parts(point, point.queries, alpha)
-        .and_then(|(spec, keys, sampling)| trial::run_with(&spec, &keys, &sampling, build));
+        .and_then(|(spec, keys, sampling)| trial::run_with(&spec, &keys, &sampling, build))
+        .map(|(row, filter)| (row, Some(filter.geometry())));
+    outcome(point, run, alpha)
+}
+
+/// The outcome of a point's re-run: its checks, or the run's error as a failed check.
+fn outcome(
+    point: &BaselinePoint,
+    run: Result<(SweepRow, Option<Geometry>), HarnessError>,
+    alpha: f64,
+) -> PointOutcome {
     match run {
-        Ok((row, filter)) => {
-            let checks = judge(point, &row, filter.geometry(), alpha);
+        Ok((row, geometry)) => {
+            let checks = judge(point, &row, geometry, alpha);
             PointOutcome {
                 point: point.clone(),
                 row: Some(row),
@@ -463,11 +482,34 @@ fn check_planned(
             Ok(check_with(&planned, alpha, || Ok(filter)))
         }
     }
-    registry::visit(&point.filter, Visit(point, alpha, plan))
-        .and_then(|outcome| outcome)
-        .map_err(|e| trial::registry_error(&point.filter, point.n, point.p, e))
+    match point.filter {
+        Subject::Variant(id) => id
+            .visit(Visit(point, alpha, plan))
+            .map_err(|e| trial::registry_error(&point.filter.to_string(), point.n, point.p, e)),
+        Subject::Adapter(adapter) => {
+            let filter = adapter.get().build(point.n, point.p)?;
+            let planned = plan(filter.shape(point.n).fpr_theory);
+            Ok(check_adapter(&planned, alpha, filter))
+        }
+        Subject::Redis(_) => Err(HarnessError::invalid(
+            "filter",
+            point.filter,
+            "keeps its bits in Redis; the gate re-runs in-memory filters",
+        )),
+    }
 }
 
+/// [`check_with`] for an adapter's filter: the same trial through
+/// [`trial::run_adapter`], judged without the fill check (an adapter does not expose its bits).
+fn check_adapter(
+    point: &BaselinePoint,
+    alpha: f64,
+    filter: Box<dyn crate::subject::MeasuredFilter>,
+) -> PointOutcome {
+    let run = trial_parts(point, point.queries, alpha)
+        .and_then(|(spec, keys, sampling)| trial::run_adapter(&spec, &keys, &sampling, filter));
+    outcome(point, run.map(|row| (row, None)), alpha)
+}
 /// Re-runs a point whose filter is registered by name, and checks its query count still gives the
 /// policy's power.
 pub fn check_registered(point: &BaselinePoint, alpha: f64, policy: &GatePolicy) -> PointOutcome {
@@ -499,7 +541,7 @@ fn run_workload_point(point: &BaselinePoint, alpha: f64) -> Result<Vec<SweepRow>
     })?;
     let (_, keys, sampling) = trial_parts(point, point.queries, alpha)?;
     let spec = TrialSpec {
-        filter: point.filter.clone(),
+        filter: point.filter,
         n: point.n,
         p: point.p,
         overfill: point.overfill,
@@ -559,7 +601,7 @@ pub fn judge_workload(point: &BaselinePoint, rows: &[SweepRow], alpha: f64) -> V
     }];
     // The static checks on the last row; its fill check does not apply after churn or growth.
     checks.extend(
-        judge(point, last, Geometry::Flat { bits: 1, hashes: 1 }, alpha)
+        judge(point, last, None, alpha)
             .into_iter()
             .filter(|c| c.name == "theory" || c.name == "drift"),
     );
@@ -691,36 +733,36 @@ const SEED: u64 = 20_261_125;
 /// grow point for the scalable filter at 1024x (workload points are their own error family, see
 /// [`family_size`]).
 pub fn default_points() -> Vec<BaselinePoint> {
-    let point = |filter: &str, key_set: &str, n: u64, p: f64| {
+    let point = |filter: Subject, key_set: &str, n: u64, p: f64| {
         BaselinePoint::new(filter, key_set, n, p, SEED)
     };
-    let churn = |filter: &str, key_set: &str, n: u64, p: f64| BaselinePoint {
+    let churn = |filter: Subject, key_set: &str, n: u64, p: f64| BaselinePoint {
         workload: Workload::Churn,
         rounds: 10,
         churn: 0.1,
         ..point(filter, key_set, n, p)
     };
-    let grow = |filter: &str, n: u64, p: f64, growth: u64| BaselinePoint {
+    let grow = |filter: Subject, n: u64, p: f64, growth: u64| BaselinePoint {
         workload: Workload::Grow,
         growth,
         ..point(filter, "random-u64", n, p)
     };
     vec![
-        point("classic/xxh3/km/flat", "random-u64", 100_000, 0.01),
-        point("classic/xxh3/km/flat", "random-u64", 1_000_000, 0.0001),
-        point("classic/xxh3/edh/flat", "article", 100_000, 0.01),
-        point("classic/murmur3/mitz64/flat", "url", 100_000, 0.01),
-        point("classic/murmur3/km/atomic", "hex", 100_000, 0.01),
-        point("classic/fnv1a/km/flat", "random-u64", 100_000, 0.01),
-        point("classic/xxh3-128/edh/atomic", "article", 100_000, 0.001),
-        point("classic/xxh64/km/flat", "url", 100_000, 0.1),
-        point("blocked512/xxh3", "random-u64", 100_000, 0.01),
-        point("blocked512/murmur3", "article", 100_000, 0.001),
-        point("sbbf/xxh64", "random-u64", 100_000, 0.01),
-        point("sbbf/xxh3", "url", 100_000, 0.001),
-        churn("counting4/xxh3/km", "random-u64", 100_000, 0.01),
-        churn("counting8/murmur3/edh", "article", 100_000, 0.001),
-        grow("scalable/classic/xxh3/km/flat", 1_000, 0.01, 1024),
+        point(Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(), "random-u64", 100_000, 0.01),
+        point(Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(), "random-u64", 1_000_000, 0.0001),
+        point(Subject::of::<Bloom<Xxh3, EnhancedDoubleHash, FlatBits>>(), "article", 100_000, 0.01),
+        point(Subject::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>(), "url", 100_000, 0.01),
+        point(Subject::of::<Bloom<Murmur3, KirschMitzenmacher, AtomicBits>>(), "hex", 100_000, 0.01),
+        point(Subject::of::<Bloom<Fnv1a, KirschMitzenmacher, FlatBits>>(), "random-u64", 100_000, 0.01),
+        point(Subject::of::<Bloom<Xxh3Wide, EnhancedDoubleHash, AtomicBits>>(), "article", 100_000, 0.001),
+        point(Subject::of::<Bloom<Xxh64, KirschMitzenmacher, FlatBits>>(), "url", 100_000, 0.1),
+        point(Subject::of::<Blocked512<Xxh3>>(), "random-u64", 100_000, 0.01),
+        point(Subject::of::<Blocked512<Murmur3>>(), "article", 100_000, 0.001),
+        point(Subject::of::<SplitBlock<Xxh64>>(), "random-u64", 100_000, 0.01),
+        point(Subject::of::<SplitBlock<Xxh3>>(), "url", 100_000, 0.001),
+        churn(Subject::of::<Counting4<Xxh3, KirschMitzenmacher>>(), "random-u64", 100_000, 0.01),
+        churn(Subject::of::<Counting8<Murmur3, EnhancedDoubleHash>>(), "article", 100_000, 0.001),
+        grow(Subject::of::<Scalable<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>>(), 1_000, 0.01, 1024),
     ]
 }
 
@@ -853,7 +895,7 @@ pub(crate) fn column_of(line: &str, index: usize) -> u64 {
 /// What a baseline column holds, for error messages.
 fn column_allows(name: &str) -> &'static str {
     match name {
-        "filter" => "a registered filter name (`sweep --list` prints them)",
+        "filter" => "a subject's name (`sweep --list` prints them)",
         "key_set" => "a key set: random-u64, article, url, hex, file:PATH",
         "n" => "a whole number, at least 1 and at most 2^53",
         "p" => "a number in the open interval (0, 1)",
@@ -992,9 +1034,6 @@ fn check_point(
             format!("{why}; it must be {}", column_allows(name)),
         ))
     };
-    if !registry::names().contains(&point.filter) {
-        return out_of_range("filter", "no registered filter has this name");
-    }
     let Ok(kind) = KeySetKind::from_str(&point.key_set) else {
         return out_of_range("key_set", "no key set has this name");
     };
@@ -1014,7 +1053,7 @@ fn check_point(
         );
     }
     check_workload_settings(point, bad)?;
-    registry::sized_bytes(&point.filter, point.n, point.p).map_err(|e| {
+    point.filter.sized_bytes(point.n, point.p).map_err(|e| {
         bad(
             "p",
             format!(
@@ -1054,7 +1093,7 @@ fn check_workload_settings(
     let Some(settings) = point.settings() else {
         return Ok(());
     };
-    crate::workload::check_capable(&point.filter, &settings).map_err(|e| {
+    crate::workload::check_capable(point.filter, &settings).map_err(|e| {
         bad(
             "filter",
             format!("{e}; the point's workload is {}", point.workload),

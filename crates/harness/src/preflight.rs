@@ -13,30 +13,7 @@ use crate::keys::{KeySet, KeySetKind};
 use crate::sweep::{Plan, SweepConfig};
 use crate::trial::GEN_BATCH;
 
-/// The largest count (n, members, queries, false positives) any input may give: 2^53. Counts go
-/// through `f64` (scientific notation on the command line, `round(n * overfill)`, rates), and
-/// 2^53 is the largest integer below which every integer is an exact `f64`.
-pub const MAX_COUNT: u64 = 1 << 53;
-
-/// The largest overfill factor. A filter sized for n at its optimal k (k = (m/n) ln 2) has a
-/// fraction 2^-x of its bits still clear after x n inserts, so its theoretical FPR is
-/// (1 - 2^-x)^k >= 1 - k 2^-x; with k <= 255 < 2^8, at x = 64 that is within 2^-56 of 1, which
-/// rounds to exactly 1.0 in `f64` (whose spacing below 1 is 2^-53). Beyond it a row could only
-/// confirm that every query hits, at the cost of 64 n inserts or more.
-pub const MAX_OVERFILL: f64 = 64.0;
-
-/// How many worker threads a sweep may start per core. The statistical trials are pure CPU work,
-/// so threads beyond the cores only take turns on them (results never depend on the count); 4 per
-/// core leaves room to try oversubscription, while `--threads 20000` (20000 stacks and a thread
-/// start each, before any work) is refused instead of crawling for minutes.
-pub const THREADS_PER_CORE: usize = 4;
-
-/// The largest `threads` setting on this machine: [`THREADS_PER_CORE`] x the cores the process
-/// may use (at least 1 core).
-pub fn max_threads() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    THREADS_PER_CORE * cores
-}
+pub use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 
 /// Checks that `dir` is, or can be created as, a directory in which files can be created: creates
 /// it (and its parents), then creates and removes a probe file inside it. `what` names the flag in
@@ -226,7 +203,7 @@ fn hashset_bytes(keys: &KeySet, members: u64, key: u64) -> u64 {
 
 impl Plan {
     /// The memory the sweep holds at its peak, from each filter's sizing rule
-    /// ([`crate::peer::sized_bytes`]) without allocating anything.
+    /// ([`Subject::sized_bytes`](crate::subject::Subject::sized_bytes)) without allocating anything.
     ///
     /// Model (it mirrors [`crate::sweep::run`]): rows run in groups of equal (key set, members);
     /// a group's filled filters are all kept until its timing pass, so a group holds the sum of
@@ -246,15 +223,7 @@ impl Plan {
         let mut groups: Vec<((KeySetKind, u64), Vec<usize>)> = Vec::new();
         let mut filter_bytes = Vec::with_capacity(self.rows.len());
         for (i, r) in self.rows.iter().enumerate() {
-            let bytes =
-                crate::peer::sized_bytes(&r.spec.filter, r.spec.n, r.spec.p).map_err(|source| {
-                    HarnessError::Build {
-                        filter: r.spec.filter.clone(),
-                        n: r.spec.n,
-                        p: r.spec.p,
-                        source,
-                    }
-                })?;
+            let bytes = r.spec.filter.sized_bytes(r.spec.n, r.spec.p)?;
             filter_bytes.push(bytes);
             let key = (r.key_set.clone(), r.spec.n_inserted());
             match groups.iter_mut().find(|(k, _)| *k == key) {
@@ -321,7 +290,7 @@ impl Plan {
 }
 
 /// The most memory a set of trials running `concurrent` at a time holds: the sum of the
-/// `concurrent` largest filters among `filter_bytes`, each from [`crate::peer::sized_bytes`] (the
+/// `concurrent` largest filters among `filter_bytes`, each from [`Subject::sized_bytes`](crate::subject::Subject::sized_bytes) (the
 /// gate re-runs its points this way).
 pub fn concurrent_need(mut filter_bytes: Vec<(String, u64)>, concurrent: usize) -> MemoryNeed {
     filter_bytes.sort_by_key(|b| std::cmp::Reverse(b.1));
@@ -354,14 +323,9 @@ pub fn points_need(
     let sizes = points
         .iter()
         .map(|pt| {
-            crate::peer::sized_bytes(&pt.filter, pt.n, pt.p)
+            pt.filter
+                .sized_bytes(pt.n, pt.p)
                 .map(|b| (pt.label(), b))
-                .map_err(|source| HarnessError::Build {
-                    filter: pt.filter.clone(),
-                    n: pt.n,
-                    p: pt.p,
-                    source,
-                })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(concurrent_need(sizes, concurrent))
@@ -370,6 +334,7 @@ pub fn points_need(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::subject::Selection;
     use crate::keys::KeySetKind;
     use crate::sweep::Grid;
     use bloomlab_filters::registry;
@@ -389,7 +354,7 @@ mod tests {
 
     fn config(n: u64, p: f64, filters: &[&str], timing: bool) -> SweepConfig {
         let mut c = SweepConfig::with_grids(vec![Grid {
-            filters: filters.iter().map(|s| (*s).to_owned()).collect(),
+            filters: Selection::parse_list(&filters.join(",")).unwrap(),
             key_sets: vec![KeySetKind::RandomU64],
             n: vec![n],
             p: vec![p],

@@ -13,6 +13,7 @@ use bloomlab_filters::Layout;
 use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
+use crate::subject::Subject;
 
 /// What a row's filter went through.
 #[derive(
@@ -70,8 +71,8 @@ impl FromStr for Workload {
 /// `key_set`, then queried with `queries` non-member keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
-    /// Registry name of the filter variant, e.g. `classic/xxh3/km/flat`.
-    pub filter: String,
+    /// What was measured, e.g. `classic/xxh3/km/flat` (the subject's name in the CSV).
+    pub filter: Subject,
     /// Layout family, from the filter's type: `classic`, `blocked512`, `sbbf` or `textbook` in the
     /// CSV.
     pub layout: Layout,

@@ -21,48 +21,30 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bloomlab_filters::error::Compact;
-use bloomlab_filters::registry;
+use bloomlab_filters::{
+    AtomicBits, Blocked512, Bloom, Counting4, Counting8, EnhancedDoubleHash, FlatBits, Fnv1a,
+    GuavaMitz32, GuavaMitz64, KirschMitzenmacher, Murmur3, Scalable, SplitBlock,
+    TextbookCountingFnv1aI32, TextbookFnv1aI32, TextbookScalable, Xxh3, Xxh3Wide, Xxh64,
+};
 use rayon::prelude::*;
 
 use crate::error::HarnessError;
 use crate::group_keys::{GROUP_KEY_BYTES, GroupKeys};
 use crate::keys::{KeySet, KeySetKind};
-use crate::preflight::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
+use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 use crate::row::SweepRow;
 use crate::stats::check_confidence;
 use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches};
 use crate::trial::{self, Lookup, Sampling, TrialSpec};
-use crate::workload::{self, Churn, Grow};
-
-/// Which workload a sweep runs, with its settings.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum WorkloadSettings {
-    /// Fill once, query: the default, one row per (filter, key set, n, p, overfill).
-    #[default]
-    Static,
-    /// Remove and replace members in rounds (filters that can remove only); one row per round.
-    Churn(Churn),
-    /// Insert n x G keys for G = 1, 2, 4, ...; one row per G.
-    Grow(Grow),
-}
-
-impl WorkloadSettings {
-    /// The workload's name.
-    pub fn workload(&self) -> crate::row::Workload {
-        use crate::row::Workload;
-        match self {
-            WorkloadSettings::Static => Workload::Static,
-            WorkloadSettings::Churn(_) => Workload::Churn,
-            WorkloadSettings::Grow(_) => Workload::Grow,
-        }
-    }
-}
+use crate::subject::{GROWABLE_PEER, Selection, Subject};
+use crate::workload;
+pub use crate::workload::WorkloadSettings;
 
 /// One cross product of coordinates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
-    /// Registry names, or `all` for every registered variant.
-    pub filters: Vec<String>,
+    /// The subjects, or all that can run the workload.
+    pub filters: Selection,
     /// Key sets.
     pub key_sets: Vec<KeySetKind>,
     /// Sized-for counts.
@@ -74,18 +56,13 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// The grid's filters, `all` expanded to every registered name that can run `workload`
-    /// (with the peers, for grow).
-    fn filters_expanded(&self, workload: &WorkloadSettings) -> Vec<String> {
-        let mut out = Vec::new();
-        for f in &self.filters {
-            if f == "all" {
-                out.extend(workload::names_for(workload));
-            } else {
-                out.push(f.clone());
-            }
+    /// The grid's subjects, `all` expanded to every subject that can run `workload` (with the
+    /// growing adapters, for grow).
+    fn filters_expanded(&self, workload: &WorkloadSettings) -> Vec<Subject> {
+        match &self.filters {
+            Selection::All => workload::subjects_for(workload),
+            Selection::Only(v) => v.clone(),
         }
-        out
     }
 }
 
@@ -118,21 +95,19 @@ pub struct SweepConfig {
 
 /// The filters of the default run: every layout, every hash, every index scheme and both stores
 /// at least once, Guava's layout (`classic/murmur3/mitz64/flat`) and the textbook port.
-pub const DEFAULT_FILTERS: [&str; 10] = [
-    "classic/xxh3/km/flat",
-    "classic/xxh3/edh/flat",
-    "classic/murmur3/mitz64/flat",
-    "classic/murmur3/mitz32/flat",
-    "classic/xxh64/km/atomic",
-    "classic/fnv1a/km/flat",
-    "blocked512/xxh3",
-    "sbbf/xxh3",
-    "sbbf/xxh3-128",
-    "textbook-fnv1a-i32",
-];
-
-fn owned(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| (*s).to_owned()).collect()
+pub fn default_filters() -> Vec<Subject> {
+    vec![
+        Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(),
+        Subject::of::<Bloom<Xxh3, EnhancedDoubleHash, FlatBits>>(),
+        Subject::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>(),
+        Subject::of::<Bloom<Murmur3, GuavaMitz32, FlatBits>>(),
+        Subject::of::<Bloom<Xxh64, KirschMitzenmacher, AtomicBits>>(),
+        Subject::of::<Bloom<Fnv1a, KirschMitzenmacher, FlatBits>>(),
+        Subject::of::<Blocked512<Xxh3>>(),
+        Subject::of::<SplitBlock<Xxh3>>(),
+        Subject::of::<SplitBlock<Xxh3Wide>>(),
+        Subject::of::<TextbookFnv1aI32>(),
+    ]
 }
 
 impl SweepConfig {
@@ -159,21 +134,21 @@ impl SweepConfig {
         use KeySetKind::*;
         vec![
             Grid {
-                filters: owned(&DEFAULT_FILTERS),
+                filters: Selection::Only(default_filters()),
                 key_sets: vec![RandomU64, Article, Url, Hex],
                 n: vec![10_000, 100_000, 1_000_000],
                 p: vec![0.1, 0.01, 0.001, 0.0001],
                 overfill: vec![1.0],
             },
             Grid {
-                filters: owned(&DEFAULT_FILTERS),
+                filters: Selection::Only(default_filters()),
                 key_sets: vec![RandomU64],
                 n: vec![10_000_000],
                 p: vec![0.01, 0.0001],
                 overfill: vec![1.0],
             },
             Grid {
-                filters: owned(&DEFAULT_FILTERS),
+                filters: Selection::Only(default_filters()),
                 key_sets: vec![RandomU64, Article],
                 n: vec![100_000],
                 p: vec![0.01],
@@ -187,11 +162,11 @@ impl SweepConfig {
     /// overfill 0.5, 1 and 2 at n = 1e4, p = 0.01.
     pub fn quick_grids() -> Vec<Grid> {
         use KeySetKind::*;
-        let filters = owned(&[
-            "classic/xxh3/km/flat",
-            "blocked512/xxh3",
-            "sbbf/xxh3",
-            "textbook-fnv1a-i32",
+        let filters = Selection::from([
+            Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(),
+            Subject::of::<Blocked512<Xxh3>>(),
+            Subject::of::<SplitBlock<Xxh3>>(),
+            Subject::of::<TextbookFnv1aI32>(),
         ]);
         vec![
             Grid {
@@ -216,10 +191,10 @@ impl SweepConfig {
     /// p = 0.01, as sized; and the chapter's overloaded filter (sized for n = 1e4 at p = 0.1 and
     /// holding 12n `article` keys), whose counters saturate.
     pub fn churn_grids(quick: bool) -> Vec<Grid> {
-        let filters = owned(&[
-            "counting4/xxh3/km",
-            "counting8/xxh3/km",
-            "textbook-counting-fnv1a-i32",
+        let filters = Selection::from([
+            Subject::of::<Counting4<Xxh3, KirschMitzenmacher>>(),
+            Subject::of::<Counting8<Xxh3, KirschMitzenmacher>>(),
+            Subject::of::<TextbookCountingFnv1aI32>(),
         ]);
         vec![
             Grid {
@@ -244,14 +219,14 @@ impl SweepConfig {
     /// show its blow-up), on `random-u64`, n0 = 1e4 (1e3 when `quick`), p = 0.01.
     pub fn grow_grids(quick: bool) -> Vec<Grid> {
         vec![Grid {
-            filters: owned(&[
-                "scalable/classic/xxh3/km/flat",
-                "scalable/blocked512/xxh3",
-                "scalable/sbbf/xxh3",
-                "scalable/counting4/xxh3/km",
-                "textbook-scalable",
-                crate::peer::GROWABLE_BLOOM_FILTER,
-                "classic/xxh3/km/flat",
+            filters: Selection::from([
+                Subject::of::<Scalable<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>>(),
+                Subject::of::<Scalable<Blocked512<Xxh3>>>(),
+                Subject::of::<Scalable<SplitBlock<Xxh3>>>(),
+                Subject::of::<Scalable<Counting4<Xxh3, KirschMitzenmacher>>>(),
+                Subject::of::<TextbookScalable>(),
+                GROWABLE_PEER,
+                Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(),
             ]),
             key_sets: vec![KeySetKind::RandomU64],
             n: vec![if quick { 1_000 } else { 10_000 }],
@@ -329,7 +304,6 @@ impl SweepConfig {
                 }
             }
         }
-        let known = registry::names();
         for g in &self.grids {
             for (what, empty) in [
                 ("filters", g.filters.is_empty()),
@@ -346,18 +320,10 @@ impl SweepConfig {
                     ));
                 }
             }
-            for f in &g.filters {
-                if f == "all" {
-                    continue;
+            if let Selection::Only(subjects) = &g.filters {
+                for &f in subjects {
+                    workload::check_capable(f, &self.workload)?;
                 }
-                let peer = crate::peer::NAMES.contains(&f.as_str());
-                if !known.contains(f) && !peer {
-                    return Err(HarnessError::UnknownFilter {
-                        name: f.clone(),
-                        known: known.join(", "),
-                    });
-                }
-                workload::check_capable(f, &self.workload)?;
             }
             if let WorkloadSettings::Churn(c) = &self.workload {
                 for &n in &g.n {
@@ -435,7 +401,7 @@ impl SweepConfig {
                         for &p in &g.p {
                             for &overfill in &overfills {
                                 let spec = TrialSpec {
-                                    filter: filter.clone(),
+                                    filter,
                                     n,
                                     p,
                                     overfill,
@@ -445,14 +411,7 @@ impl SweepConfig {
                                 }
                                 // Refused sizes (k > 255, a Java-int bit count, ...) fail here,
                                 // before any row runs; nothing is allocated.
-                                crate::peer::sized_bytes(&spec.filter, spec.n, spec.p).map_err(
-                                    |source| HarnessError::Build {
-                                        filter: spec.filter.clone(),
-                                        n: spec.n,
-                                        p: spec.p,
-                                        source,
-                                    },
-                                )?;
+                                spec.filter.sized_bytes(spec.n, spec.p)?;
                                 let row = PlannedRow {
                                     spec,
                                     key_set: ks.clone(),

@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use bloomlab_filters::filter::{LOOKAHEAD, count_pipelined};
 use bloomlab_filters::{
-    BloomError, Digest, Filter, Layout, Spec, Variant, VariantVisitor, registry,
+    BloomError, Digest, Filter, Layout, Spec, Variant, VariantVisitor,
 };
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -20,7 +20,10 @@ use crate::group_keys::{GroupKeys, Part};
 use crate::keys::{Batch, KeySet};
 use crate::row::{SweepRow, Workload};
 use crate::stats::{clopper_pearson, wilson};
-use crate::timing::TimeRow;
+use crate::subject::{MeasuredFilter, Subject};
+use crate::timing::{FilterTiming, TimeRow, TimingBatches};
+
+pub use crate::subject::Shape;
 
 /// Keys generated per batch: bounds a trial's key memory whatever its query count.
 pub const GEN_BATCH: usize = 1 << 16;
@@ -190,8 +193,8 @@ impl Default for Sampling {
 /// One row's coordinates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrialSpec {
-    /// Registry name.
-    pub filter: String,
+    /// What is measured.
+    pub filter: Subject,
     /// Sized-for count.
     pub n: u64,
     /// Target rate.
@@ -222,7 +225,7 @@ pub(crate) fn registry_error(filter: &str, n: u64, p: f64, e: BloomError) -> Har
     match e {
         BloomError::UnknownName { name, known } => HarnessError::UnknownFilter { name, known },
         source => HarnessError::Build {
-            filter: filter.to_owned(),
+            filter: filter.parse().unwrap(),
             n,
             p,
             source,
@@ -275,8 +278,71 @@ pub fn run_in_group(
             })
         }
     }
-    registry::visit(&spec.filter, Run(spec, group, sampling, lookup))
-        .map_err(|e| registry_error(&spec.filter, spec.n, spec.p, e))?
+    match spec.filter {
+        Subject::Variant(id) => id.visit(Run(spec, group, sampling, lookup)),
+        Subject::Adapter(adapter) => {
+            let mut filter = AdapterRun(adapter.get().build(spec.n, spec.p)?);
+            let row = run_batched(spec, group.key_set(), sampling, &mut filter)?;
+            Ok(Trial {
+                row,
+                filter: Box::new(filter),
+            })
+        }
+        Subject::Redis(_) => Err(remote_error(spec)),
+    }
+}
+
+/// The error for a Redis subject handed to an in-memory runner: `bloomlab-redis` runs those
+/// (`sweep --redis URL`).
+pub(crate) fn remote_error(spec: &TrialSpec) -> HarnessError {
+    HarnessError::invalid(
+        "filter",
+        spec.filter,
+        "keeps its bits in Redis: run it with --redis URL",
+    )
+}
+
+/// [`run_batched`] for an adapter's filter ([`crate::subject::Adapter::build`]): the same
+/// members, member check and sampling as every subject; the timing columns are 0.
+pub fn run_adapter(
+    spec: &TrialSpec,
+    keys: &KeySet,
+    sampling: &Sampling,
+    filter: Box<dyn MeasuredFilter>,
+) -> Result<SweepRow, HarnessError> {
+    run_batched(spec, keys, sampling, &mut AdapterRun(filter))
+}
+
+/// An adapter's filter ([`crate::subject::Adapter`]) as a [`BatchMembership`] (one call per key;
+/// its answers are those of one lookup per key) and a [`TimeRow`].
+struct AdapterRun(Box<dyn MeasuredFilter>);
+
+impl BatchMembership for AdapterRun {
+    fn insert_batch(&mut self, keys: &Batch) -> Result<(), String> {
+        keys.for_each_bytes(|b| self.0.insert(b));
+        Ok(())
+    }
+    fn contains_batch(
+        &mut self,
+        keys: &Batch,
+        found: &mut dyn FnMut(usize, bool),
+    ) -> Result<(), String> {
+        let mut i = 0;
+        keys.for_each_bytes(|b| {
+            found(i, self.0.contains(b));
+            i += 1;
+        });
+        Ok(())
+    }
+    fn shape(&mut self, members: u64) -> Result<Shape, String> {
+        Ok(self.0.shape(members))
+    }
+}
+
+impl TimeRow for AdapterRun {
+    fn time(&mut self, batches: &TimingBatches, passes: usize) -> FilterTiming {
+        crate::timing::time_measured(&mut *self.0, batches, passes)
+    }
 }
 
 /// Runs a trial on any [`Filter`] made by `build` (the registry's variants, or a control such as
@@ -325,7 +391,7 @@ fn run_grouped<F: Filter>(
         group.members()
     );
     let mut filter = build().map_err(|source| HarnessError::Build {
-        filter: spec.filter.clone(),
+        filter: spec.filter.to_string(),
         n: spec.n,
         p: spec.p,
         source,
@@ -464,7 +530,7 @@ pub fn run_batched<M: BatchMembership + ?Sized>(
     filter: &mut M,
 ) -> Result<SweepRow, HarnessError> {
     let external = |reason: String| HarnessError::External {
-        filter: spec.filter.clone(),
+        filter: spec.filter.to_string(),
         n: spec.n,
         p: spec.p,
         reason,
@@ -543,7 +609,7 @@ fn false_negative(
     index: u64,
 ) -> HarnessError {
     HarnessError::FalseNegative {
-        filter: spec.filter.clone(),
+        filter: spec.filter.to_string(),
         key_set: keys.kind().to_string(),
         n: spec.n,
         p: spec.p,
@@ -607,32 +673,6 @@ pub fn relative_half_width(false_positives: u64, queries: u64, confidence: f64) 
 /// theory, or a scalable filter's compound rate): the one place the harness asks for it.
 pub(crate) fn fpr_theory<F: Filter + ?Sized>(filter: &F, members: u64) -> f64 {
     filter.fpr_theory(members)
-}
-
-/// What a row reports of a filter's shape, read once the filter holds its members.
-/// The columns of the same names in [`SweepRow`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Shape {
-    /// Layout family.
-    pub layout: Layout,
-    /// Bits after the layout's rounding.
-    pub bits: u64,
-    /// Probes per key.
-    pub hashes: u32,
-    /// Bytes held.
-    pub memory_bytes: u64,
-    /// Fraction of bits set (NaN when unknown).
-    pub fill_ratio: f64,
-    /// Distinct keys estimated from the fill (or counted).
-    pub estimated_count: f64,
-    /// Theoretical FPR at the members held.
-    pub fpr_theory: f64,
-    /// Textbook approximation at the members held.
-    pub fpr_textbook: f64,
-    /// The filter's own rate given its bits ([`Filter::fpr_given_bits`]; NaN when unknown).
-    pub fpr_given_bits: f64,
-    /// Probability that some counter overflowed at the members held (counting layouts only).
-    pub counter_overflow_p: Option<f64>,
 }
 
 /// Probability that any counter of a counting filter with `counter_bits`-bit counters reached its
@@ -709,7 +749,7 @@ pub(crate) fn row_from(
     let bits = shape.bits;
     let bits_per_key = bits as f64 / spec.n as f64;
     SweepRow {
-        filter: spec.filter.clone(),
+        filter: spec.filter,
         layout: shape.layout,
         key_set: keys.kind().to_string(),
         n: spec.n,
@@ -804,7 +844,7 @@ mod tests {
             let keys = KeySet::new(kind.clone(), 5).unwrap();
             for name in LAYOUT_SAMPLE {
                 for members in [20u64, 2_000, 12_000] {
-                    let mut f = registry::build(name, Spec::Target { n: 2_000, p: 0.01 }).unwrap();
+                    let mut f = bloomlab_filters::registry::build(name, Spec::Target { n: 2_000, p: 0.01 }).unwrap();
                     let mut batch = keys.new_batch();
                     keys.fill(0, members as usize, &mut batch);
                     batch.for_each_bytes(|b| f.insert_bytes(b));
@@ -840,8 +880,8 @@ mod tests {
             for name in LAYOUT_SAMPLE {
                 for range in [0..batch.len(), 5..2 * CHUNK + 3, 0..0] {
                     let spec = Spec::Target { n: 500, p: 0.01 };
-                    let mut one = registry::build(name, spec).unwrap();
-                    let mut all = registry::build(name, spec).unwrap();
+                    let mut one = bloomlab_filters::registry::build(name, spec).unwrap();
+                    let mut all = bloomlab_filters::registry::build(name, spec).unwrap();
                     batch.for_each_bytes_in(range.clone(), |b| one.insert_bytes(b));
                     insert_all(all.as_mut(), &batch, range.clone());
                     assert_eq!(one.set_bits(), all.set_bits(), "{name} {kind} {range:?}");

@@ -38,10 +38,9 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::error::HarnessError;
 use crate::keys::{Batch, KeySet, derive_seed};
-use crate::peer;
+use crate::subject::{MeasuredFilter, Subject};
 use crate::row::{SweepRow, Workload};
 use crate::stats::clopper_pearson;
-use crate::sweep::WorkloadSettings;
 use crate::timing::{FilterTiming, TIMING_BATCH, TimingBatches, time_lookups};
 use crate::trial::{
     GEN_BATCH, Sampling, Shape, TrialSpec, overflow_p, registry_error, row_from, sample_adaptively,
@@ -178,31 +177,8 @@ impl Grow {
     }
 }
 
-/// A filter a workload can run, with the capabilities it has (none by default).
-pub trait Subject {
-    /// Inserts the key with canonical bytes `b`.
-    fn insert(&mut self, b: &[u8]);
-    /// Looks the key up.
-    fn contains(&self, b: &[u8]) -> bool;
-    /// The row's shape columns, with the theory for `members` keys held.
-    fn shape(&self, members: u64) -> Shape;
-    /// Stages of a growable filter; 1 for one that cannot grow.
-    fn stages(&self) -> u64 {
-        1
-    }
-    /// Counters stuck at their maximum; 0 without counters.
-    fn saturated(&self) -> u64 {
-        0
-    }
-    /// The probability that some counter overflowed with `members` keys held; `None` without
-    /// counters. By default the shape's ([`Shape::counter_overflow_p`]).
-    fn overflow_p(&self, members: u64) -> Option<f64> {
-        self.shape(members).counter_overflow_p
-    }
-}
-
-/// A [`Subject`] that can remove keys.
-pub trait RemovableSubject: Subject {
+/// A [`MeasuredFilter`] that can remove keys.
+pub trait RemovableSubject: MeasuredFilter {
     /// Removes the key; true if the filter decremented its counters.
     fn remove(&mut self, b: &[u8]) -> bool;
     /// Calls `visit(index, value)` for each counter the key maps to (see
@@ -284,10 +260,10 @@ impl CauseLedger {
     }
 }
 
-/// Any registered filter as a [`Subject`] without capabilities.
+/// Any registered filter as a [`MeasuredFilter`] without capabilities.
 pub struct Plain<F>(pub F);
 
-impl<F: Filter> Subject for Plain<F> {
+impl<F: Filter> MeasuredFilter for Plain<F> {
     fn insert(&mut self, b: &[u8]) {
         self.0.insert_bytes(b);
     }
@@ -300,9 +276,9 @@ impl<F: Filter> Subject for Plain<F> {
 }
 
 /// The row's spec for `n` members held (overfill = members / n).
-fn spec_at(filter: &str, n: u64, p: f64, members: u64) -> TrialSpec {
+fn spec_at(filter: Subject, n: u64, p: f64, members: u64) -> TrialSpec {
     TrialSpec {
-        filter: filter.to_owned(),
+        filter,
         n,
         p,
         overfill: members as f64 / n as f64,
@@ -337,7 +313,7 @@ fn count_misses<S: RemovableSubject>(
 /// draw would repeat in every later row (the stages a scalable filter has filled no longer change)
 /// and look like a systematic departure. A key file has only its remainder after the members, so
 /// its steps share `from..`.
-fn sample_fpr<S: Subject>(
+fn sample_fpr<S: MeasuredFilter>(
     s: &S,
     keys: &KeySet,
     sampling: &Sampling,
@@ -408,7 +384,7 @@ struct Extra {
     causes: Causes,
 }
 
-fn row_with<S: Subject>(
+fn row_with<S: MeasuredFilter>(
     s: &S,
     spec: &TrialSpec,
     keys: &KeySet,
@@ -466,8 +442,8 @@ fn row_with<S: Subject>(
 /// One churn row's coordinates and settings.
 #[derive(Debug, Clone, Copy)]
 pub struct ChurnRun<'a> {
-    /// Registry name (for the rows).
-    pub name: &'a str,
+    /// What is measured (for the rows).
+    pub name: Subject,
     /// Sized-for count.
     pub n: u64,
     /// Target rate.
@@ -489,8 +465,8 @@ pub struct ChurnRun<'a> {
 /// One grow row's coordinates and settings.
 #[derive(Debug, Clone, Copy)]
 pub struct GrowRun<'a> {
-    /// Registry or peer name (for the rows).
-    pub name: &'a str,
+    /// What is measured (for the rows).
+    pub name: Subject,
     /// Initial capacity.
     pub n0: u64,
     /// Target rate.
@@ -508,14 +484,14 @@ pub struct GrowRun<'a> {
 }
 
 /// Times an insert pass over `batch` into `s` (ns in total).
-fn timed_inserts<S: Subject>(s: &mut S, batch: &crate::keys::Batch) -> f64 {
+fn timed_inserts<S: MeasuredFilter>(s: &mut S, batch: &crate::keys::Batch) -> f64 {
     let t = std::time::Instant::now();
     batch.for_each_bytes(|b| s.insert(b));
     t.elapsed().as_nanos() as f64
 }
 
 /// The step's timing, or `None` when `passes` is 0 (see the module docs).
-fn step_timing<S: Subject>(
+fn step_timing<S: MeasuredFilter>(
     s: &S,
     keys: &KeySet,
     members: &[u64],
@@ -693,7 +669,7 @@ pub fn run_churn<S: RemovableSubject>(
 ///
 /// Every member inserted so far is checked at each G (`false_negatives`; a failure for variants
 /// that promise none).
-pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, HarnessError> {
+pub fn run_grow<S: MeasuredFilter>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, HarnessError> {
     let GrowRun {
         name,
         n0,
@@ -768,56 +744,79 @@ pub fn run_grow<S: Subject>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, Ha
     Ok(rows)
 }
 
-/// The names `all` stands for under `workload`: every registered name for static, those that can
-/// remove for churn, every registered name and the peers for grow (a filter that cannot grow
-/// shows its blow-up).
-pub fn names_for(workload: &WorkloadSettings) -> Vec<String> {
-    match workload {
-        WorkloadSettings::Static => registry::names(),
-        WorkloadSettings::Churn(_) => removable_names(),
-        WorkloadSettings::Grow(_) => {
-            let mut out = registry::names();
-            out.extend(peer::NAMES.iter().map(|s| (*s).to_owned()));
-            out
+/// Which workload a sweep runs, with its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum WorkloadSettings {
+    /// Fill once, query: the default, one row per (filter, key set, n, p, overfill).
+    #[default]
+    Static,
+    /// Remove and replace members in rounds (filters that can remove only); one row per round.
+    Churn(Churn),
+    /// Insert n x G keys for G = 1, 2, 4, ...; one row per G.
+    Grow(Grow),
+}
+
+impl WorkloadSettings {
+    /// The workload's name.
+    pub fn workload(&self) -> crate::row::Workload {
+        use crate::row::Workload;
+        match self {
+            WorkloadSettings::Static => Workload::Static,
+            WorkloadSettings::Churn(_) => Workload::Churn,
+            WorkloadSettings::Grow(_) => Workload::Grow,
         }
     }
 }
 
-/// Registered names with the `remove` capability, sorted.
-fn removable_names() -> Vec<String> {
-    registry::names()
-        .into_iter()
-        .filter(|n| registry::capabilities(n).is_ok_and(|c| c.remove))
-        .collect()
+/// The subjects `all` stands for under `workload`: every registered variant for static, those
+/// that can remove for churn, every registered variant and every in-memory adapter that grows for
+/// grow (a filter that cannot grow shows its blow-up).
+pub fn subjects_for(workload: &WorkloadSettings) -> Vec<Subject> {
+    let all = Subject::all();
+    match workload {
+        WorkloadSettings::Static => all
+            .into_iter()
+            .filter(|s| matches!(s, Subject::Variant(_)))
+            .collect(),
+        WorkloadSettings::Churn(_) => Subject::removable(),
+        WorkloadSettings::Grow(_) => all
+            .into_iter()
+            .filter(|s| match s {
+                Subject::Variant(_) => true,
+                Subject::Adapter(_) => s.capabilities().growable,
+                Subject::Redis(_) => false,
+            })
+            .collect(),
+    }
 }
 
-/// Checks that `name` (registered, or a peer) can run `workload`: churn needs removal; peers run
-/// grow only. The error names the filters that can.
-pub fn check_capable(name: &str, workload: &WorkloadSettings) -> Result<(), HarnessError> {
-    let peer = peer::NAMES.contains(&name);
-    match workload {
-        WorkloadSettings::Grow(_) => Ok(()),
-        WorkloadSettings::Static if !peer => Ok(()),
-        WorkloadSettings::Static => Err(HarnessError::invalid(
+/// Checks that `subject` can run `workload`: churn needs a registered variant that removes; Redis
+/// subjects run the static workload only (through `bloomlab-redis`). The error names the
+/// subjects that can.
+pub fn check_capable(subject: Subject, workload: &WorkloadSettings) -> Result<(), HarnessError> {
+    let names = |v: Vec<Subject>| {
+        v.iter()
+            .map(Subject::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (workload, subject) {
+        (WorkloadSettings::Static, _) => Ok(()),
+        (_, Subject::Redis(_)) => Err(HarnessError::invalid(
             "filter",
-            name,
-            "is a third-party peer, measured only by --workload grow",
+            subject,
+            "keeps its bits in Redis, which runs the static workload only",
         )),
-        WorkloadSettings::Churn(_) => {
-            let can = !peer && registry::capabilities(name).is_ok_and(|c| c.remove);
-            if can {
-                Ok(())
-            } else {
-                Err(HarnessError::invalid(
-                    "filter",
-                    name,
-                    &format!(
-                        "cannot remove keys, so it cannot run --workload churn; these can: {}",
-                        removable_names().join(", ")
-                    ),
-                ))
-            }
-        }
+        (WorkloadSettings::Grow(_), _) => Ok(()),
+        (WorkloadSettings::Churn(_), Subject::Variant(id)) if id.capabilities().remove => Ok(()),
+        (WorkloadSettings::Churn(_), _) => Err(HarnessError::invalid(
+            "filter",
+            subject,
+            &format!(
+                "cannot remove keys, so it cannot run --workload churn; these can: {}",
+                names(Subject::removable())
+            ),
+        )),
     }
 }
 
@@ -830,7 +829,7 @@ fn promises_no_fn(layout: Layout) -> bool {
 /// A registered removable filter as a [`RemovableSubject`].
 struct Counted<F>(F);
 
-impl<F: Filter + Removable> Subject for Counted<F> {
+impl<F: Filter + Removable> MeasuredFilter for Counted<F> {
     fn insert(&mut self, b: &[u8]) {
         self.0.insert_bytes(b);
     }
@@ -864,10 +863,10 @@ impl<F: Filter + Removable> RemovableSubject for Counted<F> {
     }
 }
 
-/// A registered growable filter as a [`Subject`] with stages.
+/// A registered growable filter as a [`MeasuredFilter`] with stages.
 struct Staged<F>(F);
 
-impl<F: Filter + Growable> Subject for Staged<F> {
+impl<F: Filter + Growable> MeasuredFilter for Staged<F> {
     fn insert(&mut self, b: &[u8]) {
         self.0.insert_bytes(b);
     }
@@ -899,7 +898,7 @@ pub struct NamedRun<'a> {
 impl NamedRun<'_> {
     fn churn<'b>(&'b self, churn: &'b Churn, promises_no_fn: bool) -> ChurnRun<'b> {
         ChurnRun {
-            name: &self.spec.filter,
+            name: self.spec.filter,
             n: self.spec.n,
             p: self.spec.p,
             overfill: self.spec.overfill,
@@ -913,7 +912,7 @@ impl NamedRun<'_> {
 
     fn grow<'b>(&'b self, grow: &'b Grow, promises_no_fn: bool) -> GrowRun<'b> {
         GrowRun {
-            name: &self.spec.filter,
+            name: self.spec.filter,
             n0: self.spec.n,
             p: self.spec.p,
             keys: self.keys,
@@ -928,7 +927,7 @@ impl NamedRun<'_> {
         let TrialSpec { n, p, .. } = *self.spec;
         Spec::Target { n, p }
             .build::<F>()
-            .map_err(|e| registry_error(&self.spec.filter, n, p, e))
+            .map_err(|e| registry_error(&self.spec.filter.to_string(), n, p, e))
     }
 }
 
@@ -939,10 +938,13 @@ pub fn run_named(
     workload: &WorkloadSettings,
 ) -> Result<Vec<SweepRow>, HarnessError> {
     let TrialSpec {
-        ref filter, n, p, ..
+        filter: subject,
+        n,
+        p,
+        ..
     } = *run.spec;
-    let name = filter.as_str();
-    check_capable(name, workload)?;
+    check_capable(subject, workload)?;
+    let name = &subject.to_string();
     let build_err = |e: BloomError| registry_error(name, n, p, e);
     match *workload {
         WorkloadSettings::Static => Err(HarnessError::invalid(
@@ -964,8 +966,8 @@ pub fn run_named(
             registry::visit_removable(name, Visit(run, churn)).map_err(build_err)?
         }
         WorkloadSettings::Grow(grow) => {
-            if name == peer::GROWABLE_BLOOM_FILTER {
-                let f = peer::GrowablePeer::new(n, p)?;
+            if let Subject::Adapter(adapter) = subject {
+                let f = adapter.get().build(n, p)?;
                 return run_grow(f, &run.grow(&grow, true));
             }
             struct Grows<'a>(&'a NamedRun<'a>, Grow);

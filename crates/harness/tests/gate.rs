@@ -28,7 +28,9 @@ fn classic_point() -> (BaselinePoint, f64) {
     let points = baseline();
     let point = points
         .iter()
-        .find(|p| p.filter == "classic/xxh3/km/flat" && p.key_set == "random-u64" && p.p == 0.01)
+        .find(|p| {
+            p.filter.to_string() == "classic/xxh3/km/flat" && p.key_set == "random-u64" && p.p == 0.01
+        })
         .expect("baseline has classic/xxh3/km/flat random-u64 p=0.01")
         .clone();
     (point, GatePolicy::default().per_test_alpha(points.len()))
@@ -58,7 +60,7 @@ fn unchanged_filters_pass() {
     for layout in ["classic/", "blocked512/", "sbbf/"] {
         let point = points
             .iter()
-            .find(|p| p.filter.starts_with(layout))
+            .find(|p| p.filter.to_string().starts_with(layout))
             .expect("a point per layout");
         let outcome = gate::check_registered(point, alpha, &policy);
         assert!(
@@ -86,7 +88,7 @@ fn remeasuring_committed_points_reproduces_them_exactly() {
     for filter in ["classic/xxh3/km/flat", "sbbf/xxh64"] {
         let point = points
             .iter()
-            .find(|p| p.filter == filter && p.n == 100_000)
+            .find(|p| p.filter.to_string() == filter && p.n == 100_000)
             .expect("a committed point");
         let again = gate::remeasure(point, points.len(), &policy).unwrap();
         assert_eq!(&again, point, "{}", point.label());
@@ -103,7 +105,7 @@ fn the_flat_textbook_port_is_fill_checked_and_departs_on_article_keys() {
     let check = |key_set: &str| {
         let point = BaselinePoint {
             queries: 200_000,
-            ..BaselinePoint::new("textbook-fnv1a-i32", key_set, 100_000, 0.01, 20_261_125)
+            ..BaselinePoint::new("textbook-fnv1a-i32".parse().unwrap(), key_set, 100_000, 0.01, 20_261_125)
         };
         let outcome = gate::check_registered(&point, alpha, &policy);
         let passed = |name: &str| {
@@ -361,7 +363,7 @@ fn false_alarm_rate_on_the_ideal_control_is_at_most_the_stated_one() {
     for r in 0..reps {
         let base = BaselinePoint {
             queries,
-            ..BaselinePoint::new("ideal", "random-u64", n, p, 1_000 + r)
+            ..BaselinePoint::new(bloomlab_harness::subject::control("ideal").unwrap(), "random-u64", n, p, 1_000 + r)
         };
         let first = gate::check_with(&base, alpha, || Ideal::new(n, p, 7 * r + 1));
         let x1 = first.row.as_ref().expect("control runs").false_positives;

@@ -2,16 +2,16 @@
 
 use bloomlab_harness::keys::KeySetKind;
 use bloomlab_harness::sweep::{self, Grid, SweepConfig};
-use bloomlab_harness::{HarnessError, SweepRow};
+use bloomlab_harness::{HarnessError, Selection, SweepRow};
 
 fn small_config(threads: usize) -> SweepConfig {
     let mut c = SweepConfig::with_grids(vec![Grid {
-        filters: vec![
-            "classic/murmur3/mitz64/flat".into(),
-            "blocked512/xxh64".into(),
-            "sbbf/fnv1a".into(),
-            "textbook-fnv1a-i32".into(),
-        ],
+        filters: Selection::Only(vec![
+            "classic/murmur3/mitz64/flat".parse().unwrap(),
+            "blocked512/xxh64".parse().unwrap(),
+            "sbbf/fnv1a".parse().unwrap(),
+            "textbook-fnv1a-i32".parse().unwrap(),
+        ]),
         key_sets: vec![KeySetKind::RandomU64, KeySetKind::Url],
         n: vec![2_000, 8_000],
         p: vec![0.05, 0.01],
@@ -69,7 +69,7 @@ fn the_layout_column_holds_each_family_name_and_reads_back_as_the_same_layout() 
         let record = record.unwrap();
         let (_, layout) = expected
             .iter()
-            .find(|(f, _)| *f == row.filter)
+            .find(|(f, _)| *f == row.filter.to_string())
             .expect("a filter of the grid");
         assert_eq!(&record[column], *layout, "{}", row.filter);
     }
@@ -152,8 +152,8 @@ fn bad_configuration_is_an_error_naming_the_value_and_range() {
             &["max-queries = 0", "at least 1"],
         ),
         (
-            Box::new(|c| c.grids[0].filters = vec!["classic/md5/km/flat".into()]),
-            &["classic/md5/km/flat", "sbbf/xxh3", "textbook-fnv1a-i32"],
+            Box::new(|c| c.grids[0].filters = Selection::Only(vec![])),
+            &["filters", "at least one"],
         ),
         (
             Box::new(|c| c.grids[0].key_sets.clear()),
@@ -166,6 +166,14 @@ fn bad_configuration_is_an_error_naming_the_value_and_range() {
             assert!(msg.contains(w), "{msg:?} lacks {w:?}");
         }
     }
+    // An unknown filter cannot reach a config: it is refused where it is parsed, naming the
+    // known ones.
+    let msg = Selection::parse_list("classic/md5/km/flat")
+        .unwrap_err()
+        .to_string();
+    for w in ["classic/md5/km/flat", "sbbf/xxh3", "textbook-fnv1a-i32"] {
+        assert!(msg.contains(w), "{msg:?} lacks {w:?}");
+    }
     let err = "nope".parse::<KeySetKind>().unwrap_err();
     assert!(matches!(err, HarnessError::UnknownKeySet { .. }));
 }
@@ -173,7 +181,7 @@ fn bad_configuration_is_an_error_naming_the_value_and_range() {
 #[test]
 fn all_expands_to_every_registered_filter() {
     let mut c = small_config(1);
-    c.grids[0].filters = vec!["all".into()];
+    c.grids[0].filters = Selection::All;
     c.grids[0].key_sets = vec![KeySetKind::RandomU64];
     c.grids[0].n = vec![100];
     c.grids[0].p = vec![0.1];

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use bloomlab_filters::{Digest, Filter, Geometry, HashStrategy, Layout, Params, Xxh3};
+use bloomlab_harness::subject::control;
 use bloomlab_harness::HarnessError;
 use bloomlab_harness::keys::{KeySet, KeySetKind};
 use bloomlab_harness::stats::clopper_pearson;
@@ -99,7 +100,7 @@ fn ideal_random_filter_rate_lies_inside_the_reported_interval() {
             ..Sampling::default()
         };
         let spec = TrialSpec {
-            filter: "ideal-random".into(),
+            filter: control("ideal-random").unwrap(),
             n,
             p,
             overfill: 1.0,
@@ -135,7 +136,7 @@ fn interval_contains_its_own_rate_and_matches_an_independent_computation() {
             ..Sampling::default()
         };
         let spec = TrialSpec {
-            filter: filter.into(),
+            filter: filter.parse().unwrap(),
             n: 20_000,
             p,
             overfill: 1.0,
@@ -170,7 +171,7 @@ fn query_cap_is_recorded() {
         ..Sampling::default()
     };
     let spec = TrialSpec {
-        filter: "classic/xxh3/km/flat".into(),
+        filter: "classic/xxh3/km/flat".parse().unwrap(),
         n: 1_000,
         p: 1e-4,
         overfill: 1.0,
@@ -184,7 +185,7 @@ fn query_cap_is_recorded() {
 fn overfill_inserts_rounded_multiple_of_n() {
     let keys = KeySet::new(KeySetKind::RandomU64, 9).unwrap();
     let spec = TrialSpec {
-        filter: "sbbf/xxh3".into(),
+        filter: "sbbf/xxh3".parse().unwrap(),
         n: 1_001,
         p: 0.05,
         overfill: 2.5,
@@ -198,7 +199,7 @@ fn overfill_inserts_rounded_multiple_of_n() {
 fn a_forgotten_member_is_a_false_negative_error_naming_everything() {
     let keys = KeySet::new(KeySetKind::Hex, 4).unwrap();
     let spec = TrialSpec {
-        filter: "forgetful".into(),
+        filter: control("forgetful").unwrap(),
         n: 100,
         p: 1e-9,
         overfill: 1.0,

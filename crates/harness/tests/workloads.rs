@@ -5,6 +5,7 @@
 //! rate of 1e-6 each (for a correct filter and a correct theory, each assertion fails by chance
 //! with probability at most 1e-6).
 
+use bloomlab_harness::subject::Selection;
 use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy};
 use bloomlab_harness::hypothesis::{binomial_sf_inclusive, binomial_test};
 use bloomlab_harness::sweep::WorkloadSettings;
@@ -37,7 +38,7 @@ fn run_named(
     settings: &WorkloadSettings,
 ) -> Result<Vec<SweepRow>, HarnessError> {
     let spec = TrialSpec {
-        filter: filter.to_owned(),
+        filter: filter.parse().unwrap(),
         n,
         p,
         overfill,
@@ -375,7 +376,7 @@ fn bad_workload_settings_are_errors_naming_the_value_and_range() {
 
     let config = |filters: &[&str], workload| {
         let mut c = SweepConfig::with_grids(vec![Grid {
-            filters: filters.iter().map(|s| s.to_string()).collect(),
+            filters: Selection::parse_list(&filters.join(",")).unwrap(),
             key_sets: vec![KeySetKind::RandomU64],
             n: vec![1_000],
             p: vec![0.01],
@@ -409,13 +410,13 @@ fn bad_workload_settings_are_errors_naming_the_value_and_range() {
     assert!(
         plan.rows
             .iter()
-            .any(|r| r.spec.filter == "textbook-counting-fnv1a-i32")
+            .any(|r| r.spec.filter.to_string() == "textbook-counting-fnv1a-i32")
     );
     assert!(
         plan.rows
             .iter()
-            .all(|r| r.spec.filter.starts_with("counting")
-                || r.spec.filter.starts_with("textbook-counting"))
+            .all(|r| r.spec.filter.to_string().starts_with("counting")
+                || r.spec.filter.to_string().starts_with("textbook-counting"))
     );
 }
 
@@ -430,13 +431,13 @@ fn the_gate_catches_the_textbook_ports() {
         churn: 0.5,
         overfill: 12.0,
         queries: 100_000,
-        ..BaselinePoint::new(filter, "article", 1_000, 0.1, 7)
+        ..BaselinePoint::new(filter.parse().unwrap(), "article", 1_000, 0.1, 7)
     };
     let grow_point = |filter: &str| BaselinePoint {
         workload: Workload::Grow,
         growth: 64,
         queries: 400_000,
-        ..BaselinePoint::new(filter, "random-u64", 1_000, 0.01, 11)
+        ..BaselinePoint::new(filter.parse().unwrap(), "random-u64", 1_000, 0.01, 11)
     };
     let points = [
         churn_point("textbook-counting-fnv1a-i32"),
@@ -535,7 +536,7 @@ fn timing_a_workload_fills_its_columns_and_changes_no_statistic() {
     ];
     for (filter, settings) in cases {
         let spec = TrialSpec {
-            filter: filter.to_owned(),
+            filter: filter.parse().unwrap(),
             n: 2_000,
             p: 0.01,
             overfill: 1.0,

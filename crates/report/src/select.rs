@@ -67,7 +67,7 @@ pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<OverfillSlice<'_>> {
     let mut groups: BTreeMap<(String, u64, FloatKey, String), Vec<&SweepRow>> = BTreeMap::new();
     for r in rows {
         groups
-            .entry((r.key_set.clone(), r.n, FloatKey(r.p), r.filter.clone()))
+            .entry((r.key_set.clone(), r.n, FloatKey(r.p), r.filter.to_string()))
             .or_default()
             .push(r);
     }
@@ -103,7 +103,7 @@ pub(crate) fn overfill_slice(rows: &[SweepRow]) -> Option<OverfillSlice<'_>> {
 pub(crate) fn filters_in_order(rows: &[&SweepRow]) -> Vec<(String, String)> {
     let mut filters: Vec<(String, String)> = rows
         .iter()
-        .map(|r| (r.layout.to_string(), r.filter.clone()))
+        .map(|r| (r.layout.to_string(), r.filter.to_string()))
         .collect();
     filters.sort_by(|a, b| family_rank(&a.0).cmp(&family_rank(&b.0)).then(a.cmp(b)));
     filters.dedup();

@@ -120,7 +120,7 @@ fn churn_section(rows: &[&SweepRow], link: Option<String>) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.filter.clone(),
+                r.filter.to_string(),
                 r.key_set.clone(),
                 r.n.to_string(),
                 fmt::tick(r.p),
@@ -198,7 +198,7 @@ fn grow_section(rows: &[&SweepRow], link: Option<String>) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.filter.clone(),
+                r.filter.to_string(),
                 r.key_set.clone(),
                 r.n.to_string(),
                 fmt::tick(r.p),
@@ -261,7 +261,7 @@ fn parameters(rows: &[SweepRow]) -> String {
             .collect(),
     );
     let revisions = join(distinct(rows.iter().map(|r| r.revision.clone())));
-    let filters = distinct(rows.iter().map(|r| r.filter.clone()));
+    let filters = distinct(rows.iter().map(|r| r.filter.to_string()));
     let key_sets = join(distinct(rows.iter().map(|r| r.key_set.clone())));
     let ns = join(
         distinct(rows.iter().map(|r| r.n))
@@ -479,7 +479,7 @@ fn departures(rows: &[SweepRow]) -> String {
         .take(DEPARTURES_LISTED)
         .map(|(factor, side, r)| {
             vec![
-                r.filter.clone(),
+                r.filter.to_string(),
                 r.key_set.clone(),
                 r.n.to_string(),
                 fmt::tick(r.p),
@@ -539,7 +539,7 @@ fn key_table(rows: &[SweepRow]) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.filter.clone(),
+                r.filter.to_string(),
                 r.key_set.clone(),
                 r.n.to_string(),
                 fmt::tick(r.p),

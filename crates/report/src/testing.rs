@@ -107,7 +107,7 @@ pub(crate) fn row(
     // Spread the filters' timings apart so the lookup picture shows separate lines.
     let lookup = 8.0 + 1.5 * k + (n as f64).log10() + (filter.len() % 7) as f64;
     SweepRow {
-        filter: filter.to_string(),
+        filter: filter.parse().expect("a known subject"),
         layout: layout.parse().expect("a known layout"),
         key_set: key_set.to_string(),
         n,

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use bloomlab_cli::{
     CountingAlloc, git_revision, parse_count, parse_count_named, parse_f64, parse_list,
 };
-use bloomlab_filters::registry;
+use bloomlab_harness::{Selection, Subject};
 use bloomlab_harness::preflight::{self, MemoryBudget};
 use bloomlab_harness::stats::median;
 use bloomlab_harness::sweep::WorkloadSettings;
@@ -261,13 +261,9 @@ fn config(args: &Args) -> Result<SweepConfig> {
     let grids = if custom {
         let d = &base[0];
         vec![Grid {
-            filters: match (&args.filters, &args.redis) {
-                // The plan is made with the in-memory twins; the rows run in Redis.
-                (Some(s), Some(_)) => e(parse_list("filters", s, |x| {
-                    bloomlab_cli::redis_sweep::twin_name(x).map_err(|e| e.to_string())
-                }))?,
-                (Some(s), None) => e(parse_list("filters", s, |x| Ok(x.to_owned())))?,
-                (None, _) => d.filters.clone(),
+            filters: match &args.filters {
+                Some(s) => Selection::parse_list(s).map_err(|e| anyhow::anyhow!("--filters: {e}"))?,
+                None => d.filters.clone(),
             },
             key_sets: match &args.keys {
                 Some(s) => e(parse_list("keys", s, |x| {
@@ -291,6 +287,7 @@ fn config(args: &Args) -> Result<SweepConfig> {
     } else {
         base
     };
+    bloomlab_cli::redis_sweep::check_subjects(&grids, args.redis.is_some())?;
     let mut c = SweepConfig::with_grids(grids);
     c.sampling.seed = args.seed;
     c.sampling.confidence = args.confidence;
@@ -340,26 +337,15 @@ fn prepare(args: &Args) -> Result<(SweepConfig, Plan, OutputDir)> {
 /// at once; a reader that stops early (`sweep --list | head`) ends the listing, not the process.
 fn print_list() -> anyhow::Result<()> {
     use std::fmt::Write as _;
-    let names = registry::names();
-    let width = names.iter().map(String::len).max().unwrap_or(0);
+    let subjects = Subject::all();
+    let width = subjects
+        .iter()
+        .map(|s| s.to_string().len())
+        .max()
+        .unwrap_or(0);
     let mut text = String::new();
-    for name in names {
-        let caps = registry::capabilities(&name)?;
-        let mut what = Vec::new();
-        if caps.remove {
-            what.push("remove");
-        }
-        if caps.grow {
-            what.push("grow");
-        }
-        let line = format!("{name:<width$}  {}", what.join(" "));
-        writeln!(text, "{}", line.trim_end())?;
-    }
-    for name in bloomlab_harness::peer::NAMES {
-        writeln!(text, "{name:<width$}  peer (grow workload only)")?;
-    }
-    for name in bloomlab_redis::names() {
-        writeln!(text, "{name:<width$}  in Redis (with --redis URL)")?;
+    for s in subjects {
+        writeln!(text, "{}", s.list_line(width))?;
     }
     match std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
@@ -501,7 +487,7 @@ fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&st
 /// One line per filter: how often theory lay inside the interval, how far the observed rate
 /// strays from theory (in either direction), and lookup speed against the HashSet.
 fn print_headlines(rows: &[SweepRow]) {
-    let mut filters: Vec<&str> = rows.iter().map(|r| r.filter.as_str()).collect();
+    let mut filters: Vec<Subject> = rows.iter().map(|r| r.filter).collect();
     filters.dedup();
     let mut seen = std::collections::HashSet::new();
     filters.retain(|f| seen.insert(*f));

@@ -102,7 +102,7 @@ impl<'a> Slice<'a> {
                 rows: rows
                     .iter()
                     .copied()
-                    .filter(|r| r.filter == filter)
+                    .filter(|r| r.filter.to_string() == filter)
                     .collect(),
                 family,
                 filter,

@@ -73,7 +73,7 @@ impl<'a> WorkloadSlice<'a> {
         let mut by_series: BTreeMap<(String, FloatKey), Vec<&SweepRow>> = BTreeMap::new();
         for r in &rows {
             by_series
-                .entry((r.filter.clone(), FloatKey(r.hostile)))
+                .entry((r.filter.to_string(), FloatKey(r.hostile)))
                 .or_default()
                 .push(r);
         }

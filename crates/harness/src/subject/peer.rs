@@ -15,27 +15,48 @@
 use bloomlab_filters::{Geometry, Layout};
 use growable_bloom_filter::GrowableBloom;
 
+use super::{Adapter, Capabilities, MeasuredFilter, Shape};
 use crate::error::HarnessError;
-use crate::trial::Shape;
-use crate::workload::Subject;
 
-/// The registry-style name of the growable-bloom-filter adapter.
+/// The name of the growable-bloom-filter adapter.
 pub const GROWABLE_BLOOM_FILTER: &str = "peer/growable-bloom-filter";
 
-/// Every peer name a workload accepts.
-pub const NAMES: [&str; 1] = [GROWABLE_BLOOM_FILTER];
+/// The catalogue's adapter for [`GrowablePeer`] (registered from the start).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrowableBloomFilter;
 
-/// Bytes building `name` for (n, p) needs at once, without building it: a registered variant's
-/// [`registry::sized_bytes`](bloomlab_filters::registry::sized_bytes), or a peer's first stage as
-/// its source sizes it (later stages add memory as keys arrive). Errors as the registry's, so an
-/// unknown name is still named with the known ones.
-pub fn sized_bytes(name: &str, n: u64, p: f64) -> Result<u64, bloomlab_filters::BloomError> {
-    if name == GROWABLE_BLOOM_FILTER {
-        bloomlab_filters::sizing::check_n(n)?;
-        bloomlab_filters::sizing::check_p(p)?;
-        return Ok(Stage::new(n, p, 0).bits().div_ceil(8));
+impl Adapter for GrowableBloomFilter {
+    fn name(&self) -> &str {
+        GROWABLE_BLOOM_FILTER
     }
-    bloomlab_filters::registry::sized_bytes(name, n, p)
+    /// A scalable filter (of partitioned stages).
+    fn layout(&self) -> Layout {
+        Layout::Scalable
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            growable: true,
+            ..Capabilities::default()
+        }
+    }
+    fn theory(&self) -> String {
+        "1 - prod(1 - f_i) over its partitioned stages, as its source sizes them".into()
+    }
+    /// Its first stage as its source sizes it (later stages add memory as keys arrive).
+    fn sized_bytes(&self, n: u64, p: f64) -> Result<u64, HarnessError> {
+        let build = |source| HarnessError::Build {
+            filter: GROWABLE_BLOOM_FILTER.into(),
+            n,
+            p,
+            source,
+        };
+        bloomlab_filters::sizing::check_n(n).map_err(build)?;
+        bloomlab_filters::sizing::check_p(p).map_err(build)?;
+        Ok(Stage::new(n, p, 0).bits().div_ceil(8))
+    }
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn MeasuredFilter>, HarnessError> {
+        Ok(Box::new(GrowablePeer::new(n, p)?))
+    }
 }
 
 /// The crate's default tightening ratio (its `DEFAULT_TIGHTENING_RATIO`).
@@ -114,7 +135,7 @@ impl GrowablePeer {
     }
 }
 
-impl Subject for GrowablePeer {
+impl MeasuredFilter for GrowablePeer {
     fn insert(&mut self, b: &[u8]) {
         self.filter.insert(b);
     }
