@@ -363,6 +363,16 @@ pub fn power_check(
     alpha: f64,
     policy: &GatePolicy,
 ) -> Check {
+    if fpr_theory == 0.0 {
+        // An exact structure: a relative change of 0 is 0, and the theory test already fails it
+        // on its first false positive.
+        return Check {
+            name: "power",
+            p_value: None,
+            passed: true,
+            detail: "theory 0: any false positive fails the theory test".into(),
+        };
+    }
     if fpr_theory * (1.0 + policy.detect_rel) >= 1.0 {
         // No rate can rise that much: there is no change to detect.
         return Check {
@@ -968,6 +978,23 @@ pub fn read_baseline(path: &Path) -> Result<Vec<BaselinePoint>, HarnessError> {
                 allowed,
             }
         };
+        // The subject first: serde's error for it would not say which column it came from.
+        if let Some(i) = headers.iter().position(|h| h == "filter") {
+            let name = record.get(i).unwrap_or("");
+            if let Err(e) = name.parse::<Subject>() {
+                let known = match e {
+                    HarnessError::UnknownFilter { known, .. } => known,
+                    e => e.to_string(),
+                };
+                return Err(bad(
+                    "filter",
+                    format!(
+                        "no subject has this name; it must be {} (known: {known})",
+                        column_allows("filter")
+                    ),
+                ));
+            }
+        }
         let point: BaselinePoint = record.deserialize(Some(&headers)).map_err(|e| {
             let (field, why) = match e.kind() {
                 csv::ErrorKind::Deserialize { err, .. } => (err.field(), err.kind().to_string()),
@@ -1054,10 +1081,14 @@ fn check_point(
     }
     check_workload_settings(point, bad)?;
     point.filter.sized_bytes(point.n, point.p).map_err(|e| {
+        let why = match &e {
+            HarnessError::Build { source, .. } => source.to_string(),
+            e => e.to_string(),
+        };
         bad(
             "p",
             format!(
-                "{} cannot be built for n = {} at this p: {e}",
+                "{} cannot be built for n = {} at this p: {why}",
                 point.filter, point.n
             ),
         )

@@ -397,12 +397,20 @@ fn bad_workload_settings_are_errors_naming_the_value_and_range() {
         msg.contains("classic/xxh3/km/flat") && msg.contains("counting4/xxh3/km"),
         "the error names the filter and the ones that can remove: {msg}"
     );
+    // A peer runs every workload but churn: static rows measure it as sized, like any subject.
+    let plan = config(&["peer/growable-bloom-filter"], WorkloadSettings::Static)
+        .plan()
+        .unwrap();
+    assert_eq!(plan.rows.len(), 1);
     let msg = err_text(
-        config(&["peer/growable-bloom-filter"], WorkloadSettings::Static)
-            .plan()
-            .unwrap_err(),
+        config(
+            &["peer/growable-bloom-filter"],
+            WorkloadSettings::Churn(Churn::default()),
+        )
+        .plan()
+        .unwrap_err(),
     );
-    assert!(msg.contains("grow"), "{msg}");
+    assert!(msg.contains("cannot remove"), "{msg}");
     // `all` under churn means every filter that can remove.
     let plan = config(&["all"], WorkloadSettings::Churn(Churn::default()))
         .plan()
