@@ -10,8 +10,8 @@ Prints:
   `#[cfg(test)] mod`; files named in CATALOGUE are the catalogue and are not counted;
 - the longest non-test functions (lines from `fn` to its closing brace, by brace matching that
   skips strings, chars and comments);
-- import cycles between the harness's modules (`crate::<module>` references between its top-level
-  modules, strongly connected components of more than one module);
+- import cycles between the harness's files (each file a module; `crate::` and `super::`
+  references; strongly connected components of more than one file);
 - the size of `sweep --help` (lines and characters), when the binary is given or built.
 
 Heuristics, stated so that before and after are counted the same way.
@@ -162,31 +162,44 @@ def functions():
 
 
 def harness_cycles():
+    """Import cycles between the harness's files: each file is a module (`a/b.rs` and
+    `a/b/mod.rs` are `a::b`); `crate::a::b::item` and `super::item` point at the longest module
+    path they name. Returns (module count, cycles as sorted lists)."""
     src = os.path.join(ROOT, "crates/harness/src")
     modules = {}
     for dirpath, _, filenames in os.walk(src):
         for f in filenames:
             if not f.endswith(".rs"):
                 continue
-            rel = os.path.relpath(os.path.join(dirpath, f), src)
-            top = rel.split(os.sep)[0]
-            top = top[:-3] if top.endswith(".rs") else top
-            if top in ("lib",):
+            rel = os.path.relpath(os.path.join(dirpath, f), src)[:-3].split(os.sep)
+            if rel[-1] == "mod":
+                rel = rel[:-1]
+            if rel in (["lib"], ["tests"]) or rel[-1] == "tests":
                 continue
-            path = os.path.join(dirpath, f)
-            modules.setdefault(top, []).append(path)
+            modules["::".join(rel)] = os.path.join(dirpath, f)
+
+    def resolve(path):
+        parts = path.split("::")
+        for k in range(len(parts), 0, -1):
+            cand = "::".join(parts[:k])
+            if cand in modules:
+                return cand
+        return None
+
     edges = {m: set() for m in modules}
-    for m, paths in modules.items():
-        for p in paths:
-            code = strip_code(non_test_text(os.path.relpath(p, ROOT)))
-            for ref in re.findall(r"\bcrate::([a-z_][a-z0-9_]*)", code):
-                if ref in modules and ref != m:
-                    edges[m].add(ref)
-            # `use crate::{a, b::c}` groups
-            for group in re.findall(r"\bcrate::\{([^}]*)\}", code):
-                for ref in re.findall(r"(?:^|,)\s*([a-z_][a-z0-9_]*)", group):
-                    if ref in modules and ref != m:
-                        edges[m].add(ref)
+    for m, path in modules.items():
+        code = strip_code(non_test_text(os.path.relpath(path, ROOT)))
+        refs = re.findall(r"\bcrate::((?:[a-z_][a-z0-9_]*::)*[a-z_][a-z0-9_]*)", code)
+        for group_prefix, group in re.findall(r"\bcrate::((?:[a-z_][a-z0-9_]*::)*)\{([^}]*)\}", code):
+            for item in re.findall(r"([a-z_][a-z0-9_]*(?:::[a-z_][a-z0-9_]*)*)", group):
+                refs.append(group_prefix + item)
+        parent = m.rsplit("::", 1)[0] if "::" in m else ""
+        for ref in re.findall(r"\bsuper::((?:[a-z_][a-z0-9_]*::)*[a-z_][a-z0-9_]*)", code):
+            refs.append(f"{parent}::{ref}" if parent else ref)
+        for ref in refs:
+            target = resolve(ref)
+            if target and target != m and not m.startswith(target + "::"):
+                edges[m].add(target)
     # Tarjan's strongly connected components.
     index, low, on, stack, sccs = {}, {}, set(), [], []
     counter = [0]
@@ -248,7 +261,7 @@ def main():
     for length, rel, start, name in fns[: args.top]:
         print(f"  {length:4} {rel}:{start} {name}")
     count, sccs = harness_cycles()
-    print(f"harness: {count} top-level modules, {len(sccs)} import cycles")
+    print(f"harness: {count} files (modules), {len(sccs)} import cycles between them")
     for comp in sccs:
         print("  cycle: " + " <-> ".join(comp))
     h = sweep_help(args.sweep_bin)

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use bloomlab_filters::registry::{self, RemovableVisitor, VariantVisitor};
 use bloomlab_filters::{Removable, Variant};
-use bloomlab_harness::bench::{Family, KeyKind, Mode, Operation, Series, label};
+use bloomlab_harness::schema::bench::{Family, KeyKind, Mode, Operation, Series, label};
 
 use crate::keys::distinct_members;
 use crate::memory::measure_build;

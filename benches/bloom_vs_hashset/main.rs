@@ -42,7 +42,7 @@
 //! - `BLOOMLAB_BENCH_ONLY='sbbf/xxh3 p=1%|std HashSet<String>'`: build and measure only the
 //!   structures whose label contains one of the `|`-separated parts (a restricted run keeps the
 //!   previous full run's records of the other structures); in the capability series the text
-//!   matched is `<series>: <label>` ([`bloomlab_harness::bench::selector`]), so
+//!   matched is `<series>: <label>` ([`bloomlab_harness::schema::bench::selector`]), so
 //!   `BLOOMLAB_BENCH_ONLY='counting: |scalable: '` runs exactly those two series, and `G=1024`
 //!   only the grown filters' 1024x rows (`regime: `, `contiguous: |scattered: ` the two others;
 //!   `regime: hash` the regime series' hashing alone);
@@ -114,7 +114,7 @@ fn main() {
     // The regime series has sizes of its own; every other series runs at `cfg.sizes`.
     let mut log = memory::Log::new(cfg.mode, |series, label, n| {
         let sizes = match series {
-            bloomlab_harness::bench::Series::Regime => &cfg.regime_sizes,
+            bloomlab_harness::schema::bench::Series::Regime => &cfg.regime_sizes,
             _ => &cfg.sizes,
         };
         sizes.contains(&n) && cfg.wants(label)

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bloomlab_harness::bench::{
+use bloomlab_harness::schema::bench::{
     BenchLog, BenchRecord, LOG_FILE, Mode, PairedRecord, Series, criterion_dir, selector,
 };
 pub use bloomlab_harness::memory::CountingAlloc;

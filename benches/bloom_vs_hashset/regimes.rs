@@ -1,5 +1,5 @@
 //! The regime series (groups `regime-*`): the flagship of each layout
-//! ([`bloomlab_harness::bench::FLAGSHIPS`], p = 1%), std `HashSet<u64>`, fastbloom (SipHash and
+//! ([`bloomlab_harness::schema::bench::FLAGSHIPS`], p = 1%), std `HashSet<u64>`, fastbloom (SipHash and
 //! foldhash) and xorf `BinaryFuse8` on u64 keys at the regime sizes (by default 1e5, 1e6, 1e7
 //! and 1e8 keys: structures from a core's L2 to DRAM), each looked up with batches of 0, 25, 50,
 //! 75 and 100% present keys ([`Operation::MIXES`]).
@@ -23,7 +23,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bloomlab_filters::{FilterExt, HashStrategy, Variant, VariantVisitor, Xxh3, registry};
-use bloomlab_harness::bench::{
+use bloomlab_harness::schema::bench::{
     BenchRecord, FLAGSHIPS, Family, Group, KeyKind, Operation, Series, label, selector,
 };
 use rand::{RngExt, SeedableRng};

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bloomlab_filters::registry::{self, GrowableVisitor, VariantVisitor};
 use bloomlab_filters::{Growable, Variant};
-use bloomlab_harness::bench::{Family, Growth, KeyKind, Series, label};
+use bloomlab_harness::schema::bench::{Family, Growth, KeyKind, Series, label};
 use bloomlab_harness::subject::{GROWABLE_BLOOM_FILTER, GrowablePeer, MeasuredFilter};
 
 use crate::memory::measure_build;

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use bloomlab_filters::{FilterExt, Key, Variant, VariantVisitor, registry};
-use bloomlab_harness::bench::{
+use bloomlab_harness::schema::bench::{
     BenchRecord, Family, Group, Growth, KeyKind, Operation, PairedRecord, Series, grown_label,
     label, selector,
 };

@@ -4,13 +4,13 @@
 //!
 //! This bench owns the authoritative timing (criterion, plus the paired rounds against std
 //! `HashSet` on the same batch, every structure called as its concrete type). The sweep's
-//! `bloomlab_harness::timing` is a separate, indicative figure per CSV row that needs no criterion;
+//! `bloomlab_harness::bloom::timing` is a separate, indicative figure per CSV row that needs no criterion;
 //! what the two share is the keys (`bloomlab_harness::keys`, see [`crate::keys`]).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bloomlab_harness::bench::{Group, Mode};
+use bloomlab_harness::schema::bench::{Group, Mode};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 /// How long and at which sizes to measure.

@@ -17,7 +17,7 @@
 //!
 //! Criterion writes `target/criterion/sketch-<op>-<keys>/<structure>/<n>/`; this binary writes its
 //! records to `target/criterion/sketches-memory.json`
-//! ([`bloomlab_harness::sketch_bench::SketchLog`]); `cargo run --release --bin bench-table` then
+//! ([`bloomlab_harness::sketch::bench::SketchLog`]); `cargo run --release --bin bench-table` then
 //! renders `reports/sketches_bench.md`. A full run takes a few minutes on 2 cores.
 //! `BLOOMLAB_BENCH_QUICK=1` measures 1M keys briefly; `BLOOMLAB_BENCH_SIZES` sets the key counts;
 //! `BLOOMLAB_BENCH_MEASURE_SECS` / `BLOOMLAB_BENCH_WARMUP_SECS` criterion's times;
@@ -39,9 +39,9 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bloomlab_filters::{HashStrategy, Key, Xxh3};
-use bloomlab_harness::bench::criterion_dir;
+use bloomlab_harness::schema::bench::criterion_dir;
 use bloomlab_harness::memory::CountingAlloc;
-use bloomlab_harness::sketch_bench::{
+use bloomlab_harness::sketch::bench::{
     KeyKind, LOG_FILE, Mode, Question, SketchGroup, SketchLog, SketchOp, SketchRecord,
 };
 use bloomlab_sketches::cardinality::StrategyHasher;

@@ -10,7 +10,7 @@ pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;
 
-pub use bloomlab_harness::preflight::MAX_COUNT;
+pub use bloomlab_harness::bloom::preflight::MAX_COUNT;
 
 /// Parses a count that may be written in scientific notation (`1e6`, `2.5e5`, `100000`): the one
 /// count parser of every binary. Counts run from 1 to 2^53 ([`MAX_COUNT`]: every integer up to it

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use bloomlab_filters::{BitPositions, Bloom, Filter, FlatBits, KirschMitzenmacher, Variant, Xxh3};
-use bloomlab_harness::preflight::MemoryNeed;
-use bloomlab_harness::roundtrip::{RoundTripOp, RoundTripSample, Target};
-use bloomlab_harness::{Grid, KeySetKind, Selection, Subject, SweepConfig, sweep};
+use bloomlab_harness::bloom::preflight::MemoryNeed;
+use bloomlab_harness::schema::roundtrip::{RoundTripOp, RoundTripSample, Target};
+use bloomlab_harness::{Grid, KeySetKind, Selection, Subject, SweepConfig, bloom::sweep};
 use bloomlab_redis::config::MAX_SHARD_BITS;
 use bloomlab_redis::{Connection, RedisBloom};
 

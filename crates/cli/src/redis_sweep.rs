@@ -4,7 +4,7 @@
 //! The plan holds Redis subjects ([`Subject::Redis`], each with its in-memory twin
 //! `classic/<hash>/<index>/flat` or `blocked512/<hash>`, whose sizing the plan's checks use), so
 //! grids, key sets and checks are the sweep's own. Each row then runs
-//! [`bloomlab_harness::trial::run_batched`] against a fresh filter in Redis, pipelining [`PER_ROUND_TRIP`] keys per round trip. The Redis filter
+//! [`bloomlab_harness::bloom::trial::run_batched`] against a fresh filter in Redis, pipelining [`PER_ROUND_TRIP`] keys per round trip. The Redis filter
 //! sets the twin's bits, so every statistical column equals the twin's row bit for bit; the
 //! `filter` column is the Redis name, `memory_bytes` the bytes the shards hold on the server, and
 //! the timing columns are 0 (the round-trip cost is measured by the `redis-costs` binary, see
@@ -23,7 +23,7 @@
 
 use bloomlab_filters::{BitPositions, Digest, Geometry};
 use bloomlab_harness::keys::Batch;
-use bloomlab_harness::trial::{self, BatchMembership, Shape};
+use bloomlab_harness::bloom::trial::{self, BatchMembership, Shape};
 use bloomlab_harness::{
     Grid, HarnessError, Plan, Progress, Selection, Subject, SweepConfig, SweepRow,
 };

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use bloomlab_harness::preflight;
+use bloomlab_harness::bloom::preflight;
 use bloomlab_harness::sketch::{self, CmsPlan, CmsRow, HllPlan, HllRow, HllTrials};
 use bloomlab_redis::{Connection, RedisHll};
 use bloomlab_sketches::cardinality::{build_by_name, build_group};

@@ -176,7 +176,7 @@ fn sweep_refuses_a_plan_larger_than_the_memory_limit() {
         .and_then(|head| head.rsplit('(').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no byte count in {err}"));
-    let shared = bloomlab_harness::group_keys::GROUP_KEY_BYTES;
+    let shared = bloomlab_harness::keys::group::GROUP_KEY_BYTES;
     assert!(
         (35_900_000_000..36_000_000_000).contains(&(needed - shared)),
         "{err}"

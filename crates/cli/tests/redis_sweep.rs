@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use bloomlab_cli::redis_sweep;
-use bloomlab_harness::{Grid, KeySetKind, Selection, Subject, SweepConfig, sweep};
+use bloomlab_harness::{Grid, KeySetKind, Selection, Subject, SweepConfig, bloom::sweep};
 
 /// The URL(s) in `var`; None (the test skipped, said on stderr) when unset, a failure when
 /// BLOOMLAB_REQUIRE_SERVICES=1.

@@ -75,7 +75,7 @@ pub enum HarnessError {
         source: BloomError,
     },
     /// A filter kept outside this process (a Redis-backed one, see
-    /// [`crate::trial::run_batched`]) failed; the reason names where and what.
+    /// [`crate::bloom::trial::run_batched`]) failed; the reason names where and what.
     #[error("{filter} (n = {n}, p = {}): {reason}", Compact(*.p))]
     External {
         /// The filter's name.

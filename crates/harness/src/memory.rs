@@ -1,5 +1,5 @@
 //! Heap memory measured, not estimated: a counting global allocator, installed by the sweep binary
-//! and by the criterion bench (whose records, [`crate::bench::BenchRecord`], carry the bytes).
+//! and by the criterion bench (whose records, [`crate::schema::bench::BenchRecord`], carry the bytes).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -28,9 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
 use crate::keys::{Batch, KeySet, KeySetKind};
-use crate::preflight::{MemoryBudget, MemoryNeed, check_memory};
+use crate::bloom::preflight::{MemoryBudget, MemoryNeed, check_memory};
 use crate::stats::clopper_pearson;
-use crate::trial::GEN_BATCH;
+use crate::bloom::trial::GEN_BATCH;
 
 /// One scale run's settings.
 #[derive(Debug, Clone, PartialEq)]

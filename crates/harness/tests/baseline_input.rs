@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use bloomlab_harness::HarnessError;
-use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy};
+use bloomlab_harness::bloom::gate::{self, BaselinePoint, GatePolicy};
 
 const HEADER: &str = "filter,key_set,n,p,seed,queries,false_positives\n";
 const GOOD: &str = "classic/xxh3/km/flat,random-u64,100000,0.01,20261125,1028113,10452\n";

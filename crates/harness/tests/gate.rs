@@ -10,8 +10,8 @@ use bloomlab_filters::{
     KirschMitzenmacher, Layout, Params, Xxh3,
 };
 use bloomlab_harness::Workload;
-use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
-use bloomlab_harness::hypothesis::binomial_sf_inclusive;
+use bloomlab_harness::bloom::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
+use bloomlab_harness::stats::hypothesis::binomial_sf_inclusive;
 
 /// The committed baseline's static points (churn and grow points are their own error family).
 fn baseline() -> Vec<BaselinePoint> {

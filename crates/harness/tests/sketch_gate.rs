@@ -3,7 +3,7 @@
 
 use bloomlab_filters::Xxh3;
 use bloomlab_harness::sketch::violation_bound_p;
-use bloomlab_harness::sketch_gate::{self, SketchPoint, hll_checks, hll_errors};
+use bloomlab_harness::sketch::gate::{self as sketch_gate, SketchPoint, hll_checks, hll_errors};
 use bloomlab_sketches::{CardinalitySketch, HyperLogLog, SketchError};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};

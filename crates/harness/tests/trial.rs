@@ -8,7 +8,7 @@ use bloomlab_harness::subject::control;
 use bloomlab_harness::HarnessError;
 use bloomlab_harness::keys::{KeySet, KeySetKind};
 use bloomlab_harness::stats::clopper_pearson;
-use bloomlab_harness::trial::{self, Sampling, TrialSpec};
+use bloomlab_harness::bloom::trial::{self, Sampling, TrialSpec};
 
 /// An ideal random filter: a member is always found; a non-member is reported present by a
 /// seeded coin with probability exactly `p`, fixed per key (so asking twice gives one answer).

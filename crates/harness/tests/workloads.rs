@@ -6,10 +6,10 @@
 //! with probability at most 1e-6).
 
 use bloomlab_harness::subject::Selection;
-use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy};
-use bloomlab_harness::hypothesis::{binomial_sf_inclusive, binomial_test};
-use bloomlab_harness::sweep::WorkloadSettings;
-use bloomlab_harness::workload::{self, Churn, Grow, HOSTILE_BASE};
+use bloomlab_harness::bloom::gate::{self, BaselinePoint, GatePolicy};
+use bloomlab_harness::stats::hypothesis::{binomial_sf_inclusive, binomial_test};
+use bloomlab_harness::bloom::sweep::WorkloadSettings;
+use bloomlab_harness::bloom::workload::{self, Churn, Grow, HOSTILE_BASE};
 use bloomlab_harness::{
     Grid, HarnessError, KeySet, KeySetKind, Sampling, SweepConfig, SweepRow, TrialSpec, Workload,
 };

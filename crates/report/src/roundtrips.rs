@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use bloomlab_harness::roundtrip::{RoundTripRow, Target};
+use bloomlab_harness::schema::roundtrip::{RoundTripRow, Target};
 
 use crate::{ReportError, fmt, markdown};
 
@@ -85,7 +85,7 @@ pub fn table(rows: &[RoundTripRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bloomlab_harness::roundtrip::RoundTripOp;
+    use bloomlab_harness::schema::roundtrip::RoundTripOp;
 
     fn row(target: Target, per: u32, rate: f64) -> RoundTripRow {
         RoundTripRow {

@@ -307,7 +307,7 @@ fn parameters(rows: &[SweepRow]) -> String {
                 "non-member queries per second per core, all rows (queries / seconds of \
                  sampling; indicative)"
                     .to_string(),
-                bloomlab_harness::row::overall_queries_per_s_core(rows)
+                bloomlab_harness::bloom::row::overall_queries_per_s_core(rows)
                     .map_or("-".to_string(), mega),
             ],
         ],

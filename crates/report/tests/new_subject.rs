@@ -9,9 +9,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use bloomlab_filters::Layout;
-use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy};
+use bloomlab_harness::bloom::gate::{self, BaselinePoint, GatePolicy};
 use bloomlab_harness::subject::{self, Adapter, MeasuredFilter, Shape};
-use bloomlab_harness::{Grid, HarnessError, KeySetKind, Selection, Subject, SweepConfig, sweep};
+use bloomlab_harness::{Grid, HarnessError, KeySetKind, Selection, Subject, SweepConfig, bloom::sweep};
 
 /// The one place the new subject is defined.
 struct ExactSetAdapter;

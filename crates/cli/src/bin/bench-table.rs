@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use bloomlab_harness::bench::criterion_dir;
+use bloomlab_harness::schema::bench::criterion_dir;
 use bloomlab_report::bench_table::{Machine, sketches, write_report};
 use bloomlab_report::output::OutputDir;
 use clap::Parser;

@@ -7,9 +7,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use bloomlab_cli::parse_count_named;
 use bloomlab_harness::Workload;
-use bloomlab_harness::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
-use bloomlab_harness::preflight::{self, MemoryBudget};
-use bloomlab_harness::sketch_gate;
+use bloomlab_harness::bloom::gate::{self, BaselinePoint, GatePolicy, PointOutcome};
+use bloomlab_harness::bloom::preflight::{self, MemoryBudget};
+use bloomlab_harness::sketch::gate as sketch_gate;
 use bloomlab_report::markdown;
 use bloomlab_report::output::OutputDir;
 use clap::Parser;
@@ -63,7 +63,7 @@ struct Args {
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
     memory_limit: Option<String>,
     /// The sketches' baseline: HyperLogLog bias, RMS and drift, Count-Min undercounts and bound
-    /// (one family of its own at the same --alpha; see `bloomlab_harness::sketch_gate`).
+    /// (one family of its own at the same --alpha; see `bloomlab_harness::sketch::gate`).
     /// Read and checked before any point runs; --update rewrites it together with --baseline.
     #[arg(long, default_value = "reports/baseline/sketches.csv")]
     sketch_baseline: PathBuf,
@@ -342,8 +342,8 @@ mod sketches {
     use std::time::Instant;
 
     use anyhow::{Context, Result};
-    use bloomlab_harness::preflight;
-    use bloomlab_harness::sketch_gate::{self, Outcome, SketchPoint};
+    use bloomlab_harness::bloom::preflight;
+    use bloomlab_harness::sketch::gate::{self as sketch_gate, Outcome, SketchPoint};
     use bloomlab_report::markdown;
 
     fn table(outcomes: &[Outcome]) -> String {

@@ -10,8 +10,8 @@ use bloomlab_cli::parse_count_named;
 use bloomlab_cli::redis_costs::{
     self, BigFilter, CostPlan, Endpoints, SweepPair, measure_big, measure_round_trips,
 };
-use bloomlab_harness::preflight::{self, MemoryBudget};
-use bloomlab_harness::roundtrip::{self, RoundTripOp, RoundTripRow, Target};
+use bloomlab_harness::bloom::preflight::{self, MemoryBudget};
+use bloomlab_harness::schema::roundtrip::{self, RoundTripOp, RoundTripRow, Target};
 use bloomlab_report::bench_table::Machine;
 use bloomlab_report::output::OutputDir;
 use bloomlab_report::{markdown, roundtrips};

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list, scale};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
-use bloomlab_harness::preflight::check_output_dir;
+use bloomlab_harness::bloom::preflight::check_output_dir;
 use bloomlab_harness::scale::{ScaleConfig, ScaleProgress, ScaleRow, run};
 use bloomlab_report::output::OutputDir;
 use clap::Parser;

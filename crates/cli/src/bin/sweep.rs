@@ -10,11 +10,11 @@ use bloomlab_cli::{
     CountingAlloc, git_revision, parse_count, parse_count_named, parse_f64, parse_list,
 };
 use bloomlab_harness::{Selection, Subject};
-use bloomlab_harness::preflight::{self, MemoryBudget};
+use bloomlab_harness::bloom::preflight::{self, MemoryBudget};
 use bloomlab_harness::stats::median;
-use bloomlab_harness::sweep::WorkloadSettings;
-use bloomlab_harness::workload::{Churn, Grow};
-use bloomlab_harness::{Grid, KeySetKind, Plan, SweepConfig, SweepRow, Workload, sweep};
+use bloomlab_harness::bloom::sweep::WorkloadSettings;
+use bloomlab_harness::bloom::workload::{Churn, Grow};
+use bloomlab_harness::{Grid, KeySetKind, Plan, SweepConfig, SweepRow, Workload, bloom::sweep};
 use bloomlab_report::output::OutputDir;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -437,7 +437,7 @@ fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&st
         summary: out.placed(&staged.summary),
     };
     print_headlines(&rows);
-    let rate = bloomlab_harness::row::overall_queries_per_s_core(&rows)
+    let rate = bloomlab_harness::bloom::row::overall_queries_per_s_core(&rows)
         .map_or("-".to_string(), |q| format!("{:.1}M", q / 1e6));
     println!(
         "\n{} rows in {:.1} s (seed {}, {} threads); non-member queries per second per core: {rate}",
@@ -520,7 +520,7 @@ fn print_headlines(rows: &[SweepRow]) {
             .collect();
         let lo = ratio.iter().copied().fold(f64::NAN, f64::min);
         let hi = ratio.iter().copied().fold(f64::NAN, f64::max);
-        let rate = bloomlab_harness::row::overall_queries_per_s_core(mine.iter().copied())
+        let rate = bloomlab_harness::bloom::row::overall_queries_per_s_core(mine.iter().copied())
             .map_or("-".to_string(), |q| format!("{:.1}", q / 1e6));
         println!(
             "{:<30} {:>5} {:>12} {:>10} {:>8.3} {:>15} {:>10.1} {:>11.1} {:>10}",

@@ -207,7 +207,7 @@ pub fn register(adapter: Arc<dyn Adapter>) -> Result<Subject, HarnessError> {
 }
 
 /// The subject naming a control filter that its caller builds and runs itself (through
-/// [`trial::run_with`](crate::trial::run_with) or [`gate::check_with`](crate::gate::check_with)),
+/// [`trial::run_with`](crate::bloom::trial::run_with) or [`gate::check_with`](crate::bloom::gate::check_with)),
 /// such as an ideal random filter: `control/<name>`, registered on first use. Its adapter builds
 /// nothing (building it by name is an error saying so).
 pub fn control(name: &str) -> Result<Subject, HarnessError> {

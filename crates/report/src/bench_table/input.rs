@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use bloomlab_harness::bench::{BenchLog, Group, LOG_FILE};
+use bloomlab_harness::schema::bench::{BenchLog, Group, LOG_FILE};
 
 use super::Error;
 
@@ -16,7 +16,7 @@ use super::Error;
 pub struct BenchKey {
     /// Which operation on which keys.
     pub group: Group,
-    /// The structure's label, [`bloomlab_harness::bench::label`].
+    /// The structure's label, [`bloomlab_harness::schema::bench::label`].
     pub label: String,
     /// Keys inserted.
     pub n: u64,

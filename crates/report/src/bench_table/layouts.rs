@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use bloomlab_harness::bench::{BenchRecord, Group, KeyKind, Operation, PairedRecord, Series};
+use bloomlab_harness::schema::bench::{BenchRecord, Group, KeyKind, Operation, PairedRecord, Series};
 
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_paired, fmt_ratio};
 use crate::markdown::table;
@@ -136,7 +136,7 @@ pub(super) fn section(out: &mut String, v: &View) {
 
 #[cfg(test)]
 mod tests {
-    use bloomlab_harness::bench::label;
+    use bloomlab_harness::schema::bench::label;
 
     use super::super::input::Medians;
     use super::super::render;

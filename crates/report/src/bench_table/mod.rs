@@ -1,5 +1,5 @@
 //! The Bloom-vs-HashSet report: criterion's estimates and the bench's log (the schema in
-//! [`bloomlab_harness::bench`], shared with the bench that writes it) -> the Markdown report
+//! [`bloomlab_harness::schema::bench`], shared with the bench that writes it) -> the Markdown report
 //! `reports/bloom_vs_hashset.md`. The `bench-table` binary only parses its flags and calls
 //! [`write_report`].
 

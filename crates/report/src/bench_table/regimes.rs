@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use bloomlab_harness::bench::{BenchRecord, Group, KeyKind, Operation, Series};
+use bloomlab_harness::schema::bench::{BenchRecord, Group, KeyKind, Operation, Series};
 
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_ratio};
 use crate::markdown::table;
@@ -176,7 +176,7 @@ pub(super) fn section(out: &mut String, v: &View) {
 
 #[cfg(test)]
 mod tests {
-    use bloomlab_harness::bench::label;
+    use bloomlab_harness::schema::bench::label;
 
     use super::super::input::Medians;
     use super::super::render;

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use bloomlab_harness::bench::{
+use bloomlab_harness::schema::bench::{
     BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, Series, label,
 };
 

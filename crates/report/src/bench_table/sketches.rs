@@ -1,6 +1,6 @@
 //! The sketches report, `reports/sketches_bench.md`: what `cargo bench --bench sketches` measured
 //! (criterion's medians of the `sketch-<op>-<keys>` groups and the bench's log,
-//! [`bloomlab_harness::sketch_bench`]), one table per question, key kind and n, each sketch beside
+//! [`bloomlab_harness::sketch::bench`]), one table per question, key kind and n, each sketch beside
 //! the exact `HashSet` / `HashMap` on the same keys.
 //!
 //! It is a file of its own, not a section of `bloom_vs_hashset.md`: the two benches run separately
@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 use std::path::Path;
 
-use bloomlab_harness::sketch_bench::{
+use bloomlab_harness::sketch::bench::{
     KeyKind, LOG_FILE, Question, SketchGroup, SketchLog, SketchOp, SketchRecord,
 };
 
@@ -344,7 +344,7 @@ pub fn render(log: &SketchLog, medians: &SketchMedians, machine: &Machine) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bloomlab_harness::sketch_bench::Mode;
+    use bloomlab_harness::sketch::bench::Mode;
 
     fn record(question: Question, label: &str, exact: bool, heap: u64) -> SketchRecord {
         SketchRecord {

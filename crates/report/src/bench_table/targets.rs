@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use bloomlab_harness::bench::{FLAGSHIPS, Group, KeyKind, Operation, label};
+use bloomlab_harness::schema::bench::{FLAGSHIPS, Group, KeyKind, Operation, label};
 
 use super::render::{Basis, View, fmt_ns, fmt_ratio};
 use crate::markdown::table;
@@ -199,7 +199,7 @@ pub(super) fn restated(out: &mut String, v: &View, n: u64) {
 pub(super) mod tests {
     //! Made-up figures, chosen so that each verdict and each basis can be checked by hand.
 
-    use bloomlab_harness::bench::{
+    use bloomlab_harness::schema::bench::{
         BenchLog, BenchRecord, Family, Mode, PairedRecord, Series, label,
     };
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use bloomlab_harness::bench::{
+use bloomlab_harness::schema::bench::{
     BenchLog, Family, Group, Growth, KeyKind, LOG_FILE, Mode, Operation, PairedRecord, Series,
 };
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomlab_harness::roundtrip::{RoundTripOp, RoundTripRow, Target};
+use bloomlab_harness::schema::roundtrip::{RoundTripOp, RoundTripRow, Target};
 use plotters::prelude::*;
 
 use super::{WHOLE, axis, chart, draw_legend, frame, legend_line, log_axis, log_range, render};
@@ -24,7 +24,7 @@ fn style(target: Target, op: RoundTripOp) -> ShapeStyle {
     }
 }
 
-/// Draws the picture at `path` from `rows` (as [`bloomlab_harness::roundtrip::aggregate`] makes
+/// Draws the picture at `path` from `rows` (as [`bloomlab_harness::schema::roundtrip::aggregate`] makes
 /// them). Errors when no row has a round trip.
 pub fn draw(rows: &[RoundTripRow], path: &Path) -> Result<PathBuf, ReportError> {
     let remote: Vec<&RoundTripRow> = rows.iter().filter(|r| r.per_round_trip > 0).collect();

@@ -39,10 +39,10 @@ use rand_pcg::Pcg64Mcg;
 use crate::error::HarnessError;
 use crate::keys::{Batch, KeySet, derive_seed};
 use crate::subject::{MeasuredFilter, Subject};
-use crate::row::{SweepRow, Workload};
+use crate::bloom::row::{SweepRow, Workload};
 use crate::stats::clopper_pearson;
-use crate::timing::{FilterTiming, TIMING_BATCH, TimingBatches, time_lookups};
-use crate::trial::{
+use crate::bloom::timing::{FilterTiming, TIMING_BATCH, TimingBatches, time_lookups};
+use crate::bloom::trial::{
     GEN_BATCH, Sampling, Shape, TrialSpec, overflow_p, registry_error, row_from, sample_adaptively,
 };
 
@@ -758,8 +758,8 @@ pub enum WorkloadSettings {
 
 impl WorkloadSettings {
     /// The workload's name.
-    pub fn workload(&self) -> crate::row::Workload {
-        use crate::row::Workload;
+    pub fn workload(&self) -> crate::bloom::row::Workload {
+        use crate::bloom::row::Workload;
         match self {
             WorkloadSettings::Static => Workload::Static,
             WorkloadSettings::Churn(_) => Workload::Churn,

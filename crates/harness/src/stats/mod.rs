@@ -1,5 +1,7 @@
 //! Binomial confidence intervals for an observed false-positive count.
 
+pub mod hypothesis;
+
 use statrs::distribution::{ContinuousCDF, Normal};
 use statrs::function::beta::beta_reg;
 

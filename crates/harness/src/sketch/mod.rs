@@ -28,6 +28,9 @@
 //! share its counters, so that interval is nominal; the test with a stated false-alarm rate is
 //! per trial ([`violation_bound_p`]), where each trial's share is one independent observation.
 
+pub mod bench;
+pub mod gate;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bloomlab_filters::hash::fmix64;

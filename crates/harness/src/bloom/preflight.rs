@@ -8,10 +8,10 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use crate::error::{HarnessError, human_bytes};
-use crate::group_keys::group_key_bytes;
+use crate::keys::group::group_key_bytes;
 use crate::keys::{KeySet, KeySetKind};
-use crate::sweep::{Plan, SweepConfig};
-use crate::trial::GEN_BATCH;
+use crate::bloom::sweep::{Plan, SweepConfig};
+use crate::bloom::trial::GEN_BATCH;
 
 pub use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 
@@ -205,10 +205,10 @@ impl Plan {
     /// The memory the sweep holds at its peak, from each filter's sizing rule
     /// ([`Subject::sized_bytes`](crate::subject::Subject::sized_bytes)) without allocating anything.
     ///
-    /// Model (it mirrors [`crate::sweep::run`]): rows run in groups of equal (key set, members);
+    /// Model (it mirrors [`crate::bloom::sweep::run`]): rows run in groups of equal (key set, members);
     /// a group's filled filters are all kept until its timing pass, so a group holds the sum of
     /// its filters, plus one key batch per worker thread (at most `threads` run at once) and the
-    /// keys the group shares ([`crate::group_keys`], at most its budget), plus,
+    /// keys the group shares ([`crate::keys::group`], at most its budget), plus,
     /// when timing, the group's `HashSet` baseline and its two timing batches. Groups run one
     /// after another, so the peak is the largest group's. Key files are already read when the
     /// plan exists, so they are in the figure this is compared with, not in this one.
@@ -317,7 +317,7 @@ pub fn concurrent_need(mut filter_bytes: Vec<(String, u64)>, concurrent: usize) 
 ///
 /// Errors: a point whose filter cannot be built at its (n, p).
 pub fn points_need(
-    points: &[crate::gate::BaselinePoint],
+    points: &[crate::bloom::gate::BaselinePoint],
     concurrent: usize,
 ) -> Result<MemoryNeed, HarnessError> {
     let sizes = points
@@ -336,7 +336,7 @@ mod tests {
     use super::*;
     use crate::subject::Selection;
     use crate::keys::KeySetKind;
-    use crate::sweep::Grid;
+    use crate::bloom::sweep::Grid;
     use bloomlab_filters::registry;
 
     fn temp(name: &str) -> PathBuf {
@@ -384,7 +384,7 @@ mod tests {
         // members and 2e7 queries are past its budget, so the whole budget.
         assert_eq!(
             need.bytes,
-            one + two + 2 * (1 << 16) * 8 + crate::group_keys::GROUP_KEY_BYTES,
+            one + two + 2 * (1 << 16) * 8 + crate::keys::group::GROUP_KEY_BYTES,
             "{need:?}"
         );
         assert!(need.detail.contains("2 filter(s)"), "{need:?}");

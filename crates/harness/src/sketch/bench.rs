@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::bench::{KeyKind, Mode};
+pub use crate::schema::bench::{KeyKind, Mode};
 
 /// File name of the sketch bench's log inside the criterion directory.
 pub const LOG_FILE: &str = "sketches-memory.json";
@@ -160,7 +160,7 @@ mod tests {
         assert!(names.contains(&"sketch-estimate-u64".to_owned()));
         for g in SketchGroup::all() {
             assert_eq!(g.name().parse::<SketchGroup>(), Ok(g));
-            assert!(g.name().parse::<crate::bench::Group>().is_err());
+            assert!(g.name().parse::<crate::schema::bench::Group>().is_err());
         }
         assert!("sketch-lookup-str".parse::<SketchGroup>().is_err());
         assert!("insert-str".parse::<SketchGroup>().is_err());

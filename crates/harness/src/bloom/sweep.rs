@@ -13,7 +13,7 @@
 //!
 //! Each row visits the registry once ([`trial::run_in_group`]): the visit, monomorphised for the
 //! row's variant, runs the statistics and hands back the filled filter as a
-//! [`TimeRow`](crate::timing::TimeRow), whose one method times it with loops monomorphised for its
+//! [`TimeRow`](crate::bloom::timing::TimeRow), whose one method times it with loops monomorphised for its
 //! type. The group's timing phase calls it after every statistical trial of the group has
 //! finished, so statistics never run beside a timed row.
 
@@ -29,16 +29,16 @@ use bloomlab_filters::{
 use rayon::prelude::*;
 
 use crate::error::HarnessError;
-use crate::group_keys::{GROUP_KEY_BYTES, GroupKeys};
+use crate::keys::group::{GROUP_KEY_BYTES, GroupKeys};
 use crate::keys::{KeySet, KeySetKind};
 use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
-use crate::row::SweepRow;
+use crate::bloom::row::SweepRow;
 use crate::stats::check_confidence;
-use crate::timing::{HashSetBaseline, HeapBytes, TimingBatches};
-use crate::trial::{self, Lookup, Sampling, TrialSpec};
+use crate::bloom::timing::{HashSetBaseline, HeapBytes, TimingBatches};
+use crate::bloom::trial::{self, Lookup, Sampling, TrialSpec};
 use crate::subject::{GROWABLE_PEER, Selection, Subject};
-use crate::workload;
-pub use crate::workload::WorkloadSettings;
+use crate::bloom::workload;
+pub use crate::bloom::workload::WorkloadSettings;
 
 /// One cross product of coordinates.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,12 +16,12 @@ use bloomlab_filters::{
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
-use crate::group_keys::{GroupKeys, Part};
+use crate::keys::group::{GroupKeys, Part};
 use crate::keys::{Batch, KeySet};
-use crate::row::{SweepRow, Workload};
+use crate::bloom::row::{SweepRow, Workload};
 use crate::stats::{clopper_pearson, wilson};
 use crate::subject::{MeasuredFilter, Subject};
-use crate::timing::{FilterTiming, TimeRow, TimingBatches};
+use crate::bloom::timing::{FilterTiming, TimeRow, TimingBatches};
 
 pub use crate::subject::Shape;
 
@@ -341,7 +341,7 @@ impl BatchMembership for AdapterRun {
 
 impl TimeRow for AdapterRun {
     fn time(&mut self, batches: &TimingBatches, passes: usize) -> FilterTiming {
-        crate::timing::time_measured(&mut *self.0, batches, passes)
+        crate::bloom::timing::time_measured(&mut *self.0, batches, passes)
     }
 }
 

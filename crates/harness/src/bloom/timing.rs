@@ -69,7 +69,7 @@ pub struct FilterTiming {
 
 /// A filled filter kept for its row's timing phase, its concrete type erased.
 ///
-/// The sweep visits the registry once per row ([`crate::trial::run`]): the visit runs the
+/// The sweep visits the registry once per row ([`crate::bloom::trial::run`]): the visit runs the
 /// statistics on the concrete filter type and hands the filled filter back as a
 /// `Box<dyn TimeRow>`. The blanket implementation for every [`Filter`] is [`time_filter`]
 /// monomorphised for that type, so timing a row costs one dynamic call and the timed loops none;
@@ -184,7 +184,7 @@ impl HashSetBaseline {
             };
             let mut start = 0;
             while start < members {
-                let len = (members - start).min(crate::trial::GEN_BATCH as u64) as usize;
+                let len = (members - start).min(crate::bloom::trial::GEN_BATCH as u64) as usize;
                 keys.fill(start, len, &mut batch);
                 match (&mut set, &batch) {
                     (HashSetBaseline::U64(s), Batch::U64(v)) => s.extend(v.iter().copied()),

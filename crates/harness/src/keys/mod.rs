@@ -13,7 +13,9 @@
 //! it samples ([`KeySet::fill_at`]); its strings `"article-content-hash-" + i` are the `article`
 //! shape with the longer prefix of the well-known Java table ([`StrBatch::push_indexed`]). Timing
 //! is not shared: the bench owns the authoritative, criterion-based timing, and the sweep keeps its
-//! own indicative per-row figures (`crate::timing`), so that a sweep needs no criterion.
+//! own indicative per-row figures (`crate::bloom::timing`), so that a sweep needs no criterion.
+
+pub mod group;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -175,7 +175,7 @@ pub fn read_points(path: &Path) -> Result<Vec<SketchPoint>, String> {
     if path.is_dir() {
         return Err(bad("it is a directory; give the baseline CSV file".into()));
     }
-    let text = crate::gate::read_baseline_text(path).map_err(bad)?;
+    let text = crate::bloom::gate::read_baseline_text(path).map_err(bad)?;
     let lines: Vec<&str> = text.lines().collect();
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let headers = r.headers().map_err(|e| bad(e.to_string()))?.clone();
@@ -196,7 +196,7 @@ pub fn read_points(path: &Path) -> Result<Vec<SketchPoint>, String> {
             let index = headers.iter().position(|h| h == name).unwrap_or(0);
             bad(format!(
                 "line {line}, column {} ({name}): {value} is invalid: {why} ({})",
-                crate::gate::column_of(raw, index),
+                crate::bloom::gate::column_of(raw, index),
                 p.label()
             ))
         };

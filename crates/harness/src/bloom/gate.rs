@@ -7,7 +7,7 @@
 //!    ([`bloomlab_filters::Geometry::fpr`]), by an exact two-sided binomial test; a filter much
 //!    *better* than theory fails too (its size or its theory is wrong);
 //! 3. **drift**: the count is consistent with the baseline's, by the conditional test of equal rates
-//!    ([`crate::hypothesis::rate_ratio_test`]);
+//!    ([`crate::stats::hypothesis::rate_ratio_test`]);
 //! 4. **fill** (every filter of flat geometry, [`Geometry::Flat`]: the classic layout and the
 //!    textbook port): the number of set bits is consistent with k n independent uniform probes into
 //!    m bits (occupancy mean and variance, normal approximation). This catches a filter that sets
@@ -17,7 +17,7 @@
 //! filter the visit built, and `--update` plans a point's queries from that same filter's
 //! theoretical FPR before filling it.
 //!
-//! **Churn and grow points** run their workload ([`crate::workload`]) with the point's seed and
+//! **Churn and grow points** run their workload ([`crate::bloom::workload`]) with the point's seed and
 //! judge the last round or growth step: any false negative in any round or step fails outright;
 //! the count is tested against theory and against the baseline as above; a grow point's count must
 //! also not lie significantly above the target p (a one-sided exact binomial test: a scalable
@@ -30,7 +30,7 @@
 //! rate `family_alpha` (default 1e-4) by Bonferroni: each test runs at
 //! `family_alpha / (3 x points)`. Each point's query count is the smallest for which the drift test
 //! at that level detects a `detect_rel` (default +10%) change of the point's theoretical FPR with
-//! probability at least `power` (default 0.99), computed exactly ([`crate::hypothesis::drift_power`]).
+//! probability at least `power` (default 0.99), computed exactly ([`crate::stats::hypothesis::drift_power`]).
 //! An unchanged filter reproduces the baseline's count exactly (same seed, same keys), so the drift
 //! test then cannot fire; the false-alarm rate matters for changes that keep the FPR (a different
 //! but equally good hash), which draw a fresh sample.
@@ -48,16 +48,16 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::HarnessError;
-use crate::hypothesis::{
+use crate::stats::hypothesis::{
     binomial_sf_inclusive, binomial_test, drift_power, drift_queries_estimate, queries_for_drift,
     rate_ratio_test,
 };
 use crate::keys::{KeySet, KeySetKind};
 use crate::limits::MAX_COUNT;
-use crate::row::{SweepRow, Workload};
+use crate::bloom::row::{SweepRow, Workload};
 use crate::subject::Subject;
-use crate::trial::{self, Sampling, TrialSpec};
-use crate::workload::{self, Churn, Grow, WorkloadSettings};
+use crate::bloom::trial::{self, Sampling, TrialSpec};
+use crate::bloom::workload::{self, Churn, Grow, WorkloadSettings};
 
 fn one() -> f64 {
     1.0
@@ -846,7 +846,7 @@ impl GatePolicy {
 
     /// Checks, before anything is measured, that re-planning `points` (`--update`) asks no point
     /// for more than 2^53 queries, by the normal approximation the plan starts from at the point's
-    /// target rate ([`crate::hypothesis::drift_queries_estimate`]); a tiny `--detect` would
+    /// target rate ([`crate::stats::hypothesis::drift_queries_estimate`]); a tiny `--detect` would
     /// otherwise search for an astronomical count.
     pub fn check_plannable(&self, points: &[BaselinePoint]) -> Result<(), HarnessError> {
         let alpha = self.per_test_alpha(points.len());
@@ -1124,7 +1124,7 @@ fn check_workload_settings(
     let Some(settings) = point.settings() else {
         return Ok(());
     };
-    crate::workload::check_capable(point.filter, &settings).map_err(|e| {
+    crate::bloom::workload::check_capable(point.filter, &settings).map_err(|e| {
         bad(
             "filter",
             format!("{e}; the point's workload is {}", point.workload),
@@ -1134,7 +1134,7 @@ fn check_workload_settings(
         WorkloadSettings::Static => Ok(()),
         WorkloadSettings::Churn(churn) => {
             let o = point.overfill;
-            if !(o.is_finite() && o > 0.0 && o <= crate::preflight::MAX_OVERFILL) {
+            if !(o.is_finite() && o > 0.0 && o <= crate::limits::MAX_OVERFILL) {
                 return out_of_range("overfill", "out of range".into());
             }
             let held = (point.n as f64 * o).round();
