@@ -26,10 +26,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The files that are the catalogue: names are defined there, once.
-CATALOGUE = {
+CATALOGUE = (
     "crates/filters/src/registry.rs",
-    "crates/harness/src/subject.rs",
-}
+    "crates/harness/src/subject/",
+)
 
 NAME_LITERAL = re.compile(
     r'"(?:(?:classic|blocked512|sbbf|counting4|counting8|scalable|redis|peer)/[A-Za-z0-9/+._-]+'
@@ -64,7 +64,7 @@ def non_test_text(rel):
 def name_literals():
     hits = []
     for rel in rust_files():
-        if rel in CATALOGUE:
+        if rel.startswith(CATALOGUE):
             continue
         for no, line in enumerate(non_test_text(rel).splitlines(), 1):
             code = line.strip()

@@ -10,6 +10,8 @@
 //!
 //! Imports flow one way between these files (no cycle; `scripts/code-figures.py` counts them).
 
+#![warn(missing_docs)]
+
 pub mod bloom;
 pub mod error;
 pub mod keys;
