@@ -537,10 +537,10 @@ fn print_list() -> anyhow::Result<()> {
         writeln!(text, "{}", line.trim_end())?;
     }
     for name in bloomlab_harness::peer::NAMES {
-        writeln!(text, "{name:<width$}  peer (grow workload only)")?;
+        writeln!(text, "{name:<width$}  peer (sweep grow only)")?;
     }
     for name in bloomlab_redis::names() {
-        writeln!(text, "{name:<width$}  in Redis (with --redis URL)")?;
+        writeln!(text, "{name:<width$}  in Redis (sweep static --redis URL)")?;
     }
     match std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
