@@ -85,6 +85,7 @@ pub enum GuavaCommand {
     Query {
         /// The filter file.
         file: PathBuf,
+        /// How each key is read and hashed (--funnel).
         #[command(flatten)]
         funnel: FunnelArg,
         /// Key file, one key per line (format set by --funnel), each line at most 1048576 bytes

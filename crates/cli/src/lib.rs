@@ -2,13 +2,22 @@
 //! revision, and the logic of the `bloomlab guava` commands ([`guava`]), so that the binaries
 //! only parse flags and call a library.
 
+#![warn(missing_docs)]
+
 pub mod guava;
 pub mod redis_costs;
 pub mod redis_sweep;
 pub mod scale;
+// The sketch sweep's `Shared` and `SketchPlan` fields are undocumented; that file is another
+// task's this round (issue 26), so the lint waits for it there.
+#[allow(missing_docs)]
 pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;
+
+use bloomlab_harness::{KeySetKind, Selection, Subject};
+use bloomlab_harness::bloom::trial::Lookup;
+use clap::ValueEnum;
 
 pub use bloomlab_harness::bloom::preflight::MAX_COUNT;
 
@@ -71,6 +80,175 @@ pub fn parse_f64(what: &str, s: &str) -> Result<f64, String> {
     s.trim()
         .parse::<f64>()
         .map_err(|_| format!("{what} = {s:?} is not a number"))
+}
+
+/// A clap value parser for a count flag: [`parse_count_named`] with the flag's name `what` (as
+/// its errors show it, e.g. `--max-queries`) and the smallest allowed count `min`.
+pub fn count_parser(
+    what: &'static str,
+    min: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s| parse_count_named(what, min, s)
+}
+
+/// A clap value parser for a float flag: [`parse_f64`] naming `what`. Only the syntax is checked
+/// here; the range (e.g. p in (0, 1)) is the library's to check, with the value in its message.
+pub fn float_parser(
+    what: &'static str,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s| parse_f64(what, s)
+}
+
+/// Parses one `--filters` item: `all`, or a subject's name, resolved by the catalogue
+/// ([`Subject`]'s `FromStr`, the one resolver): an unknown name is an error listing the known
+/// ones; an empty item is refused.
+pub fn parse_subject(s: &str) -> Result<Selection, String> {
+    match s.trim() {
+        "" => Err("an empty filter name: give at least one name (see --list), or all".into()),
+        "all" => Ok(Selection::All),
+        name => name
+            .parse::<Subject>()
+            .map(|s| Selection::Only(vec![s]))
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// The selection `--filters` items make together: all, if any item is `all`; otherwise every
+/// named subject in order.
+pub fn joined(items: Vec<Selection>) -> Selection {
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            Selection::All => return Selection::All,
+            Selection::Only(v) => out.extend(v),
+        }
+    }
+    Selection::Only(out)
+}
+
+/// The built-in key sets `--keys` accepts beside `file:PATH` (names as the harness's
+/// [`KeySetKind`] prints them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BuiltinKeys {
+    /// u64 keys, a seeded bijective mix of the index.
+    RandomU64,
+    /// "article-" + i: the sequential strings of the textbook workload.
+    Article,
+    /// URL-like strings: scheme, host, path segments and a query carrying i.
+    Url,
+    /// 64-character lowercase hex strings, like SHA-256 content hashes.
+    Hex,
+}
+
+impl From<BuiltinKeys> for KeySetKind {
+    fn from(k: BuiltinKeys) -> Self {
+        match k {
+            BuiltinKeys::RandomU64 => KeySetKind::RandomU64,
+            BuiltinKeys::Article => KeySetKind::Article,
+            BuiltinKeys::Url => KeySetKind::Url,
+            BuiltinKeys::Hex => KeySetKind::Hex,
+        }
+    }
+}
+
+/// The spelling of a user's key file in `--keys`.
+const FILE_KEYS: &str = "file:PATH";
+
+/// Parses one `--keys` item: a [`BuiltinKeys`] name or `file:PATH` (PATH not empty). Errors name
+/// the value and every allowed form.
+pub fn parse_key_set(s: &str) -> Result<KeySetKind, String> {
+    let t = s.trim();
+    if let Some(path) = t.strip_prefix("file:")
+        && !path.is_empty()
+    {
+        return Ok(KeySetKind::File(path.into()));
+    }
+    BuiltinKeys::from_str(t, false)
+        .map(KeySetKind::from)
+        .map_err(|_| {
+            let names: Vec<String> = BuiltinKeys::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value())
+                .map(|v| v.get_name().to_owned())
+                .chain([FILE_KEYS.to_owned()])
+                .collect();
+            format!("unknown key set {s:?}; allowed: {}", names.join(", "))
+        })
+}
+
+/// The clap value parser of `--keys` items: [`parse_key_set`], with the built-in names and
+/// `file:PATH` listed as possible values in `--help`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeySetParser;
+
+impl clap::builder::TypedValueParser for KeySetParser {
+    type Value = KeySetKind;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<KeySetKind, clap::Error> {
+        // clap's own parser for a function: its error names the flag and the value.
+        clap::builder::TypedValueParser::parse_ref(&parse_key_set, cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let file = clap::builder::PossibleValue::new(FILE_KEYS).help(format!(
+            "one UTF-8 key per line of the file at PATH, each at most {} bytes; the first \
+                 members are inserted, the rest are queried; blank lines skipped, duplicates \
+                 removed and counted",
+            bloomlab_harness::keys::MAX_KEY_BYTES
+        ));
+        Some(Box::new(
+            BuiltinKeys::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value)
+                .chain([file]),
+        ))
+    }
+}
+
+/// `--lookup`: the lookup that counts false positives (names as the harness's [`Lookup`] spells
+/// them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LookupArg {
+    /// Stop at the first clear bit (the default).
+    #[default]
+    EarlyExit,
+    /// Read all k bits, as the timing columns do.
+    BranchFree,
+}
+
+impl From<LookupArg> for Lookup {
+    fn from(l: LookupArg) -> Self {
+        match l {
+            LookupArg::EarlyExit => Lookup::EarlyExit,
+            LookupArg::BranchFree => Lookup::BranchFree,
+        }
+    }
+}
+
+/// The sketch families `sweep sketch` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SketchKind {
+    /// HyperLogLog accuracy against 1.04/sqrt(m).
+    Hll,
+    /// Count-Min overcounts against epsilon N.
+    Cms,
+}
+
+impl SketchKind {
+    /// The name the command line and the sketch plan use (`hll`, `cms`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SketchKind::Hll => "hll",
+            SketchKind::Cms => "cms",
+        }
+    }
 }
 
 /// Makes Ctrl-C (SIGINT) end the process with exit status 130 without leaving a partial report in
@@ -136,6 +314,72 @@ mod tests {
         assert_eq!(parse_count_named("--n", 0, "0"), Ok(0));
         let err = parse_count_named("--max-queries", 1, "0").unwrap_err();
         assert!(err.starts_with("--max-queries = \"0\""), "{err}");
+    }
+
+    /// The typed flags spell their values as the harness does, so a name cannot mean one thing
+    /// on the command line and another in a CSV.
+    #[test]
+    fn typed_values_spell_the_harness_names() {
+        for k in BuiltinKeys::value_variants() {
+            let name = k.to_possible_value().unwrap().get_name().to_owned();
+            let kind = KeySetKind::from(*k);
+            assert_eq!(kind.to_string(), name);
+            assert_eq!(name.parse::<KeySetKind>().unwrap(), kind);
+            assert_eq!(parse_key_set(&name), Ok(kind));
+        }
+        for l in LookupArg::value_variants() {
+            let name = l.to_possible_value().unwrap().get_name().to_owned();
+            assert_eq!(Lookup::from(*l).as_str(), name);
+        }
+        assert_eq!(Lookup::from(LookupArg::default()), Lookup::default());
+        for k in SketchKind::value_variants() {
+            assert_eq!(k.to_possible_value().unwrap().get_name(), k.name());
+        }
+    }
+
+    #[test]
+    fn key_sets_take_a_file_and_name_every_allowed_form_on_error() {
+        assert_eq!(
+            parse_key_set(" file:urls.txt"),
+            Ok(KeySetKind::File("urls.txt".into()))
+        );
+        for bad in ["file:", "uuid", ""] {
+            let err = parse_key_set(bad).unwrap_err();
+            assert!(
+                err.contains(&format!("{bad:?}"))
+                    && err.contains("random-u64, article, url, hex, file:PATH"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn subjects_are_any_non_empty_name() {
+        let sbbf: Subject = "sbbf/xxh3".parse().unwrap();
+        assert_eq!(parse_subject(" sbbf/xxh3 "), Ok(Selection::Only(vec![sbbf])));
+        assert_eq!(parse_subject("all"), Ok(Selection::All));
+        let err = parse_subject("  ").unwrap_err();
+        assert!(err.contains("at least one name"), "{err}");
+        let err = parse_subject("sbbf/xxh4").unwrap_err();
+        assert!(err.contains("sbbf/xxh4") && err.contains("sbbf/xxh3"), "{err}");
+        let peer = bloomlab_harness::subject::GROWABLE_PEER;
+        assert_eq!(
+            joined(vec![Selection::Only(vec![sbbf]), Selection::Only(vec![peer])]),
+            Selection::Only(vec![sbbf, peer])
+        );
+        assert_eq!(
+            joined(vec![Selection::Only(vec![sbbf]), Selection::All]),
+            Selection::All
+        );
+    }
+
+    #[test]
+    fn value_parsers_name_their_flag() {
+        let err = count_parser("--max-growth", 1)("0").unwrap_err();
+        assert!(err.starts_with("--max-growth = \"0\""), "{err}");
+        assert_eq!(count_parser("--max-growth", 1)("1e3"), Ok(1000));
+        let err = float_parser("overfill")("x").unwrap_err();
+        assert_eq!(err, "overfill = \"x\" is not a number");
     }
 
     #[test]

@@ -776,7 +776,7 @@ fn sweep_refuses_a_key_file_without_line_breaks_after_a_bounded_read() {
         &["/dev/zero", "line 1", MAX_KEY, "longest key"],
     );
     assert!(err.len() < SHORT_STDERR, "{} bytes: {err:.3000}", err.len());
-    let r = run(SWEEP, &["--help"]);
+    let r = run(SWEEP, &["static", "--help"]);
     assert!(r.stdout.contains(MAX_KEY), "{}", r.stdout);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -959,7 +959,7 @@ fn count_flags_name_themselves_in_their_errors() {
     }
     let err = refused(
         SWEEP,
-        &["--workload", "grow", "--max-growth", "0", "--out", s(&dir)],
+        &["grow", "--max-growth", "0", "--out", s(&dir)],
         &["--max-growth = \"0\"", "whole number from 1 to 2^53"],
     );
     assert!(!err.contains("value = "), "{err}");

@@ -536,7 +536,7 @@ fn every_writer_refuses_an_output_directory_in_use() {
         (
             SWEEP,
             vec![
-                "--sketch".into(),
+                "sketch".into(),
                 "hll".into(),
                 "--quick".into(),
                 "--out".into(),

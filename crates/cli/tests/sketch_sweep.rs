@@ -1,4 +1,4 @@
-//! `sweep --sketch`: bad input exits 2 naming the value before anything is measured; a tiny run
+//! `sweep sketch`: bad input exits 2 naming the value before anything is measured; a tiny run
 //! writes its reports.
 
 use std::process::Command;
@@ -19,54 +19,58 @@ fn bad_sketch_input_is_refused_naming_the_value() {
     let dir = std::env::temp_dir().join(format!("bloomlab-sketch-bad-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     for (args, wanted) in [
-        (vec!["--sketch", "bloom"], "\"bloom\" is not a sketch kind"),
         (
-            vec!["--sketch", "hll", "--hll", "hll/xxh3/p19"],
+            vec!["sketch", "bloom"],
+            "invalid value 'bloom' for '[KINDS]...'",
+        ),
+        (vec!["sketch", "hll,bloom"], "[possible values: hll, cms]"),
+        (
+            vec!["sketch", "hll", "--hll", "hll/xxh3/p19"],
             "precision p = 19 is invalid: it must be in 4..=18",
         ),
         (
-            vec!["--sketch", "hll", "--hll", "hll/sha1/p14"],
+            vec!["sketch", "hll", "--hll", "hll/sha1/p14"],
             "unknown hash \"sha1\"",
         ),
         (
-            vec!["--sketch", "cms", "--epsilon", "0"],
+            vec!["sketch", "cms", "--epsilon", "0"],
             "Count-Min epsilon = 0 is invalid: it must be a finite number in the open interval (0, 1)",
         ),
         (
-            vec!["--sketch", "cms", "--delta", "NaN"],
+            vec!["sketch", "cms", "--delta", "NaN"],
             "Count-Min delta = NaN is invalid",
         ),
         (
-            vec!["--sketch", "cms", "--exponents", "-1"],
+            vec!["sketch", "cms", "--exponents", "-1"],
             "Zipf exponent -1 is invalid",
         ),
         (
-            vec!["--sketch", "hll", "--trials", "1"],
+            vec!["sketch", "hll", "--trials", "1"],
             "--trials = 1 is invalid",
         ),
         (
-            vec!["--sketch", "hll", "--trials-at", "19=4096"],
+            vec!["sketch", "hll", "--trials-at", "19=4096"],
             "--trials-at item \"19=4096\" is invalid: it must be P=COUNT with P in 4..=18",
         ),
         (
-            vec!["--sketch", "hll", "--points-per-octave", "65"],
+            vec!["sketch", "hll", "--points-per-octave", "65"],
             "--points-per-octave = 65 is invalid: it must be in 1..=64",
         ),
         (
-            vec!["--sketch", "hll", "--max-n", "1e10"],
+            vec!["sketch", "hll", "--max-n", "1e10"],
             "--max-n = 10000000000 is invalid: it must be in 10..=4294967296",
         ),
         (
-            vec!["--sketch", "hll", "--hll", "hll/xxh3/p14/hll++"],
+            vec!["sketch", "hll", "--hll", "hll/xxh3/p14/hll++"],
             "hll/xxh3/p14/hll++",
         ),
         (
-            vec!["--sketch", "hll", "--filters", "classic/xxh3/km/flat"],
-            "--filters is a Bloom sweep flag",
+            vec!["sketch", "hll", "--filters", "classic/xxh3/km/flat"],
+            "unexpected argument '--filters'",
         ),
         (
-            vec!["--sketch", "cms", "--redis", "redis://127.0.0.1:1"],
-            "include hll in --sketch",
+            vec!["sketch", "cms", "--redis", "redis://127.0.0.1:1"],
+            "include hll",
         ),
     ] {
         let mut all = args.clone();
@@ -86,7 +90,7 @@ fn bad_sketch_input_is_refused_naming_the_value() {
 fn a_tiny_sketch_run_writes_csvs_pictures_and_summary() {
     let dir = std::env::temp_dir().join(format!("bloomlab-sketch-tiny-{}", std::process::id()));
     let (code, stdout, stderr) = run(&[
-        "--sketch",
+        "sketch",
         "hll,cms",
         "--hll",
         "hll/xxh3/p10,peer/hyperloglogplus/murmur3/p10",
@@ -131,7 +135,7 @@ fn per_trial_estimates_are_written_whole_and_reproducible_across_threads() {
     let run_with = |threads: &str| {
         let dir = base.join(threads);
         let (code, _, stderr) = run(&[
-            "--sketch",
+            "sketch",
             "hll",
             "--hll",
             "hll/xxh3/p8,hll/xxh3/p8/ertl",
