@@ -44,21 +44,37 @@ pub struct SketchPoint {
     pub sketch: String,
     /// HyperLogLog: the cardinality (0 for Count-Min).
     pub n: u64,
-    /// Count-Min: contract and stream (0 for HyperLogLog).
+    /// Count-Min: the contract's error bound as a fraction of the stream's total count N, in
+    /// (0, 1) (0 for HyperLogLog).
     pub epsilon: f64,
+    /// Count-Min: the contract's per-item probability of exceeding `epsilon N`, in (0, 1) (0
+    /// for HyperLogLog).
     pub delta: f64,
+    /// Count-Min: Zipf exponent of the stream, >= 0, 0 being the uniform stream (0 for
+    /// HyperLogLog).
     pub exponent: f64,
+    /// Count-Min: distinct items the stream draws from, 1..=2^32 (0 for HyperLogLog).
     pub universe: u64,
+    /// Count-Min: draws per stream, the total count N (0 for HyperLogLog).
     pub stream: u64,
     /// Trials (key sequences or streams).
     pub trials: u64,
+    /// Run seed the trials derive from: re-running with it reproduces the baseline's keys and
+    /// streams.
     pub seed: u64,
-    /// Measured at baseline: HyperLogLog mean and standard deviation of the relative error and
-    /// the RMS; Count-Min violations among items (and undercounts, always 0 in a baseline).
+    /// HyperLogLog, measured at baseline: mean relative error over the trials, as a fraction of
+    /// n (0 for Count-Min).
     pub bias: f64,
+    /// HyperLogLog, measured at baseline: standard deviation of the relative error (divisor
+    /// T - 1), >= 0 (0 for Count-Min).
     pub sd: f64,
+    /// HyperLogLog, measured at baseline: root mean square relative error, >= 0 (0 for
+    /// Count-Min).
     pub rms: f64,
+    /// Count-Min, measured at baseline: items whose overcount exceeded `epsilon N`, summed over
+    /// trials, at most `items` (undercounts are not stored: always 0 in a baseline).
     pub violations: u64,
+    /// Count-Min, measured at baseline: items compared, the universe times the trials.
     pub items: u64,
 }
 
@@ -329,22 +345,31 @@ fn cms_plan(p: &SketchPoint) -> CmsPlan {
 /// One check's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
+    /// The test: `bias`, `rms` or `drift` (HyperLogLog), `undercount` or `bound` (Count-Min).
     pub name: &'static str,
+    /// Whether the point passed: the p-value is at least the per-test level, or for
+    /// `undercount`, no item was estimated below its true count.
     pub passed: bool,
     /// The test's p-value, where it has one.
     pub p_value: Option<f64>,
+    /// One human-readable line: the point's label, what was measured and the per-test level.
     pub detail: String,
 }
 
 /// A point's checks and what was measured (as a baseline row).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// The baseline point as read.
     pub point: SketchPoint,
+    /// The same point with its measured columns replaced by the re-run's.
     pub measured: SketchPoint,
+    /// The point's checks: `bias`, `rms`, `drift` for HyperLogLog, `undercount`, `bound` for
+    /// Count-Min.
     pub checks: Vec<Check>,
 }
 
 impl Outcome {
+    /// Whether every check of the point passed.
     pub fn passed(&self) -> bool {
         self.checks.iter().all(|c| c.passed)
     }

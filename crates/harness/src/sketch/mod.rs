@@ -180,49 +180,74 @@ pub struct HllRow {
     pub std_error_theory: f64,
     /// Mean relative error.
     pub bias: f64,
-    /// Student-t interval of the bias.
+    /// Lower end of the two-sided Student-t interval of the bias at `confidence` (NaN with
+    /// fewer than two trials).
     pub bias_low: f64,
+    /// Upper end of the two-sided Student-t interval of the bias at `confidence` (NaN with
+    /// fewer than two trials).
     pub bias_high: f64,
     /// Standard deviation of the relative error (divisor T - 1).
     pub sd: f64,
     /// Root mean square relative error.
     pub rms: f64,
-    /// Chi-square interval of the RMS.
+    /// Lower end of the chi-square interval of the RMS at `confidence`,
+    /// `rms sqrt(T / chi2_{T, 1-a/2})`, as a fraction of the true count.
     pub rms_low: f64,
+    /// Upper end of the chi-square interval of the RMS at `confidence`,
+    /// `rms sqrt(T / chi2_{T, a/2})`, as a fraction of the true count.
     pub rms_high: f64,
     /// `rms / std_error_theory`.
     pub rms_over_theory: f64,
     /// Whether the theory lies inside the RMS interval.
     pub theory_in_rms_interval: bool,
-    /// Trials with `|e| <= k std_error_theory`, k = 1, 2, 3.
+    /// Trials with `|e| <= std_error_theory` (the normal law puts 68.27% there).
     pub within1: u64,
+    /// Trials with `|e| <= 2 std_error_theory` (the normal law puts 95.45% there).
     pub within2: u64,
+    /// Trials with `|e| <= 3 std_error_theory` (the normal law puts 99.73% there).
     pub within3: u64,
-    /// Their shares and Clopper-Pearson intervals.
+    /// `within1 / trials`, in [0, 1]; compare with [`NORMAL_WITHIN`]`[0]`.
     pub share1: f64,
+    /// Lower end of the Clopper-Pearson interval of `share1` at `confidence`.
     pub share1_low: f64,
+    /// Upper end of the Clopper-Pearson interval of `share1` at `confidence`.
     pub share1_high: f64,
+    /// `within2 / trials`, in [0, 1]; compare with [`NORMAL_WITHIN`]`[1]`.
     pub share2: f64,
+    /// Lower end of the Clopper-Pearson interval of `share2` at `confidence`.
     pub share2_low: f64,
+    /// Upper end of the Clopper-Pearson interval of `share2` at `confidence`.
     pub share2_high: f64,
+    /// `within3 / trials`, in [0, 1]; compare with [`NORMAL_WITHIN`]`[2]`.
     pub share3: f64,
+    /// Lower end of the Clopper-Pearson interval of `share3` at `confidence`.
     pub share3_low: f64,
+    /// Upper end of the Clopper-Pearson interval of `share3` at `confidence`.
     pub share3_high: f64,
-    /// Smallest and largest relative error seen.
+    /// Smallest relative error over the trials, as a fraction of the true count.
     pub min_error: f64,
+    /// Largest relative error over the trials, as a fraction of the true count.
     pub max_error: f64,
     /// Empirical quantiles of the relative error at the normal law's -3, -2, -1, 0, +1, +2, +3
     /// sigma levels (0.135%, 2.275%, 15.866%, 50%, 84.134%, 97.725%, 99.865%; type 7, linear
-    /// between order statistics): the contours of the pitchfork pictures.
+    /// between order statistics): the contours of the pitchfork pictures. This one is the
+    /// -3 sigma level, 0.135%.
     pub q_m3: f64,
+    /// Relative error quantile at the -2 sigma level, 2.275%.
     pub q_m2: f64,
+    /// Relative error quantile at the -1 sigma level, 15.866%.
     pub q_m1: f64,
+    /// Median relative error (the 50% level).
     pub q_median: f64,
+    /// Relative error quantile at the +1 sigma level, 84.134%.
     pub q_p1: f64,
+    /// Relative error quantile at the +2 sigma level, 97.725%.
     pub q_p2: f64,
+    /// Relative error quantile at the +3 sigma level, 99.865%.
     pub q_p3: f64,
-    /// Run seed and confidence level.
+    /// Run seed the trials' keys derive from: the same seed gives the same key sequences.
     pub seed: u64,
+    /// Confidence level of the row's intervals, in (0, 1).
     pub confidence: f64,
     /// Revision measured.
     pub revision: String,
@@ -365,7 +390,10 @@ pub struct HllTrials {
 /// A HyperLogLog run: the summary rows and the per-trial estimates behind them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HllRun {
+    /// One summary per (output, checkpoint): outputs in the sketch's order, checkpoints
+    /// ascending within each.
     pub rows: Vec<HllRow>,
+    /// Every trial's estimates the rows summarise.
     pub trials: HllTrials,
 }
 
@@ -449,15 +477,24 @@ pub struct Departure {
     /// `bias` (mean error significantly nonzero) or `rms` (RMS significantly above
     /// `1.04 / sqrt(m)`).
     pub what: &'static str,
-    /// First and last n of the run (consecutive checkpoints), and its length in checkpoints.
+    /// First n of the run (consecutive checkpoints that all depart).
     pub n_from: u64,
+    /// Last n of the run, inclusive.
     pub n_to: u64,
+    /// Length of the run in checkpoints (at least 1).
     pub points: usize,
-    /// The n of the largest departure in the run, and there: the bias (or RMS / stated) and its
-    /// interval at the family level.
+    /// The n of the largest departure in the run: largest `|bias|` for `bias`, largest
+    /// RMS / stated for `rms`.
     pub n_peak: u64,
+    /// At `n_peak`: the bias (mean relative error, a fraction of n) for `bias`, or
+    /// RMS / `stated` for `rms`.
     pub value: f64,
+    /// Lower end of `value`'s interval at the per-test level `alpha`: the Student-t bound of
+    /// the bias, or the one-sided chi-square lower bound of the RMS over `stated` (which
+    /// exceeds 1 for an `rms` departure).
     pub low: f64,
+    /// Upper end of `value`'s interval at the per-test level `alpha`, in the same unit as
+    /// `low`.
     pub high: f64,
     /// Registers m, so n can be read as n / m.
     pub registers: u64,
@@ -593,11 +630,15 @@ pub struct CmsRow {
     pub update: String,
     /// Row scheme: `h1+i*h2` or `independent` (see `bloomlab_sketches::cms::Rows`).
     pub rows: String,
+    /// The contract's error bound, as a fraction of the stream's total count N, in (0, 1).
     pub epsilon: f64,
+    /// The contract's per-item probability of exceeding `epsilon N`, in (0, 1).
     pub delta: f64,
     /// The failure probability the depth proves, `e^-depth` (at most `delta`).
     pub delta_proved: f64,
+    /// Counters per row, `ceil(e / epsilon)`.
     pub width: u64,
+    /// Rows of counters, `ceil(ln(1 / delta))` (at least 1).
     pub depth: u64,
     /// Counter memory in bytes.
     pub memory_bytes: u64,
@@ -605,11 +646,13 @@ pub struct CmsRow {
     pub exponent: f64,
     /// `uniform` or `zipf-<s>`.
     pub stream: String,
+    /// Distinct items in the universe the stream draws from; each is compared after a stream.
     pub universe: u64,
     /// Draws per stream, N.
     pub total: u64,
     /// `epsilon N`.
     pub bound: f64,
+    /// Independent streams pooled in the row.
     pub trials: u64,
     /// Items compared (universe x trials).
     pub items: u64,
@@ -617,21 +660,30 @@ pub struct CmsRow {
     pub undercounts: u64,
     /// Items whose overcount exceeded `epsilon N`.
     pub violations: u64,
-    /// `violations / items` and its Clopper-Pearson interval (nominal: items share counters).
+    /// `violations / items`, in [0, 1].
     pub share: f64,
+    /// Lower end of the Clopper-Pearson interval of `share` at `confidence` (nominal: items
+    /// share counters).
     pub share_low: f64,
+    /// Upper end of the Clopper-Pearson interval of `share` at `confidence` (nominal: items
+    /// share counters).
     pub share_high: f64,
     /// Whether the interval lies wholly at or below delta... (`share_high <= delta`).
     pub below_delta: bool,
     /// p-value of the per-trial test of "expected share <= delta" ([`violation_bound_p`]).
     pub bound_p: f64,
-    /// Mean and largest overcount as a fraction of `epsilon N`.
+    /// Mean overcount over all compared items, as a fraction of `epsilon N` (above 1 means
+    /// beyond the bound).
     pub mean_over_bound: f64,
+    /// Largest overcount of any item in any trial, as a fraction of `epsilon N`.
     pub max_over_bound: f64,
     /// Items with a nonzero true count, summed over trials.
     pub present_items: u64,
+    /// Run seed the streams derive from: the same seed gives the same streams and labels.
     pub seed: u64,
+    /// Confidence level of the row's interval, in (0, 1).
     pub confidence: f64,
+    /// Revision the row was measured at.
     pub revision: String,
 }
 
@@ -663,8 +715,12 @@ pub fn violation_bound_p(shares: &[f64], delta: f64) -> f64 {
 /// A Count-Min variant: hash, update rule and row scheme.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CmsVariant {
+    /// Hash strategy name: `xxh3`, `murmur3`, `fnv1a`, `xxh3-128` or `xxh64`.
     pub hash: String,
+    /// Whether adds use conservative update (each counter raised only to the row minimum plus
+    /// the count); otherwise every row's counter is incremented.
     pub conservative: bool,
+    /// How each row's column is derived from a key's digest.
     pub rows: Rows,
 }
 
