@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub use bloomlab_harness::memory::CountingAlloc;
 use bloomlab_harness::schema::bench::{
     BenchLog, BenchRecord, LOG_FILE, Mode, PairedRecord, Series, criterion_dir, selector,
 };
-pub use bloomlab_harness::memory::CountingAlloc;
 
 /// Live heap bytes requested from the allocator right now.
 pub fn live_bytes() -> usize {

@@ -191,7 +191,10 @@ impl Suite<'_> {
         self.log.push(BenchRecord {
             keys: KeyKind::U64,
             label: label.clone(),
-            structure: item.structure.to_owned(),
+            structure: item
+                .structure
+                .parse()
+                .expect("a structure the schema knows"),
             family: item.family,
             p: item.p,
             n,

@@ -207,7 +207,10 @@ impl Suite<'_> {
         self.log.push(BenchRecord {
             keys: meta.keys,
             label: label.clone(),
-            structure: meta.structure.clone(),
+            structure: meta
+                .structure
+                .parse()
+                .expect("a structure the schema knows"),
             family: meta.family,
             p: meta.p,
             n: meta.n,

@@ -39,8 +39,8 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bloomlab_filters::{HashStrategy, Key, Xxh3};
-use bloomlab_harness::schema::bench::criterion_dir;
 use bloomlab_harness::memory::CountingAlloc;
+use bloomlab_harness::schema::bench::criterion_dir;
 use bloomlab_harness::sketch::bench::{
     KeyKind, LOG_FILE, Mode, Question, SketchGroup, SketchLog, SketchOp, SketchRecord,
 };

@@ -15,8 +15,8 @@ pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;
 
-use bloomlab_harness::{KeySetKind, Selection, Subject};
 use bloomlab_harness::bloom::trial::Lookup;
+use bloomlab_harness::{KeySetKind, Selection, Subject};
 use clap::ValueEnum;
 
 pub use bloomlab_harness::bloom::preflight::MAX_COUNT;
@@ -356,15 +356,24 @@ mod tests {
     #[test]
     fn subjects_are_any_non_empty_name() {
         let sbbf: Subject = "sbbf/xxh3".parse().unwrap();
-        assert_eq!(parse_subject(" sbbf/xxh3 "), Ok(Selection::Only(vec![sbbf])));
+        assert_eq!(
+            parse_subject(" sbbf/xxh3 "),
+            Ok(Selection::Only(vec![sbbf]))
+        );
         assert_eq!(parse_subject("all"), Ok(Selection::All));
         let err = parse_subject("  ").unwrap_err();
         assert!(err.contains("at least one name"), "{err}");
         let err = parse_subject("sbbf/xxh4").unwrap_err();
-        assert!(err.contains("sbbf/xxh4") && err.contains("sbbf/xxh3"), "{err}");
+        assert!(
+            err.contains("sbbf/xxh4") && err.contains("sbbf/xxh3"),
+            "{err}"
+        );
         let peer = bloomlab_harness::subject::GROWABLE_PEER;
         assert_eq!(
-            joined(vec![Selection::Only(vec![sbbf]), Selection::Only(vec![peer])]),
+            joined(vec![
+                Selection::Only(vec![sbbf]),
+                Selection::Only(vec![peer])
+            ]),
             Selection::Only(vec![sbbf, peer])
         );
         assert_eq!(

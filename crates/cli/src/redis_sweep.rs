@@ -22,8 +22,8 @@
 //! leftovers at once (SCAN for `{bloomlab-*`, nothing else).
 
 use bloomlab_filters::{BitPositions, Digest, Geometry};
-use bloomlab_harness::keys::Batch;
 use bloomlab_harness::bloom::trial::{self, BatchMembership, Shape};
+use bloomlab_harness::keys::Batch;
 use bloomlab_harness::{
     Grid, HarnessError, Plan, Progress, Selection, Subject, SweepConfig, SweepRow,
 };

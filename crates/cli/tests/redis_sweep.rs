@@ -84,7 +84,10 @@ fn rows_equal_twins(url: &str) {
     assert_eq!(memory.len(), 4 * 2 * 2);
     for (m, r) in memory.iter().zip(&in_redis) {
         assert_eq!(r.filter.variant(), m.filter.variant(), "row order");
-        assert_eq!(r.filter.to_string(), format!("redis/{}", m.filter).replace("/flat", ""));
+        assert_eq!(
+            r.filter.to_string(),
+            format!("redis/{}", m.filter).replace("/flat", "")
+        );
         assert!(r.queries > 0 && r.false_positives > 0, "{r:?}");
         // Everything but the name and the memory held (here the bits alone, on the server) is
         // the twin's: compared through Debug, which prints every f64 exactly (NaN included).

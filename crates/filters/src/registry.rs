@@ -571,7 +571,10 @@ mod tests {
             .into_iter()
             .filter(|&l| l != Layout::External)
             .collect();
-        assert_eq!(seen, built, "every layout but the adapters' has a registered variant");
+        assert_eq!(
+            seen, built,
+            "every layout but the adapters' has a registered variant"
+        );
     }
 
     #[test]
@@ -693,8 +696,17 @@ mod tests {
         let scalable = VariantId::of::<Scalable<SplitBlock<Xxh3>>>();
         assert_eq!(scalable.axes().hash, Some("xxh3"));
         assert!(scalable.capabilities().grow);
-        assert!(VariantId::of::<Counting4<Xxh3, KirschMitzenmacher>>().capabilities().remove);
-        assert!(VariantId::parse("sbbf/xxh3").unwrap().capabilities().concurrent);
+        assert!(
+            VariantId::of::<Counting4<Xxh3, KirschMitzenmacher>>()
+                .capabilities()
+                .remove
+        );
+        assert!(
+            VariantId::parse("sbbf/xxh3")
+                .unwrap()
+                .capabilities()
+                .concurrent
+        );
         let e = VariantId::parse("sbbf/nope").unwrap_err().to_string();
         assert!(e.contains("sbbf/nope") && e.contains("sbbf/xxh3"), "{e}");
     }

@@ -26,11 +26,11 @@ use bloomlab_filters::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::bloom::preflight::{MemoryBudget, MemoryNeed, check_memory};
+use crate::bloom::trial::GEN_BATCH;
 use crate::error::HarnessError;
 use crate::keys::{Batch, KeySet, KeySetKind};
-use crate::bloom::preflight::{MemoryBudget, MemoryNeed, check_memory};
 use crate::stats::clopper_pearson;
-use crate::bloom::trial::GEN_BATCH;
 
 /// One scale run's settings.
 #[derive(Debug, Clone, PartialEq)]

@@ -29,7 +29,9 @@ fn classic_point() -> (BaselinePoint, f64) {
     let point = points
         .iter()
         .find(|p| {
-            p.filter.to_string() == "classic/xxh3/km/flat" && p.key_set == "random-u64" && p.p == 0.01
+            p.filter.to_string() == "classic/xxh3/km/flat"
+                && p.key_set == "random-u64"
+                && p.p == 0.01
         })
         .expect("baseline has classic/xxh3/km/flat random-u64 p=0.01")
         .clone();
@@ -105,7 +107,13 @@ fn the_flat_textbook_port_is_fill_checked_and_departs_on_article_keys() {
     let check = |key_set: &str| {
         let point = BaselinePoint {
             queries: 200_000,
-            ..BaselinePoint::new("textbook-fnv1a-i32".parse().unwrap(), key_set, 100_000, 0.01, 20_261_125)
+            ..BaselinePoint::new(
+                "textbook-fnv1a-i32".parse().unwrap(),
+                key_set,
+                100_000,
+                0.01,
+                20_261_125,
+            )
         };
         let outcome = gate::check_registered(&point, alpha, &policy);
         let passed = |name: &str| {
@@ -363,7 +371,13 @@ fn false_alarm_rate_on_the_ideal_control_is_at_most_the_stated_one() {
     for r in 0..reps {
         let base = BaselinePoint {
             queries,
-            ..BaselinePoint::new(bloomlab_harness::subject::control("ideal").unwrap(), "random-u64", n, p, 1_000 + r)
+            ..BaselinePoint::new(
+                bloomlab_harness::subject::control("ideal").unwrap(),
+                "random-u64",
+                n,
+                p,
+                1_000 + r,
+            )
         };
         let first = gate::check_with(&base, alpha, || Ideal::new(n, p, 7 * r + 1));
         let x1 = first.row.as_ref().expect("control runs").false_positives;

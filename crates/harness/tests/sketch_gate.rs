@@ -2,8 +2,8 @@
 //! Every random draw is seeded; every bound below is an exact binomial quantile.
 
 use bloomlab_filters::Xxh3;
-use bloomlab_harness::sketch::violation_bound_p;
 use bloomlab_harness::sketch::gate::{self as sketch_gate, SketchPoint, hll_checks, hll_errors};
+use bloomlab_harness::sketch::violation_bound_p;
 use bloomlab_sketches::{CardinalitySketch, HyperLogLog, SketchError};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};

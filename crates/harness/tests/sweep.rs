@@ -1,7 +1,7 @@
 //! The sweep: thread-count independence and configuration errors.
 
-use bloomlab_harness::keys::KeySetKind;
 use bloomlab_harness::bloom::sweep::{self, Grid, SweepConfig};
+use bloomlab_harness::keys::KeySetKind;
 use bloomlab_harness::{HarnessError, Selection, SweepRow};
 
 fn small_config(threads: usize) -> SweepConfig {

@@ -4,11 +4,11 @@
 use std::collections::HashSet;
 
 use bloomlab_filters::{Digest, Filter, Geometry, HashStrategy, Layout, Params, Xxh3};
-use bloomlab_harness::subject::control;
 use bloomlab_harness::HarnessError;
+use bloomlab_harness::bloom::trial::{self, Sampling, TrialSpec};
 use bloomlab_harness::keys::{KeySet, KeySetKind};
 use bloomlab_harness::stats::clopper_pearson;
-use bloomlab_harness::bloom::trial::{self, Sampling, TrialSpec};
+use bloomlab_harness::subject::control;
 
 /// An ideal random filter: a member is always found; a non-member is reported present by a
 /// seeded coin with probability exactly `p`, fixed per key (so asking twice gives one answer).

@@ -5,11 +5,11 @@
 //! rate of 1e-6 each (for a correct filter and a correct theory, each assertion fails by chance
 //! with probability at most 1e-6).
 
-use bloomlab_harness::subject::Selection;
 use bloomlab_harness::bloom::gate::{self, BaselinePoint, GatePolicy};
-use bloomlab_harness::stats::hypothesis::{binomial_sf_inclusive, binomial_test};
 use bloomlab_harness::bloom::sweep::WorkloadSettings;
 use bloomlab_harness::bloom::workload::{self, Churn, Grow, HOSTILE_BASE};
+use bloomlab_harness::stats::hypothesis::{binomial_sf_inclusive, binomial_test};
+use bloomlab_harness::subject::Selection;
 use bloomlab_harness::{
     Grid, HarnessError, KeySet, KeySetKind, Sampling, SweepConfig, SweepRow, TrialSpec, Workload,
 };

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use bloomlab_filters::Layout;
 use bloomlab_harness::bloom::gate::{self, BaselinePoint, GatePolicy};
 use bloomlab_harness::subject::{self, Adapter, MeasuredFilter, Shape};
-use bloomlab_harness::{Grid, HarnessError, KeySetKind, Selection, Subject, SweepConfig, bloom::sweep};
+use bloomlab_harness::{
+    Grid, HarnessError, KeySetKind, Selection, Subject, SweepConfig, bloom::sweep,
+};
 
 /// The one place the new subject is defined.
 struct ExactSetAdapter;
@@ -89,7 +91,10 @@ fn an_exact_set_added_in_one_place_runs_through_sweep_gate_and_report() {
         assert!(r.lookup_absent_ns > 0.0, "timed like any row: {r:?}");
     }
     let sbbf: Subject = "sbbf/xxh3".parse().unwrap();
-    assert!(rows.iter().any(|r| r.filter == sbbf && r.false_positives > 0));
+    assert!(
+        rows.iter()
+            .any(|r| r.filter == sbbf && r.false_positives > 0)
+    );
 
     // The gate: a baseline point for it, re-run and judged.
     let point = BaselinePoint {

@@ -12,12 +12,12 @@ use bloomlab_cli::{
     CountingAlloc, KeySetParser, LookupArg, SketchKind, count_parser, float_parser, git_revision,
     parse_count, parse_subject,
 };
-use bloomlab_harness::{Selection, Subject};
 use bloomlab_harness::bloom::preflight::{self, MemoryBudget};
-use bloomlab_harness::stats::median;
 use bloomlab_harness::bloom::sweep::WorkloadSettings;
 use bloomlab_harness::bloom::workload::{Churn, Grow};
+use bloomlab_harness::stats::median;
 use bloomlab_harness::{Grid, KeySetKind, Plan, SweepConfig, SweepRow, bloom::sweep};
+use bloomlab_harness::{Selection, Subject};
 use bloomlab_report::output::OutputDir;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};

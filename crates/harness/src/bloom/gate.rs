@@ -47,17 +47,17 @@ use bloomlab_filters::{
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
+use crate::bloom::row::{SweepRow, Workload};
+use crate::bloom::trial::{self, Sampling, TrialSpec};
+use crate::bloom::workload::{self, Churn, Grow, WorkloadSettings};
 use crate::error::HarnessError;
+use crate::keys::{KeySet, KeySetKind};
+use crate::limits::MAX_COUNT;
 use crate::stats::hypothesis::{
     binomial_sf_inclusive, binomial_test, drift_power, drift_queries_estimate, queries_for_drift,
     rate_ratio_test,
 };
-use crate::keys::{KeySet, KeySetKind};
-use crate::limits::MAX_COUNT;
-use crate::bloom::row::{SweepRow, Workload};
 use crate::subject::Subject;
-use crate::bloom::trial::{self, Sampling, TrialSpec};
-use crate::bloom::workload::{self, Churn, Grow, WorkloadSettings};
 
 fn one() -> f64 {
     1.0
@@ -758,21 +758,91 @@ pub fn default_points() -> Vec<BaselinePoint> {
         ..point(filter, "random-u64", n, p)
     };
     vec![
-        point(Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(), "random-u64", 100_000, 0.01),
-        point(Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(), "random-u64", 1_000_000, 0.0001),
-        point(Subject::of::<Bloom<Xxh3, EnhancedDoubleHash, FlatBits>>(), "article", 100_000, 0.01),
-        point(Subject::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>(), "url", 100_000, 0.01),
-        point(Subject::of::<Bloom<Murmur3, KirschMitzenmacher, AtomicBits>>(), "hex", 100_000, 0.01),
-        point(Subject::of::<Bloom<Fnv1a, KirschMitzenmacher, FlatBits>>(), "random-u64", 100_000, 0.01),
-        point(Subject::of::<Bloom<Xxh3Wide, EnhancedDoubleHash, AtomicBits>>(), "article", 100_000, 0.001),
-        point(Subject::of::<Bloom<Xxh64, KirschMitzenmacher, FlatBits>>(), "url", 100_000, 0.1),
-        point(Subject::of::<Blocked512<Xxh3>>(), "random-u64", 100_000, 0.01),
-        point(Subject::of::<Blocked512<Murmur3>>(), "article", 100_000, 0.001),
-        point(Subject::of::<SplitBlock<Xxh64>>(), "random-u64", 100_000, 0.01),
+        point(
+            Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(),
+            "random-u64",
+            100_000,
+            0.01,
+        ),
+        point(
+            Subject::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(),
+            "random-u64",
+            1_000_000,
+            0.0001,
+        ),
+        point(
+            Subject::of::<Bloom<Xxh3, EnhancedDoubleHash, FlatBits>>(),
+            "article",
+            100_000,
+            0.01,
+        ),
+        point(
+            Subject::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>(),
+            "url",
+            100_000,
+            0.01,
+        ),
+        point(
+            Subject::of::<Bloom<Murmur3, KirschMitzenmacher, AtomicBits>>(),
+            "hex",
+            100_000,
+            0.01,
+        ),
+        point(
+            Subject::of::<Bloom<Fnv1a, KirschMitzenmacher, FlatBits>>(),
+            "random-u64",
+            100_000,
+            0.01,
+        ),
+        point(
+            Subject::of::<Bloom<Xxh3Wide, EnhancedDoubleHash, AtomicBits>>(),
+            "article",
+            100_000,
+            0.001,
+        ),
+        point(
+            Subject::of::<Bloom<Xxh64, KirschMitzenmacher, FlatBits>>(),
+            "url",
+            100_000,
+            0.1,
+        ),
+        point(
+            Subject::of::<Blocked512<Xxh3>>(),
+            "random-u64",
+            100_000,
+            0.01,
+        ),
+        point(
+            Subject::of::<Blocked512<Murmur3>>(),
+            "article",
+            100_000,
+            0.001,
+        ),
+        point(
+            Subject::of::<SplitBlock<Xxh64>>(),
+            "random-u64",
+            100_000,
+            0.01,
+        ),
         point(Subject::of::<SplitBlock<Xxh3>>(), "url", 100_000, 0.001),
-        churn(Subject::of::<Counting4<Xxh3, KirschMitzenmacher>>(), "random-u64", 100_000, 0.01),
-        churn(Subject::of::<Counting8<Murmur3, EnhancedDoubleHash>>(), "article", 100_000, 0.001),
-        grow(Subject::of::<Scalable<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>>(), 1_000, 0.01, 1024),
+        churn(
+            Subject::of::<Counting4<Xxh3, KirschMitzenmacher>>(),
+            "random-u64",
+            100_000,
+            0.01,
+        ),
+        churn(
+            Subject::of::<Counting8<Murmur3, EnhancedDoubleHash>>(),
+            "article",
+            100_000,
+            0.001,
+        ),
+        grow(
+            Subject::of::<Scalable<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>>(),
+            1_000,
+            0.01,
+            1024,
+        ),
     ]
 }
 

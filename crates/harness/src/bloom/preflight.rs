@@ -7,11 +7,11 @@ use std::path::Path;
 #[cfg(test)]
 use std::path::PathBuf;
 
+use crate::bloom::sweep::{Plan, SweepConfig};
+use crate::bloom::trial::GEN_BATCH;
 use crate::error::{HarnessError, human_bytes};
 use crate::keys::group::group_key_bytes;
 use crate::keys::{KeySet, KeySetKind};
-use crate::bloom::sweep::{Plan, SweepConfig};
-use crate::bloom::trial::GEN_BATCH;
 
 pub use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 
@@ -322,11 +322,7 @@ pub fn points_need(
 ) -> Result<MemoryNeed, HarnessError> {
     let sizes = points
         .iter()
-        .map(|pt| {
-            pt.filter
-                .sized_bytes(pt.n, pt.p)
-                .map(|b| (pt.label(), b))
-        })
+        .map(|pt| pt.filter.sized_bytes(pt.n, pt.p).map(|b| (pt.label(), b)))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(concurrent_need(sizes, concurrent))
 }
@@ -334,9 +330,9 @@ pub fn points_need(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::subject::Selection;
-    use crate::keys::KeySetKind;
     use crate::bloom::sweep::Grid;
+    use crate::keys::KeySetKind;
+    use crate::subject::Selection;
     use bloomlab_filters::registry;
 
     fn temp(name: &str) -> PathBuf {

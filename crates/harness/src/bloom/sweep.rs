@@ -28,17 +28,17 @@ use bloomlab_filters::{
 };
 use rayon::prelude::*;
 
+use crate::bloom::row::SweepRow;
+use crate::bloom::timing::{HashSetBaseline, HeapBytes, TimingBatches};
+use crate::bloom::trial::{self, Lookup, Sampling, TrialSpec};
+use crate::bloom::workload;
+pub use crate::bloom::workload::WorkloadSettings;
 use crate::error::HarnessError;
 use crate::keys::group::{GROUP_KEY_BYTES, GroupKeys};
 use crate::keys::{KeySet, KeySetKind};
 use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
-use crate::bloom::row::SweepRow;
 use crate::stats::check_confidence;
-use crate::bloom::timing::{HashSetBaseline, HeapBytes, TimingBatches};
-use crate::bloom::trial::{self, Lookup, Sampling, TrialSpec};
 use crate::subject::{GROWABLE_PEER, Selection, Subject};
-use crate::bloom::workload;
-pub use crate::bloom::workload::WorkloadSettings;
 
 /// One cross product of coordinates.
 #[derive(Debug, Clone, PartialEq)]

@@ -132,7 +132,9 @@ pub fn time_measured(
     passes: usize,
 ) -> FilterTiming {
     let insert_ns = per_key(passes, batches.present.len(), || {
-        batches.present.for_each_bytes(|b| filled.insert(black_box(b)));
+        batches
+            .present
+            .for_each_bytes(|b| filled.insert(black_box(b)));
     });
     let (present_ns, absent_ns) = time_lookups(&*filled, batches, passes, |f, b| f.contains(b));
     FilterTiming {

@@ -10,18 +10,16 @@ use std::time::Instant;
 use std::ops::Range;
 
 use bloomlab_filters::filter::{LOOKAHEAD, count_pipelined};
-use bloomlab_filters::{
-    BloomError, Digest, Filter, Layout, Spec, Variant, VariantVisitor,
-};
+use bloomlab_filters::{BloomError, Digest, Filter, Layout, Spec, Variant, VariantVisitor};
 use statrs::distribution::{ContinuousCDF, Normal};
 
+use crate::bloom::row::{SweepRow, Workload};
+use crate::bloom::timing::{FilterTiming, TimeRow, TimingBatches};
 use crate::error::HarnessError;
 use crate::keys::group::{GroupKeys, Part};
 use crate::keys::{Batch, KeySet};
-use crate::bloom::row::{SweepRow, Workload};
 use crate::stats::{clopper_pearson, wilson};
 use crate::subject::{MeasuredFilter, Subject};
-use crate::bloom::timing::{FilterTiming, TimeRow, TimingBatches};
 
 pub use crate::subject::Shape;
 
@@ -844,7 +842,9 @@ mod tests {
             let keys = KeySet::new(kind.clone(), 5).unwrap();
             for name in LAYOUT_SAMPLE {
                 for members in [20u64, 2_000, 12_000] {
-                    let mut f = bloomlab_filters::registry::build(name, Spec::Target { n: 2_000, p: 0.01 }).unwrap();
+                    let mut f =
+                        bloomlab_filters::registry::build(name, Spec::Target { n: 2_000, p: 0.01 })
+                            .unwrap();
                     let mut batch = keys.new_batch();
                     keys.fill(0, members as usize, &mut batch);
                     batch.for_each_bytes(|b| f.insert_bytes(b));

@@ -36,15 +36,15 @@ use bloomlab_filters::{
 use rand::{RngExt as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use crate::error::HarnessError;
-use crate::keys::{Batch, KeySet, derive_seed};
-use crate::subject::{MeasuredFilter, Subject};
 use crate::bloom::row::{SweepRow, Workload};
-use crate::stats::clopper_pearson;
 use crate::bloom::timing::{FilterTiming, TIMING_BATCH, TimingBatches, time_lookups};
 use crate::bloom::trial::{
     GEN_BATCH, Sampling, Shape, TrialSpec, overflow_p, registry_error, row_from, sample_adaptively,
 };
+use crate::error::HarnessError;
+use crate::keys::{Batch, KeySet, derive_seed};
+use crate::stats::clopper_pearson;
+use crate::subject::{MeasuredFilter, Subject};
 
 /// First index of the never-inserted keys hostile removals draw from (integer and generated string
 /// key sets have 2^64 indices; a churn row never reaches 2^63 members).

@@ -12,6 +12,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::subject::Subject;
+
 /// File name of the bench's log inside the criterion directory.
 pub const LOG_FILE: &str = "bloom_vs_hashset-memory.json";
 
@@ -422,6 +424,188 @@ impl fmt::Display for Mode {
     }
 }
 
+/// The hasher of an exact set the bench measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SetHasher {
+    /// std's default (SipHash-1-3).
+    Std,
+    /// foldhash's fast hasher.
+    Foldhash,
+}
+
+/// Another crate's filter the bench measures beside bloomlab's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CrateFilter {
+    /// `fastbloom` with its default hasher (SipHash-1-3).
+    Fastbloom,
+    /// `fastbloom` with foldhash.
+    FastbloomFoldhash,
+    /// `bloomfilter` (SipHash-1-3).
+    Bloomfilter,
+    /// xorf's `BinaryFuse8` over `u64` keys.
+    XorfBinaryFuse8,
+    /// xorf's `BinaryFuse8`, strings hashed to `u64` with XXH3-64.
+    XorfBinaryFuse8Xxh3,
+    /// xorf's `BinaryFuse16` over `u64` keys.
+    XorfBinaryFuse16,
+    /// xorf's `BinaryFuse16`, strings hashed to `u64` with XXH3-64.
+    XorfBinaryFuse16Xxh3,
+}
+
+impl CrateFilter {
+    /// Every crate filter.
+    pub const ALL: [CrateFilter; 7] = [
+        CrateFilter::Fastbloom,
+        CrateFilter::FastbloomFoldhash,
+        CrateFilter::Bloomfilter,
+        CrateFilter::XorfBinaryFuse8,
+        CrateFilter::XorfBinaryFuse8Xxh3,
+        CrateFilter::XorfBinaryFuse16,
+        CrateFilter::XorfBinaryFuse16Xxh3,
+    ];
+
+    /// Its name in the bench's labels and the log.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CrateFilter::Fastbloom => "fastbloom",
+            CrateFilter::FastbloomFoldhash => "fastbloom+foldhash",
+            CrateFilter::Bloomfilter => "bloomfilter",
+            CrateFilter::XorfBinaryFuse8 => "xorf BinaryFuse8",
+            CrateFilter::XorfBinaryFuse8Xxh3 => "xorf BinaryFuse8+xxh3",
+            CrateFilter::XorfBinaryFuse16 => "xorf BinaryFuse16",
+            CrateFilter::XorfBinaryFuse16Xxh3 => "xorf BinaryFuse16+xxh3",
+        }
+    }
+}
+
+/// What one bench record measured: a catalogue [`Subject`] (a registered variant, or a peer
+/// adapter), an exact set, or another crate's filter. Displays (and serializes) as the name the
+/// bench's labels and log use, and reads back from it, so the table never parses a label apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Structure {
+    /// A subject of the catalogue.
+    Subject(Subject),
+    /// An exact set of the keys.
+    HashSet {
+        /// The keys it holds.
+        keys: KeyKind,
+        /// Its hasher.
+        hasher: SetHasher,
+    },
+    /// Another crate's filter.
+    Crate(CrateFilter),
+}
+
+impl Structure {
+    /// std's `HashSet` for `keys`: the reference every lookup is compared with.
+    pub const fn reference(keys: KeyKind) -> Self {
+        Structure::HashSet {
+            keys,
+            hasher: SetHasher::Std,
+        }
+    }
+
+    /// Where it comes from.
+    pub fn family(&self) -> Family {
+        match self {
+            Structure::Subject(Subject::Variant(_)) => Family::Bloomlab,
+            Structure::HashSet { .. } => Family::HashSet,
+            Structure::Subject(_) | Structure::Crate(_) => Family::Crate,
+        }
+    }
+
+    /// The hash it computes per lookup, by the label of the regime series' hashing benchmark
+    /// that times it alone; `None` when the series does not time it (xorf's own mixer, and
+    /// bloomlab hashes other than XXH3).
+    pub fn own_hash(&self) -> Option<&'static str> {
+        match self {
+            Structure::HashSet {
+                hasher: SetHasher::Std,
+                ..
+            }
+            | Structure::Crate(CrateFilter::Fastbloom | CrateFilter::Bloomfilter) => {
+                Some("SipHash-1-3")
+            }
+            Structure::HashSet {
+                hasher: SetHasher::Foldhash,
+                ..
+            }
+            | Structure::Crate(CrateFilter::FastbloomFoldhash) => Some("foldhash"),
+            Structure::Crate(_) => None,
+            Structure::Subject(s) => (s.axes().hash == Some("xxh3")).then_some("digest xxh3"),
+        }
+    }
+
+    /// The catalogue subject, if it is one.
+    pub fn subject(&self) -> Option<Subject> {
+        match self {
+            Structure::Subject(s) => Some(*s),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Structure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Structure::Subject(s) => write!(f, "{s}"),
+            Structure::HashSet {
+                keys,
+                hasher: SetHasher::Std,
+            } => f.write_str(keys.reference()),
+            Structure::HashSet {
+                keys,
+                hasher: SetHasher::Foldhash,
+            } => match keys {
+                KeyKind::Str => f.write_str("foldhash HashSet<String>"),
+                KeyKind::U64 => f.write_str("foldhash HashSet<u64>"),
+            },
+            Structure::Crate(c) => f.write_str(c.as_str()),
+        }
+    }
+}
+
+impl FromStr for Structure {
+    type Err = crate::HarnessError;
+    /// The exact sets and crate filters by their names; anything else through the catalogue.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let sets = KeyKind::ALL.into_iter().flat_map(|keys| {
+            [SetHasher::Std, SetHasher::Foldhash].map(|hasher| Structure::HashSet { keys, hasher })
+        });
+        let crates = CrateFilter::ALL.map(Structure::Crate);
+        if let Some(found) = sets.chain(crates).find(|x| x.to_string() == s) {
+            return Ok(found);
+        }
+        s.parse().map(Structure::Subject)
+    }
+}
+
+impl Ord for Structure {
+    /// By name, as the tables list structures.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.to_string().cmp(&other.to_string())
+    }
+}
+
+impl PartialOrd for Structure {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for Structure {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Structure {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// One structure the bench built for one key set: what `bench-table` joins with criterion's
 /// timings, by (`keys`, `label`, `n`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -430,8 +614,8 @@ pub struct BenchRecord {
     pub keys: KeyKind,
     /// The criterion function id, [`label`]`(structure, p)`.
     pub label: String,
-    /// Structure name without the rate.
-    pub structure: String,
+    /// What it is (its name, without the rate, in the log).
+    pub structure: Structure,
     /// Where the structure comes from.
     pub family: Family,
     /// Target false-positive rate; `None` for exact sets.

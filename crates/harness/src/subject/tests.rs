@@ -4,12 +4,16 @@ use super::*;
 fn every_subject_round_trips_through_its_name_and_serde() {
     let all = Subject::all();
     assert_eq!(
-        all.iter().filter(|s| matches!(s, Subject::Variant(_))).count(),
+        all.iter()
+            .filter(|s| matches!(s, Subject::Variant(_)))
+            .count(),
         bloomlab_filters::registry::names().len()
     );
     // Flat classic (5 hashes x 4 index schemes) and blocked (5 hashes) have Redis twins.
     assert_eq!(
-        all.iter().filter(|s| matches!(s, Subject::Redis(_))).count(),
+        all.iter()
+            .filter(|s| matches!(s, Subject::Redis(_)))
+            .count(),
         5 * 4 + 5
     );
     assert!(all.contains(&GROWABLE_PEER));
@@ -25,10 +29,7 @@ fn every_subject_round_trips_through_its_name_and_serde() {
 #[test]
 fn redis_subjects_name_their_twin_without_the_store() {
     let s: Subject = "redis/classic/murmur3/mitz64".parse().unwrap();
-    assert_eq!(
-        s.variant().unwrap().name(),
-        "classic/murmur3/mitz64/flat"
-    );
+    assert_eq!(s.variant().unwrap().name(), "classic/murmur3/mitz64/flat");
     assert!(s.capabilities().remote);
     let b: Subject = "redis/blocked512/xxh3".parse().unwrap();
     assert_eq!(b.variant().unwrap().name(), "blocked512/xxh3");
@@ -40,7 +41,10 @@ fn redis_subjects_name_their_twin_without_the_store() {
         "redis/",
     ] {
         let e = bad.parse::<Subject>().unwrap_err().to_string();
-        assert!(e.contains(bad) && e.contains("redis/blocked512/xxh3"), "{e}");
+        assert!(
+            e.contains(bad) && e.contains("redis/blocked512/xxh3"),
+            "{e}"
+        );
     }
 }
 
@@ -120,7 +124,9 @@ fn registering_refuses_names_that_would_be_ambiguous() {
         "sbbf/xxh3",
         "redis/classic/xxh3/km",
     ] {
-        let e = register(Arc::new(Named(bad, false))).unwrap_err().to_string();
+        let e = register(Arc::new(Named(bad, false)))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(&format!("{bad:?}")), "{e}");
     }
     let e = register(Arc::new(Named("ext/removes", true)))

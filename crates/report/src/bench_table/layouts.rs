@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use bloomlab_harness::schema::bench::{BenchRecord, Group, KeyKind, Operation, PairedRecord, Series};
+use bloomlab_harness::schema::bench::{
+    BenchRecord, Group, KeyKind, Operation, PairedRecord, Series,
+};
 
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_paired, fmt_ratio};
 use crate::markdown::table;

@@ -9,17 +9,6 @@ use bloomlab_harness::schema::bench::{BenchRecord, Group, KeyKind, Operation, Se
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_ratio};
 use crate::markdown::table;
 
-/// The hash each structure computes per lookup, by the label of the regime series' hashing
-/// benchmark that times it alone; `None` when the series does not time it (xorf's own mixer).
-fn own_hash(structure: &str) -> Option<&'static str> {
-    match structure {
-        "std HashSet<u64>" | "fastbloom" => Some("SipHash-1-3"),
-        "fastbloom+foldhash" => Some("foldhash"),
-        s if s.starts_with("xorf") => None,
-        _ => Some("digest xxh3"),
-    }
-}
-
 /// One structure's figures at one n: ns per key for each mix, the memory's dependent and
 /// independent load times over a buffer of its size, and its hash alone.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +48,7 @@ fn row(v: &View, r: &BenchRecord) -> RegimeRow {
         mixes: Operation::MIXES.map(|op| ns(op, &r.label)),
         chase: ns(Operation::Chase, &r.label),
         gather: ns(Operation::Gather, &r.label),
-        hash: own_hash(&r.structure).and_then(|h| ns(Operation::Hash, h)),
+        hash: r.structure.own_hash().and_then(|h| ns(Operation::Hash, h)),
     }
 }
 

@@ -6,8 +6,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use bloomlab_filters::{HashStrategy, Layout};
 use bloomlab_harness::schema::bench::{
-    BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, Series, label,
+    BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, Series, Structure,
+    label,
 };
 
 use super::Machine;
@@ -262,12 +264,46 @@ fn section(out: &mut String, v: &View, keys: KeyKind, n: u64) {
     out.push('\n');
 }
 
-/// The bloomlab variants the headline judges: string keys, this n, p = 1%, names starting with one
-/// of `prefixes` (`""` for all).
+/// A group of bloomlab variants a headline judges together, by their layout and hash (read from
+/// the catalogue, never from the name's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kin {
+    /// Every registered variant.
+    Any,
+    /// Every split-block variant (`sbbf/*`).
+    SplitBlock,
+    /// Every blocked variant (`blocked512/*`).
+    Blocked,
+    /// Every classic variant hashed with XXH3 (`classic/xxh3/*`).
+    ClassicXxh3,
+}
+
+impl Kin {
+    /// Whether `s` is a registered variant of this group.
+    fn has(self, s: &Structure) -> bool {
+        let Some(id) = s.subject().and_then(|s| match s {
+            bloomlab_harness::Subject::Variant(id) => Some(id),
+            _ => None,
+        }) else {
+            return false;
+        };
+        match self {
+            Kin::Any => true,
+            Kin::SplitBlock => id.layout() == Layout::SplitBlock,
+            Kin::Blocked => id.layout() == Layout::Blocked512,
+            Kin::ClassicXxh3 => {
+                id.layout() == Layout::Classic
+                    && id.axes().hash == Some(<bloomlab_filters::Xxh3 as HashStrategy>::ID)
+            }
+        }
+    }
+}
+
+/// The bloomlab variants the headline judges: string keys, this n, p = 1%, of group `kin`.
 fn headline_variants<'a>(
     v: &'a View,
     n: u64,
-    prefixes: &'a [&'a str],
+    kin: Kin,
 ) -> impl Iterator<Item = &'a BenchRecord> + 'a {
     v.log.records.iter().filter(move |r| {
         r.series == Series::Main
@@ -275,44 +311,44 @@ fn headline_variants<'a>(
             && r.n == n
             && r.p == Some(0.01)
             && r.family == Family::Bloomlab
-            && prefixes.iter().any(|p| r.structure.starts_with(p))
+            && kin.has(&r.structure)
     })
 }
 
 /// The smallest speedup over std `HashSet<String>` on `basis` (see [`View::vs_std`]) among the
-/// headline variants whose structure starts with one of `prefixes`; with the slowest one's name.
+/// headline variants of group `kin`; with the slowest one's name.
 fn min_speedup(
     v: &View,
     basis: Basis,
     ops: (Operation, Operation),
     n: u64,
-    prefixes: &[&str],
+    kin: Kin,
 ) -> Option<(f64, String)> {
-    headline_variants(v, n, prefixes)
-        .filter_map(|r| Some((v.vs_std(basis, ops, &r.label, n)?, r.structure.clone())))
+    headline_variants(v, n, kin)
+        .filter_map(|r| Some((v.vs_std(basis, ops, &r.label, n)?, r.structure.to_string())))
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
-/// The variant (string keys, p = 1%, bloomlab, name starting with one of `prefixes`) whose slower
-/// of its present and absent speedups over std `HashSet<String>` (criterion medians) is the
-/// largest: (present, absent, name).
-fn best_variant(v: &View, n: u64, prefixes: &[&str]) -> Option<(f64, f64, String)> {
-    headline_variants(v, n, prefixes)
+/// The variant (string keys, p = 1%, bloomlab, of group `kin`) whose slower of its present and
+/// absent speedups over std `HashSet<String>` (criterion medians) is the largest: (present,
+/// absent, name).
+fn best_variant(v: &View, n: u64, kin: Kin) -> Option<(f64, f64, String)> {
+    headline_variants(v, n, kin)
         .filter_map(|r| {
             let present = v.speedup(LookupPresent, Str, &r.label, n, STD_STRING)?;
             let absent = v.speedup(LookupAbsent, Str, &r.label, n, STD_STRING)?;
-            Some((present, absent, r.structure.clone()))
+            Some((present, absent, r.structure.to_string()))
         })
         .max_by(|a, b| a.0.min(a.1).total_cmp(&b.0.min(b.1)))
 }
 
-/// The headline's present and absent figures on `basis` for the variants starting with one of
-/// `prefixes`: `(text, met)`, met when both reach `target` (None: nothing measured).
+/// The headline's present and absent figures on `basis` for the variants of group `kin`:
+/// `(text, met)`, met when both reach `target` (None: nothing measured).
 fn target_parts(
     v: &View,
     basis: Basis,
     n: u64,
-    prefixes: &[&str],
+    kin: Kin,
     batched: bool,
     target: f64,
 ) -> Option<(String, bool)> {
@@ -325,7 +361,7 @@ fn target_parts(
             op
         };
         let what = op.batch().unwrap_or_default();
-        match min_speedup(v, basis, (timed, op), n, prefixes) {
+        match min_speedup(v, basis, (timed, op), n, kin) {
             Some((x, worst)) => {
                 met &= x >= target;
                 parts.push(format!("{what} {} (`{worst}`)", fmt_ratio(Some(x))));
@@ -358,15 +394,15 @@ fn headline(out: &mut String, v: &View, n: u64) {
          to beat std `HashSet<String>`; FNV-1a, Murmur3 and XXH64 hash a string more slowly than \
          that target leaves room for), the slowest variant of each family:\n\n",
     );
-    let targets: [(&str, &[&str], f64); 3] = [
-        ("split-block (`sbbf/*`)", &["sbbf/"], 4.0),
-        ("blocked (`blocked512/*`)", &["blocked512/"], 4.0),
-        ("classic xxh3 (`classic/xxh3/*`)", &["classic/xxh3/"], 1.5),
+    let targets: [(&str, Kin, f64); 3] = [
+        ("split-block (`sbbf/*`)", Kin::SplitBlock, 4.0),
+        ("blocked (`blocked512/*`)", Kin::Blocked, 4.0),
+        ("classic xxh3 (`classic/xxh3/*`)", Kin::ClassicXxh3, 1.5),
     ];
-    for (name, prefixes, target) in targets {
+    for (name, kin, target) in targets {
         let mut bases = Vec::new();
         for basis in [Basis::Medians, Basis::Paired] {
-            let (parts, met) = target_parts(v, basis, n, prefixes, false, target)
+            let (parts, met) = target_parts(v, basis, n, kin, false, target)
                 .unwrap_or_else(|| ("not measured".into(), false));
             bases.push(format!(
                 "{}: {parts}, {}",
@@ -374,7 +410,7 @@ fn headline(out: &mut String, v: &View, n: u64) {
                 if met { "reaches it" } else { "below it" }
             ));
         }
-        let best = best_variant(v, n, prefixes)
+        let best = best_variant(v, n, kin)
             .map(|(present, absent, best)| {
                 format!(
                     " (best variant by criterion medians `{best}`: present {}, absent {})",
@@ -390,15 +426,15 @@ fn headline(out: &mut String, v: &View, n: u64) {
         );
     }
     let mut batched = Vec::new();
-    for (name, prefix) in [
-        ("split-block", "sbbf/"),
-        ("blocked", "blocked512/"),
-        ("classic xxh3", "classic/xxh3/"),
+    for (name, kin) in [
+        ("split-block", Kin::SplitBlock),
+        ("blocked", Kin::Blocked),
+        ("classic xxh3", Kin::ClassicXxh3),
     ] {
         let bases: Vec<String> = [Basis::Medians, Basis::Paired]
             .into_iter()
             .filter_map(|basis| {
-                let (parts, _) = target_parts(v, basis, n, &[prefix], true, 0.0)?;
+                let (parts, _) = target_parts(v, basis, n, kin, true, 0.0)?;
                 Some(format!("{parts} ({})", basis.name()))
             })
             .collect();
@@ -445,7 +481,7 @@ fn fastbloom_line(out: &mut String, v: &View, n: u64, fb: &str) {
     for basis in [Basis::Medians, Basis::Paired] {
         let mut slower: Vec<(f64, String)> = Vec::new();
         let mut compared = 0;
-        for r in headline_variants(v, n, &[""]) {
+        for r in headline_variants(v, n, Kin::Any) {
             for op in [LookupPresent, LookupAbsent] {
                 let x = match basis {
                     Basis::Medians => v.speedup(op, Str, &r.label, n, &fb_label),
@@ -710,11 +746,11 @@ fn series_rows<'a>(v: &View<'a>, series: Series, n: u64) -> Vec<&'a BenchRecord>
                 // keeps its G rows together under its structure name.
                 match (&r.twin, r.growth) {
                     (Some(twin), _) => twin.clone(),
-                    (None, Some(_)) => r.structure.clone(),
+                    (None, Some(_)) => r.structure.to_string(),
                     (None, None) => r.label.clone(),
                 },
                 r.twin.is_some(),
-                r.structure.clone(),
+                r.structure,
                 r.growth.map_or(0, |g| g.factor),
             )
         };

@@ -200,7 +200,7 @@ pub(super) mod tests {
     //! Made-up figures, chosen so that each verdict and each basis can be checked by hand.
 
     use bloomlab_harness::schema::bench::{
-        BenchLog, BenchRecord, Family, Mode, PairedRecord, Series, label,
+        BenchLog, BenchRecord, Mode, PairedRecord, Series, Structure, label,
     };
 
     use super::super::input::{BenchKey, Medians};
@@ -215,16 +215,12 @@ pub(super) mod tests {
         n: u64,
         heap: u64,
     ) -> BenchRecord {
-        let family = match structure {
-            s if s.contains("HashSet") => Family::HashSet,
-            s if s.starts_with("fastbloom") || s.starts_with("xorf") => Family::Crate,
-            _ => Family::Bloomlab,
-        };
+        let typed: Structure = structure.parse().expect("a known structure");
         BenchRecord {
             keys,
             label: label(structure, p),
-            structure: structure.into(),
-            family,
+            structure: typed,
+            family: typed.family(),
             p,
             n,
             heap_bytes: heap,

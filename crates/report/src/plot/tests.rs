@@ -208,7 +208,12 @@ fn the_view_slices_and_groups_rows_once() {
                 "{what}: {}",
                 series.filter
             );
-            assert!(series.rows.iter().all(|r| r.filter.to_string() == series.filter));
+            assert!(
+                series
+                    .rows
+                    .iter()
+                    .all(|r| r.filter.to_string() == series.filter)
+            );
         }
         let grouped: usize = slice.series.iter().map(|s| s.rows.len()).sum();
         assert_eq!(grouped, slice.rows.len(), "{what}: every row in one series");
