@@ -1,12 +1,13 @@
 //! One small picture type the scenario reports share: side-by-side panels of line series against a
 //! common kind of x axis, with optional horizontal reference lines, drawn with plotters' bitmap
-//! backend and DejaVu Sans (registered by `bloomlab-report`), from the rows the CSV holds.
+//! backend and the embedded DejaVu Sans, from the rows the CSV holds.
 
 use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::error::{Result, ScenarioError};
+use super::output::{discard, staged_path};
+use super::{Result, write_err};
 
 /// One line series.
 #[derive(Debug, Clone)]
@@ -54,28 +55,21 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-fn write_err(path: &Path, e: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Write {
-        path: path.display().to_string(),
-        cause: e.to_string(),
-    }
-}
-
 /// Draws `panels` side by side under `title` into a PNG at `path` (700 px wide per panel); in an
-/// output directory prepared by [`crate::output::prepare_dir`] the picture is staged, and appears
+/// output directory prepared by [`super::output::prepare_dir`] the picture is staged, and appears
 /// with the report's other files.
 pub fn draw(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
-    let staged = crate::output::staged_path(path)?;
+    let staged = staged_path(path)?;
     let drawn = draw_to(staged.as_deref().unwrap_or(path), path, title, panels);
     if drawn.is_err() && staged.is_some() {
-        crate::output::discard(path);
+        discard(path);
     }
     drawn
 }
 
 /// Draws into `file`; errors name `path`, the file the user asked for.
 fn draw_to(file: &Path, path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
-    bloomlab_report::plot::register_fonts().map_err(|e| write_err(path, e))?;
+    crate::plot::register_fonts().map_err(|e| write_err(path, e))?;
     let width = 700 * panels.len().max(1) as u32;
     let root = BitMapBackend::new(file, (width, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| write_err(path, e))?;
