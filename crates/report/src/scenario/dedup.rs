@@ -2,7 +2,7 @@
 //! end state it verified, where an interrupted run stopped, and the `summary.md`, CSV and picture
 //! drawn from it.
 //!
-//! [`render`] is pure (the outcome and the revision in, the Markdown out); [`write`] puts
+//! [`render`] is pure (the outcome and the revision in, the Markdown out); [`write()`] puts
 //! `dedup.csv`, `dedup_days.png` and `summary.md` into a directory, staged and moved into place
 //! together ([`super::output`]).
 

@@ -3,7 +3,7 @@
 //! its exact interval and the "> 99% eliminated" verdict, latencies and database load; the
 //! `summary.md`, CSV and picture drawn from them.
 //!
-//! [`render`] is pure; [`write`] puts `penetration.csv`, `penetration.png` and `summary.md` into
+//! [`render`] is pure; [`write()`] puts `penetration.csv`, `penetration.png` and `summary.md` into
 //! a directory, staged and moved into place together ([`super::output`]).
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! and outside rebuilds, and the `summary.md` and CSV drawn from them. No picture: the figures
 //! are a handful of quantiles and sizes, which a table shows better.
 //!
-//! [`render`] is pure; [`write`] puts `swap.csv` and `summary.md` into a directory, staged and
+//! [`render`] is pure; [`write()`] puts `swap.csv` and `summary.md` into a directory, staged and
 //! moved into place together ([`super::output`]).
 
 use std::path::Path;
