@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::output::{discard, staged_path};
@@ -86,27 +87,24 @@ fn draw_to(file: &Path, path: &Path, title: &str, panels: &[Panel]) -> Result<()
 
 type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
-fn draw_panel(
-    panel: &Panel,
-    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
-) -> DrawResult {
-    let keep = |y: f64| y.is_finite() && (!panel.log_y || y > 0.0);
-    let pts = || {
-        panel
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().copied())
-            .filter(|&(_, y)| keep(y))
-    };
+/// Whether a log axis (`log_y`) or a linear one can show `y`.
+fn shown(log_y: bool, y: f64) -> bool {
+    y.is_finite() && (!log_y || y > 0.0)
+}
+
+/// The x and y ranges that hold every point and reference line the panel's axis can show, with
+/// defaults for an empty panel.
+fn extent(panel: &Panel) -> ((f64, f64), (f64, f64)) {
+    let keep = |&(_, y): &(f64, f64)| shown(panel.log_y, y);
+    let points = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(keep);
+    let lines = panel.hlines.iter().map(|h| (f64::NAN, h.y)).filter(keep);
     let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
     let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (x, y) in pts().chain(
-        panel
-            .hlines
-            .iter()
-            .map(|h| (f64::NAN, h.y))
-            .filter(|&(_, y)| keep(y)),
-    ) {
+    for (x, y) in points.chain(lines) {
         if x.is_finite() {
             x0 = x0.min(x);
             x1 = x1.max(x);
@@ -123,13 +121,20 @@ fn draw_panel(
     if !y0.is_finite() {
         (y0, y1) = (if panel.log_y { 1e-6 } else { 0.0 }, 1.0);
     }
+    ((x0, x1), (y0, y1))
+}
+
+fn draw_panel(
+    panel: &Panel,
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+) -> DrawResult {
+    let ((x0, x1), (y0, y1)) = extent(panel);
     let mut chart = ChartBuilder::on(area);
     chart
         .caption(&panel.title, ("sans-serif", 18))
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(80);
-    let series_style = |i: usize| PALETTE[i % PALETTE.len()];
     if panel.log_y {
         let (lo, hi) = (y0 / 2.0, y1 * 2.0);
         let mut c = chart.build_cartesian_2d(x0..x1, (lo..hi).log_scale())?;
@@ -138,31 +143,7 @@ fn draw_panel(
             .y_desc(&panel.y_label)
             .y_label_formatter(&|v| format!("{v:.1e}"))
             .draw()?;
-        for s in &panel.series {
-            let col = series_style(s.color);
-            let p: Vec<_> = s.points.iter().copied().filter(|&(_, y)| keep(y)).collect();
-            c.draw_series(LineSeries::new(p.clone(), col.stroke_width(2)))?
-                .label(&s.name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
-                });
-            c.draw_series(p.iter().map(|&q| Circle::new(q, 3, col.filled())))?;
-        }
-        for h in &panel.hlines {
-            c.draw_series(DashedLineSeries::new(
-                vec![(x0, h.y), (x1, h.y)],
-                8,
-                5,
-                BLACK.stroke_width(1),
-            ))?
-            .label(&h.name)
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
-        }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
+        draw_lines(&mut c, panel, (x0, x1))
     } else {
         let pad = (y1 - y0).abs().max(1e-12) * 0.08;
         let lo = if y0 >= 0.0 { 0.0 } else { y0 - pad };
@@ -171,30 +152,95 @@ fn draw_panel(
             .x_desc(&panel.x_label)
             .y_desc(&panel.y_label)
             .draw()?;
-        for s in &panel.series {
-            let col = series_style(s.color);
-            c.draw_series(LineSeries::new(s.points.clone(), col.stroke_width(2)))?
-                .label(&s.name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
-                });
-            c.draw_series(s.points.iter().map(|&q| Circle::new(q, 3, col.filled())))?;
-        }
-        for h in &panel.hlines {
-            c.draw_series(DashedLineSeries::new(
-                vec![(x0, h.y), (x1, h.y)],
-                8,
-                5,
-                BLACK.stroke_width(1),
-            ))?
-            .label(&h.name)
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
-        }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
+        draw_lines(&mut c, panel, (x0, x1))
     }
+}
+
+/// Draws the panel's series (lines with dots), its reference lines (dashed, black, across
+/// `x0..x1`) and the legend on a chart of either kind of y axis.
+fn draw_lines<'a, Y>(
+    c: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<RangedCoordf64, Y>>,
+    panel: &Panel,
+    (x0, x1): (f64, f64),
+) -> DrawResult
+where
+    Y: Ranged<ValueType = f64>,
+{
+    for s in &panel.series {
+        let col = PALETTE[s.color % PALETTE.len()];
+        // A log axis leaves out what it cannot show; a linear one gets the points as given.
+        let p: Vec<(f64, f64)> = if panel.log_y {
+            let keep = |&(_, y): &(f64, f64)| shown(true, y);
+            s.points.iter().copied().filter(keep).collect()
+        } else {
+            s.points.clone()
+        };
+        c.draw_series(LineSeries::new(p.clone(), col.stroke_width(2)))?
+            .label(&s.name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
+        c.draw_series(p.iter().map(|&q| Circle::new(q, 3, col.filled())))?;
+    }
+    for h in &panel.hlines {
+        c.draw_series(DashedLineSeries::new(
+            vec![(x0, h.y), (x1, h.y)],
+            8,
+            5,
+            BLACK.stroke_width(1),
+        ))?
+        .label(&h.name)
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    }
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two panels, one of each kind of y axis, with a point a log axis must leave out.
+    fn sample() -> Vec<Panel> {
+        let series = |color| Series {
+            name: format!("series {color}"),
+            points: vec![(1.0, 0.5), (2.0, 0.02), (3.0, 0.0), (4.0, 0.3)],
+            color,
+        };
+        let hlines = vec![HLine {
+            name: "reference".into(),
+            y: 0.1,
+        }];
+        vec![
+            Panel {
+                title: "linear".into(),
+                x_label: "day".into(),
+                y_label: "share".into(),
+                log_y: false,
+                series: vec![series(0), series(1)],
+                hlines: hlines.clone(),
+            },
+            Panel {
+                title: "log".into(),
+                x_label: "day".into(),
+                y_label: "rate".into(),
+                log_y: true,
+                series: vec![series(2), series(7)],
+                hlines,
+            },
+        ]
+    }
+
+    #[test]
+    fn draws_a_png_of_the_panels_side_by_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("panels.png");
+        draw(&path, "two panels", &sample()).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+        // IHDR: 700 px per panel, 560 high.
+        assert_eq!(&bytes[16..24], &[0, 0, 5, 120, 0, 0, 2, 48]);
+    }
 }
