@@ -10,6 +10,7 @@ pub mod markdown;
 pub mod output;
 pub mod plot;
 pub mod roundtrips;
+pub mod scenario;
 mod select;
 pub mod sketches;
 pub mod summary;

@@ -66,5 +66,17 @@ pub enum ScenarioError {
     },
 }
 
+impl From<bloomlab_report::scenario::ScenarioOutputError> for ScenarioError {
+    /// An unusable `--out` is bad input; any other failure to write the report is
+    /// [`ScenarioError::Write`], naming the file.
+    fn from(e: bloomlab_report::scenario::ScenarioOutputError) -> Self {
+        use bloomlab_report::scenario::ScenarioOutputError as E;
+        match e {
+            E::BadOut(message) => ScenarioError::BadInput(message),
+            E::Write { path, cause } => ScenarioError::Write { path, cause },
+        }
+    }
+}
+
 /// Shorthand for results of this crate.
 pub type Result<T, E = ScenarioError> = std::result::Result<T, E>;

@@ -16,14 +16,19 @@
 //!
 //! The database is SQLite (embedded, the default: a temp file) or PostgreSQL, chosen by URL
 //! ([`db::DbUrl`]); `scripts/postgres-local.sh` starts a throwaway PostgreSQL cluster.
+//!
+//! This crate measures; it does not render. Each `run` returns a typed outcome (settings, counts,
+//! latencies, verdicts) whose schema lives in [`bloomlab_report::scenario`], where the Markdown,
+//! the pictures and the staged writing of a report directory are; each module's `write_report`
+//! hands its outcome over to that crate.
+
+#![warn(missing_docs)]
 
 pub mod db;
 pub mod dedup;
 pub mod error;
 pub mod latency;
-pub mod output;
 pub mod penetration;
-pub mod plot;
 pub mod swap;
 
 pub use error::{Result, ScenarioError};

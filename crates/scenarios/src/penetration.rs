@@ -32,12 +32,16 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
-use bloomlab_filters::{FilterExt, Spec, registry};
+use bloomlab_filters::{Filter, FilterExt, Spec, registry};
 use bloomlab_harness::keys::derive_seed;
 use bloomlab_harness::stats::clopper_pearson;
 use rand::{RngExt as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use serde::Serialize;
+
+pub use bloomlab_report::scenario::penetration::{
+    CSV_NAME, Interruption, ModeRow, PNG_NAME, PenetrationOutcome, PenetrationSettings,
+    SUMMARY_NAME,
+};
 
 use crate::db::{ColType, Db, DbUrl, Param, TableSpec, Value};
 use crate::error::{Result, ScenarioError};
@@ -103,104 +107,20 @@ impl PenetrationConfig {
         check_count("--requests", self.requests, 1, 1_000_000_000)?;
         check_share("--attack-share", self.attack_share)
     }
-}
 
-/// One mode: a CSV row.
-#[derive(Debug, Clone, Serialize)]
-pub struct ModeRow {
-    /// `SQLite` or `PostgreSQL`.
-    pub backend: String,
-    /// `unguarded` or `guarded`.
-    pub mode: String,
-    /// The filter (empty when unguarded).
-    pub filter: String,
-    /// Target rate (0 when unguarded).
-    pub p: f64,
-    /// Requests served.
-    pub requests: u64,
-    /// Of which for never-existing ids.
-    pub attack_requests: u64,
-    /// Attack requests that reached the database.
-    pub attack_reached_db: u64,
-    /// Their share.
-    pub attack_reached_share: f64,
-    /// Its exact interval, lower end.
-    pub ci_low: f64,
-    /// Upper end.
-    pub ci_high: f64,
-    /// The filter's own FPR given its bits (0 when unguarded).
-    pub fpr_given_bits: f64,
-    /// Share of attack requests eliminated before the database.
-    pub eliminated_share: f64,
-    /// `holds`, `fails` or `undecided` for "> 99% eliminated" (empty when unguarded).
-    pub claim_99: String,
-    /// Database queries made.
-    pub db_queries: u64,
-    /// Database queries per request.
-    pub db_queries_per_request: f64,
-    /// Cache hits.
-    pub cache_hits: u64,
-    /// Mean database query latency, ns.
-    pub db_query_ns_mean: f64,
-    /// Median request latency, ns (all requests).
-    pub p50_ns: u64,
-    /// 99th percentile request latency, ns.
-    pub p99_ns: u64,
-    /// Median latency of attack requests, ns.
-    pub attack_p50_ns: u64,
-    /// 99th percentile latency of attack requests, ns.
-    pub attack_p99_ns: u64,
-    /// Median latency of valid requests, ns.
-    pub valid_p50_ns: u64,
-    /// 99th percentile latency of valid requests, ns.
-    pub valid_p99_ns: u64,
-    /// Wall time of the mode, s.
-    pub wall_s: f64,
-    /// Filter bytes (0 when unguarded).
-    pub filter_bytes: u64,
-    /// `complete`, or `interrupted` on every row of a run that stopped before its last mode (the
-    /// summary says where and why).
-    pub run_status: &'static str,
-}
-
-/// Where and why a run stopped before its last mode.
-#[derive(Debug, Clone)]
-pub struct Interruption {
-    /// Modes measured whole before the failure (the rows).
-    pub modes_done: usize,
-    /// Modes the run was to measure (unguarded + one per p).
-    pub modes: usize,
-    /// The mode that failed (`the guarded mode at p = 0.001`) or `the end check`.
-    pub during: String,
-    /// The database's error.
-    pub cause: String,
-}
-
-impl Interruption {
-    /// "interrupted after N of M modes (MODE failed)".
-    pub fn summary(&self) -> String {
-        format!(
-            "interrupted after {} of {} modes ({} failed)",
-            self.modes_done, self.modes, self.during
-        )
+    /// The settings as the report prints them.
+    pub fn settings(&self) -> PenetrationSettings {
+        PenetrationSettings {
+            backend: self.db.backend().to_owned(),
+            database: self.db.to_string(),
+            filter: self.filter.clone(),
+            valid_ids: self.valid_ids,
+            requests: self.requests,
+            attack_share: self.attack_share,
+            seed: self.seed,
+            cache_capacity: CACHE_CAPACITY,
+        }
     }
-}
-
-/// A run's results.
-#[derive(Debug, Clone)]
-pub struct PenetrationOutcome {
-    /// The settings.
-    pub config: PenetrationConfig,
-    /// The database's version.
-    pub db_version: String,
-    /// The unguarded mode, then one guarded mode per p.
-    pub rows: Vec<ModeRow>,
-    /// Rows in the table at the end (`COUNT(*)`, verified; the count after writing them when
-    /// the run was interrupted).
-    pub rows_in_db: u64,
-    /// Set when the database failed after at least one mode was measured: the rows are the
-    /// modes measured before that.
-    pub interrupted: Option<Interruption>,
 }
 
 fn mix64(mut x: u64) -> u64 {
@@ -347,12 +267,41 @@ pub fn run(config: &PenetrationConfig, progress: Progress<'_>) -> Result<Penetra
         }
     }
     Ok(PenetrationOutcome {
-        config: config.clone(),
+        settings: config.settings(),
         db_version,
         rows,
         rows_in_db: end as u64,
         interrupted,
     })
+}
+
+/// A mode's tallies while its requests are served.
+struct ModeTally {
+    all: Histogram,
+    attack: Histogram,
+    valid: Histogram,
+    db_queries: Histogram,
+    attacks: u64,
+    reached: u64,
+    hits: u64,
+}
+
+/// The filter of the valid ids a guarded mode at `p` asks first (`None`: unguarded).
+fn guard(config: &PenetrationConfig, p: Option<f64>) -> Result<Option<Box<dyn Filter>>> {
+    let Some(p) = p else {
+        return Ok(None);
+    };
+    let mut f = registry::build(
+        &config.filter,
+        Spec::Target {
+            n: config.valid_ids,
+            p,
+        },
+    )?;
+    for i in 0..config.valid_ids {
+        f.insert(&id_of(config.seed, i));
+    }
+    Ok(Some(f))
 }
 
 fn run_mode(
@@ -361,32 +310,19 @@ fn run_mode(
     p: Option<f64>,
     progress: Progress<'_>,
 ) -> Result<ModeRow> {
-    let filter = match p {
-        None => None,
-        Some(p) => {
-            let mut f = registry::build(
-                &config.filter,
-                Spec::Target {
-                    n: config.valid_ids,
-                    p,
-                },
-            )?;
-            for i in 0..config.valid_ids {
-                f.insert(&id_of(config.seed, i));
-            }
-            Some(f)
-        }
-    };
+    let filter = guard(config, p)?;
     let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(config.seed, "penetration-requests"));
     let hot = (config.valid_ids / 100).max(1);
     let mut cache = Cache::new();
-    let (mut all, mut attack_h, mut valid_h, mut dbq) = (
-        Histogram::new(),
-        Histogram::new(),
-        Histogram::new(),
-        Histogram::new(),
-    );
-    let (mut attacks, mut reached, mut hits) = (0u64, 0u64, 0u64);
+    let mut tally = ModeTally {
+        all: Histogram::new(),
+        attack: Histogram::new(),
+        valid: Histogram::new(),
+        db_queries: Histogram::new(),
+        attacks: 0,
+        reached: 0,
+        hits: 0,
+    };
     let mut next_attack = config.valid_ids;
     let label = match p {
         None => "penetration: unguarded".to_owned(),
@@ -405,57 +341,99 @@ fn run_mode(
         };
         let id = id_of(config.seed, index);
         let t = Instant::now();
-        let pass = filter.as_ref().is_none_or(|f| f.contains(&id));
-        let mut answer: Option<String> = None;
-        let mut asked_db = false;
-        if pass {
-            if let Some(v) = cache.get(id) {
-                hits += 1;
-                answer = Some(v.clone());
-            } else {
-                let q = Instant::now();
-                let found = db.rows(SELECT, &[Param::Int(id)])?;
-                dbq.record(q.elapsed());
-                asked_db = true;
-                if let Some(Value::Text(v)) = found.first().and_then(|r| r.first()) {
-                    cache.put(id, v.clone());
-                    answer = Some(v.clone());
-                }
-            }
-        }
+        let (pass, answer, asked_db) = serve(filter.as_deref(), &mut cache, db, id, &mut tally)?;
         let took = t.elapsed();
-        all.record(took);
+        tally.all.record(took);
         if is_attack {
-            attacks += 1;
-            reached += u64::from(asked_db);
-            attack_h.record(took);
-            if answer.is_some() {
-                return Err(ScenarioError::Verification(format!(
-                    "request {r}: id {id}, which never existed, returned a row"
-                )));
-            }
+            tally.attacks += 1;
+            tally.reached += u64::from(asked_db);
+            tally.attack.record(took);
         } else {
-            valid_h.record(took);
-            let want = payload(index);
-            if answer.as_deref() != Some(want.as_str()) {
-                return Err(ScenarioError::Verification(format!(
-                    "request {r}: valid id {id} returned {answer:?} instead of {want:?} ({})",
-                    if pass {
-                        "lost in the database"
-                    } else {
-                        "a filter false negative"
-                    }
-                )));
-            }
+            tally.valid.record(took);
         }
+        check_answer(r, index, id, is_attack, pass, answer.as_deref())?;
         if r % 4096 == 0 {
             progress(&label, r, config.requests);
         }
     }
     let wall = started.elapsed().as_secs_f64();
-    let share = reached as f64 / attacks.max(1) as f64;
-    let (lo, hi) = if attacks > 0 {
-        clopper_pearson(reached, attacks, CONFIDENCE)
+    Ok(mode_row(config, p, filter.as_deref(), &tally, wall))
+}
+
+/// Serves a request for `id`: the filter (if any) first, then the cache, then the database
+/// (a found row is cached). Returns whether the filter let it pass, the answer, and whether the
+/// database was asked.
+fn serve(
+    filter: Option<&dyn Filter>,
+    cache: &mut Cache,
+    db: &mut Db,
+    id: i64,
+    tally: &mut ModeTally,
+) -> Result<(bool, Option<String>, bool)> {
+    let pass = filter.is_none_or(|f| f.contains(&id));
+    let mut answer: Option<String> = None;
+    let mut asked_db = false;
+    if pass {
+        if let Some(v) = cache.get(id) {
+            tally.hits += 1;
+            answer = Some(v.clone());
+        } else {
+            let q = Instant::now();
+            let found = db.rows(SELECT, &[Param::Int(id)])?;
+            tally.db_queries.record(q.elapsed());
+            asked_db = true;
+            if let Some(Value::Text(v)) = found.first().and_then(|r| r.first()) {
+                cache.put(id, v.clone());
+                answer = Some(v.clone());
+            }
+        }
+    }
+    Ok((pass, answer, asked_db))
+}
+
+/// Checks request `r`'s answer: nothing for an attack id, its row's payload for a valid one.
+fn check_answer(
+    r: u64,
+    index: u64,
+    id: i64,
+    is_attack: bool,
+    pass: bool,
+    answer: Option<&str>,
+) -> Result<()> {
+    if is_attack {
+        if answer.is_some() {
+            return Err(ScenarioError::Verification(format!(
+                "request {r}: id {id}, which never existed, returned a row"
+            )));
+        }
+    } else {
+        let want = payload(index);
+        if answer != Some(want.as_str()) {
+            return Err(ScenarioError::Verification(format!(
+                "request {r}: valid id {id} returned {answer:?} instead of {want:?} ({})",
+                if pass {
+                    "lost in the database"
+                } else {
+                    "a filter false negative"
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The CSV row of a mode: the attack share reaching the database with its exact interval and
+/// the claim's verdict, latencies and load.
+fn mode_row(
+    config: &PenetrationConfig,
+    p: Option<f64>,
+    filter: Option<&dyn Filter>,
+    t: &ModeTally,
+    wall: f64,
+) -> ModeRow {
+    let share = t.reached as f64 / t.attacks.max(1) as f64;
+    let (lo, hi) = if t.attacks > 0 {
+        clopper_pearson(t.reached, t.attacks, CONFIDENCE)
     } else {
         (0.0, 1.0)
     };
@@ -466,7 +444,7 @@ fn run_mode(
         Some(_) if 1.0 - lo <= 0.99 => "fails".into(),
         Some(_) => "undecided".into(),
     };
-    Ok(ModeRow {
+    ModeRow {
         backend: config.db.backend().to_owned(),
         mode: if p.is_some() { "guarded" } else { "unguarded" }.to_owned(),
         filter: if p.is_some() {
@@ -476,274 +454,51 @@ fn run_mode(
         },
         p: p.unwrap_or(0.0),
         requests: config.requests,
-        attack_requests: attacks,
-        attack_reached_db: reached,
+        attack_requests: t.attacks,
+        attack_reached_db: t.reached,
         attack_reached_share: share,
         ci_low: lo,
         ci_high: hi,
-        fpr_given_bits: filter.as_ref().map_or(0.0, |f| f.fpr_given_bits()),
+        fpr_given_bits: filter.map_or(0.0, |f| f.fpr_given_bits()),
         eliminated_share: 1.0 - share,
         claim_99: claim,
-        db_queries: dbq.count(),
-        db_queries_per_request: dbq.count() as f64 / config.requests as f64,
-        cache_hits: hits,
-        db_query_ns_mean: dbq.mean_ns(),
-        p50_ns: all.quantile_ns(0.5),
-        p99_ns: all.quantile_ns(0.99),
-        attack_p50_ns: attack_h.quantile_ns(0.5),
-        attack_p99_ns: attack_h.quantile_ns(0.99),
-        valid_p50_ns: valid_h.quantile_ns(0.5),
-        valid_p99_ns: valid_h.quantile_ns(0.99),
+        db_queries: t.db_queries.count(),
+        db_queries_per_request: t.db_queries.count() as f64 / config.requests as f64,
+        cache_hits: t.hits,
+        db_query_ns_mean: t.db_queries.mean_ns(),
+        p50_ns: t.all.quantile_ns(0.5),
+        p99_ns: t.all.quantile_ns(0.99),
+        attack_p50_ns: t.attack.quantile_ns(0.5),
+        attack_p99_ns: t.attack.quantile_ns(0.99),
+        valid_p50_ns: t.valid.quantile_ns(0.5),
+        valid_p99_ns: t.valid.quantile_ns(0.99),
         wall_s: wall,
-        filter_bytes: filter.as_ref().map_or(0, |f| f.memory_bytes() as u64),
+        filter_bytes: filter.map_or(0, |f| f.memory_bytes() as u64),
         run_status: "complete",
-    })
+    }
 }
 
-/// The CSV.
-pub const CSV_NAME: &str = "penetration.csv";
-/// The picture.
-pub const PNG_NAME: &str = "penetration.png";
-/// The report.
-pub const SUMMARY_NAME: &str = "summary.md";
-
-/// Writes `penetration.csv`, `penetration.png` and `summary.md` into `dir`.
+/// Writes `penetration.csv`, `penetration.png` and `summary.md` into `dir`
+/// ([`bloomlab_report::scenario::penetration::write`]).
 pub fn write_report(o: &PenetrationOutcome, dir: &std::path::Path, revision: &str) -> Result<()> {
-    use crate::output::{dur_ns, sig, write_csv, write_text};
-    use crate::plot::{HLine, Panel, Series, draw};
-    use bloomlab_report::markdown::table;
-    let dirty = bloomlab_report::markdown::dirty_warning([revision]);
-    crate::output::prepare_dir(dir)?;
-    write_csv(&dir.join(CSV_NAME), &o.rows)?;
-    let c = &o.config;
-    let guarded: Vec<&ModeRow> = o.rows.iter().filter(|r| r.mode == "guarded").collect();
-    let unguarded = o.rows.iter().find(|r| r.mode == "unguarded");
-    let by_p =
-        |f: &dyn Fn(&ModeRow) -> f64| guarded.iter().map(|r| (r.p, f(r))).collect::<Vec<_>>();
-    draw(
-        &dir.join(PNG_NAME),
-        &format!(
-            "{}Cache penetration on {}: {} valid ids, {:.0}% attack requests, {}",
-            o.interrupted.as_ref().map_or(String::new(), |i| format!(
-                "INTERRUPTED ({} of {} modes): ",
-                i.modes_done, i.modes
-            )),
-            c.db.backend(),
-            c.valid_ids,
-            c.attack_share * 100.0,
-            c.filter
-        ),
-        &[
-            Panel {
-                title: "Attack requests reaching the database (x = target p)".into(),
-                x_label: "target p".into(),
-                y_label: "share of attack requests".into(),
-                log_y: true,
-                series: vec![
-                    Series {
-                        name: "observed share".into(),
-                        points: by_p(&|r| r.attack_reached_share),
-                        color: 1,
-                    },
-                    Series {
-                        name: "95% interval, high".into(),
-                        points: by_p(&|r| r.ci_high),
-                        color: 5,
-                    },
-                    Series {
-                        name: "95% interval, low".into(),
-                        points: by_p(&|r| r.ci_low),
-                        color: 5,
-                    },
-                    Series {
-                        name: "filter's own rate given its bits".into(),
-                        points: by_p(&|r| r.fpr_given_bits),
-                        color: 2,
-                    },
-                    Series {
-                        name: "target p".into(),
-                        points: by_p(&|r| r.p),
-                        color: 4,
-                    },
-                ],
-                hlines: vec![
-                    HLine {
-                        name: "1%: the \"> 99% eliminated\" line".into(),
-                        y: 0.01,
-                    },
-                    HLine {
-                        name: "unguarded (every attack request)".into(),
-                        y: unguarded.map_or(1.0, |u| u.attack_reached_share),
-                    },
-                ],
-            },
-            Panel {
-                title: "Request latency (x = target p; unguarded dashed)".into(),
-                x_label: "target p".into(),
-                y_label: "ns".into(),
-                log_y: true,
-                series: vec![
-                    Series {
-                        name: "p50, guarded".into(),
-                        points: by_p(&|r| r.p50_ns as f64),
-                        color: 0,
-                    },
-                    Series {
-                        name: "p99, guarded".into(),
-                        points: by_p(&|r| r.p99_ns as f64),
-                        color: 1,
-                    },
-                ],
-                hlines: unguarded
-                    .map(|u| {
-                        vec![
-                            HLine {
-                                name: format!("p50 unguarded ({})", dur_ns(u.p50_ns as f64)),
-                                y: u.p50_ns as f64,
-                            },
-                            HLine {
-                                name: format!("p99 unguarded ({})", dur_ns(u.p99_ns as f64)),
-                                y: u.p99_ns as f64,
-                            },
-                        ]
-                    })
-                    .unwrap_or_default(),
-            },
-        ],
-    )?;
+    Ok(bloomlab_report::scenario::penetration::write(
+        o, dir, revision,
+    )?)
+}
 
-    let mut md = format!(
-        "# Cache penetration against {}\n\n\
-         {dirty}Generated by `scenario penetration` (revision {revision}); regenerate, do not edit.\n\n",
-        c.db.backend(),
-    );
-    if let Some(i) = &o.interrupted {
-        md.push_str(&format!(
-            "**Interrupted: not a complete run.** The run was {}: {}\n\n\
-             What follows covers only the modes measured before it stopped (every CSV row says \
-             `interrupted`). To resume: bring the database back and run the same command again \
-             (it rewrites the table and measures every mode).\n\n",
-            i.summary(),
-            i.cause
-        ));
-    }
-    md.push_str(&format!(
-        "- Database: {} ({}); {} valid ids (rows), verified with `COUNT(*)` and \
-         `COUNT(DISTINCT id)` {}.\n\
-         - Requests: {} per mode (seed {}), {:.0}% for ids that never existed (each distinct), the \
-         rest for valid ids (half of them among a hot 1%).\n\
-         - Serving: cache ({} entries, oldest evicted first, emptied per mode) then the database; \
-         guarded modes ask the filter `{}` (sized for the valid ids at p) first.\n\
-         - Every valid request returned its row and every attack request nothing (checked per \
-         request; a miss would have failed the run).\n\n",
-        o.db_version,
-        c.db.backend(),
-        c.valid_ids,
-        if o.interrupted.is_some() {
-            "after writing them (the end check did not run: interrupted)"
-        } else {
-            "before and after"
-        },
-        c.requests,
-        c.seed,
-        c.attack_share * 100.0,
-        CACHE_CAPACITY,
-        c.filter
-    ));
-    md.push_str("## Attack traffic reaching the database\n\n");
-    let rows: Vec<Vec<String>> = o
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                if r.mode == "guarded" {
-                    format!("guarded, p = {}", r.p)
-                } else {
-                    "unguarded".into()
-                },
-                r.attack_requests.to_string(),
-                r.attack_reached_db.to_string(),
-                sig(r.attack_reached_share, 4),
-                format!("[{}, {}]", sig(r.ci_low, 3), sig(r.ci_high, 3)),
-                if r.mode == "guarded" {
-                    sig(r.fpr_given_bits, 3)
-                } else {
-                    String::new()
-                },
-                format!("{}%", sig(r.eliminated_share * 100.0, 5)),
-                r.claim_99.clone(),
-            ]
-        })
-        .collect();
-    md.push_str(&table(
-        &[
-            "mode",
-            "attack requests",
-            "reached the DB",
-            "share",
-            "95% interval (Clopper-Pearson)",
-            "filter's own FPR given bits",
-            "eliminated",
-            "\"> 99% eliminated\"",
-        ],
-        &rows,
-    ));
-    md.push_str(
-        "\nThe claim *holds* when the whole interval of the eliminated share lies above 99%, \
-         *fails* when it lies at or below 99%, and is *undecided* otherwise. The share reaching \
-         the database is the filter's false-positive rate on never-seen ids, so it should lie \
-         near the filter's own rate given its bits, not exactly at the target p.\n\n",
-    );
-    md.push_str("## Latency and database load\n\n");
-    let rows: Vec<Vec<String>> = o
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                if r.mode == "guarded" {
-                    format!("guarded, p = {}", r.p)
-                } else {
-                    "unguarded".into()
-                },
-                dur_ns(r.p50_ns as f64),
-                dur_ns(r.p99_ns as f64),
-                dur_ns(r.attack_p50_ns as f64),
-                dur_ns(r.attack_p99_ns as f64),
-                dur_ns(r.valid_p50_ns as f64),
-                dur_ns(r.valid_p99_ns as f64),
-                r.db_queries.to_string(),
-                sig(r.db_queries_per_request, 3),
-                dur_ns(r.db_query_ns_mean),
-                r.cache_hits.to_string(),
-                format!("{} s", sig(r.wall_s, 3)),
-            ]
-        })
-        .collect();
-    md.push_str(&table(
-        &[
-            "mode",
-            "p50 all",
-            "p99 all",
-            "p50 attack",
-            "p99 attack",
-            "p50 valid",
-            "p99 valid",
-            "DB queries",
-            "DB queries / request",
-            "mean DB query",
-            "cache hits",
-            "wall",
-        ],
-        &rows,
-    ));
-    md.push_str(&format!(
-        "\n![attack share and latency]({PNG_NAME})\n\n\
-         ## How to read it\n\n\
-         - Latencies are per request, measured around the whole serving path (filter, cache, \
-         database), recorded in histograms (quantiles within 0.8%).\n\
-         - *DB queries / request* is the database load; unguarded, every attack request is a \
-         query, since a miss cannot be cached.\n\
-         - Data: [{CSV_NAME}]({CSV_NAME}) (one row per mode).\n"
-    ));
-    write_text(&dir.join(SUMMARY_NAME), &md)
+/// The error a run the database interrupted ends in, once its report is written at `summary`:
+/// where and why it stopped and how to resume. `None` for a complete run.
+pub fn interrupted_error(
+    o: &PenetrationOutcome,
+    summary: &std::path::Path,
+) -> Option<ScenarioError> {
+    let i = o.interrupted.as_ref()?;
+    Some(ScenarioError::Interrupted(format!(
+        "{}: {}\nTo resume: bring {} back and run the same command again (it rewrites the table \
+         and measures every mode).\nThe modes measured are reported, marked interrupted: {}",
+        i.summary(),
+        i.cause,
+        o.settings.database,
+        summary.display()
+    )))
 }

@@ -49,7 +49,11 @@ use bloomlab_filters::{
 use bloomlab_harness::keys::derive_seed;
 use rand::{RngExt as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use serde::Serialize;
+
+use bloomlab_report::scenario::sig;
+pub use bloomlab_report::scenario::swap::{
+    CSV_NAME, GenRow, HistSummary, SUMMARY_NAME, SwapOutcome, SwapSettings,
+};
 
 use crate::db::{ColType, Db, DbUrl, Param, TableSpec};
 use crate::error::{Result, ScenarioError};
@@ -71,6 +75,8 @@ pub const LOG: TableSpec = TableSpec {
     ],
 };
 
+/// The filter the `scenario` binary uses when none is named: swap needs an atomic bit store.
+pub const DEFAULT_FILTER: &str = "classic/xxh3/km/atomic";
 /// Default reader threads.
 pub const DEFAULT_THREADS: u64 = 2;
 
@@ -126,6 +132,24 @@ impl SwapConfig {
         check_count("--rebuilds", self.rebuilds, 1, 1000)?;
         build_shared(&self.filter, self.initial_ids, self.p).map(|_| ())
     }
+
+    /// The settings as the report prints them.
+    pub fn settings(&self) -> SwapSettings {
+        SwapSettings {
+            backend: self.db.backend().to_owned(),
+            filter: self.filter.clone(),
+            p: self.p,
+            threads: self.threads,
+            initial_ids: self.initial_ids,
+            rebuilds: self.rebuilds,
+            quiet: self.quiet,
+        }
+    }
+
+    /// The process's live heap bytes, when the binary counts them; else 0.
+    fn heap(&self) -> u64 {
+        self.heap_bytes.map_or(0, |f| f() as u64)
+    }
 }
 
 /// A filter readers query while the writer inserts through `&self`.
@@ -167,81 +191,6 @@ pub fn build_shared(name: &str, n: u64, p: f64) -> Result<Box<dyn SharedFilter>>
         "--filter {name} cannot take inserts from the writer while readers query it: swap needs a \
          filter with an atomic bit store, classic/<hash>/<index>/atomic (e.g. classic/xxh3/km/atomic)"
     )))
-}
-
-/// One generation: a CSV row.
-#[derive(Debug, Clone, Serialize)]
-pub struct GenRow {
-    /// `SQLite` or `PostgreSQL`.
-    pub backend: String,
-    /// Generation, from 0.
-    pub generation: u32,
-    /// The log's last seq in its snapshot.
-    pub snapshot_seq: i64,
-    /// Rows in its snapshot.
-    pub snapshot_rows: u64,
-    /// Bits of its filter.
-    pub filter_bits: u64,
-    /// Bytes of its filter.
-    pub filter_bytes: u64,
-    /// Both generations' filter bytes at its swap (old + new; this one's alone for gen 0).
-    pub both_generations_bytes: u64,
-    /// Live heap just before the swap (0 if not counted).
-    pub heap_before_swap: u64,
-    /// Live heap after the old generation was freed (0 if not counted).
-    pub heap_after_release: u64,
-    /// Time from publishing the empty generation to the swap, ms.
-    pub rebuild_ms: f64,
-    /// Reader answers given by this generation.
-    pub answers: u64,
-    /// Of which negative.
-    pub negatives: u64,
-    /// Negatives for ids in this generation's snapshot (must be 0).
-    pub false_negatives: u64,
-    /// Ids present in both this and the previous generation's snapshot.
-    pub ids_present_in_both: u64,
-    /// Of which negative (must be 0).
-    pub negatives_present_in_both: u64,
-    /// Its fill ratio when it was replaced (or at the end).
-    pub fill_ratio_at_end: f64,
-}
-
-/// A run's results.
-#[derive(Debug, Clone)]
-pub struct SwapOutcome {
-    /// The settings.
-    pub config: SwapConfig,
-    /// The database's version.
-    pub db_version: String,
-    /// One row per generation.
-    pub generations: Vec<GenRow>,
-    /// Reader lookups outside rebuilds.
-    pub outside: HistSummary,
-    /// Reader lookups during rebuilds.
-    pub during: HistSummary,
-    /// Writer changes committed.
-    pub changes: u64,
-    /// Inserts among them.
-    pub inserts: u64,
-    /// Rows at the end (verified).
-    pub rows_at_end: u64,
-    /// Wall time of the concurrent phase, s.
-    pub wall_s: f64,
-}
-
-/// Quantiles of a histogram.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct HistSummary {
-    /// Lookups.
-    pub count: u64,
-    /// Median, ns.
-    pub p50_ns: u64,
-    /// 99th percentile, ns.
-    pub p99_ns: u64,
-    /// 99.9th percentile, ns.
-    pub p999_ns: u64,
-    /// Largest, ns.
-    pub max_ns: u64,
 }
 
 impl From<&Histogram> for HistSummary {
@@ -323,6 +272,31 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
+/// What the readers, the writer and the rebuild job share.
+struct Shared<'a> {
+    config: &'a SwapConfig,
+    /// Whether the database is PostgreSQL (its snapshot needs `REPEATABLE READ`).
+    pg: bool,
+    /// The generation readers query.
+    current: ArcSwap<Generation>,
+    /// The generation being built, while a rebuild is under way.
+    pending: ArcSwapOption<Generation>,
+    /// Raised by the rebuild job from publishing the next generation until the swap.
+    rebuilding: AtomicBool,
+    stop: AtomicBool,
+    /// Ids 0..published have been allocated (and, if live, added to the filter): what readers ask.
+    published: AtomicI64,
+    writer_log: Mutex<WriterLog>,
+    /// Held by the writer from its first filter insert to its commit, and by the rebuild job to
+    /// publish its next generation: the race the writer closes.
+    race: Mutex<()>,
+    started: Instant,
+}
+
+/// One reader thread's record: lookup times outside and during rebuilds, its negative answers,
+/// and its answers per generation.
+type ReaderLog = (Histogram, Histogram, Vec<Negative>, Vec<u64>);
+
 /// Runs the scenario and checks every reader answer and the database.
 pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
     config.check()?;
@@ -331,7 +305,82 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
     db.ensure_table(&ITEMS, &[])?;
     db.ensure_table(&LOG, &[])?;
     let db_version = db.version()?;
-    // Start clean, then the initial rows, logged as inserts.
+    seed_table(&mut db, config, progress)?;
+    let (first, record0) = first_generation(&mut db, config, pg)?;
+    let shared = Shared {
+        config,
+        pg,
+        current: ArcSwap::from_pointee(first),
+        pending: ArcSwapOption::empty(),
+        rebuilding: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+        published: AtomicI64::new(config.initial_ids as i64),
+        writer_log: Mutex::new(Default::default()),
+        race: Mutex::new(()),
+        started: Instant::now(),
+    };
+    let (readers, writer_result, rebuild_result) = spawn_and_join(&shared);
+    let wall_s = shared.started.elapsed().as_secs_f64();
+    // The database failing once readers, writer and rebuilds are running interrupts a run whose
+    // figures only mean something whole: a measured failure, reported as such, not bad input.
+    let interrupted = |e: ScenarioError| {
+        if crate::is_database_failure(&e) {
+            ScenarioError::Interrupted(format!(
+                "swap interrupted by the database after {} s of the run: {e}\nNothing is \
+                 reported: swap's figures (false negatives, lookups during and outside swaps) \
+                 cover the whole run. The database holds whole writer transactions. To resume: \
+                 bring {} back and run the same command again (it empties the tables first).",
+                sig(wall_s, 3),
+                config.db
+            ))
+        } else {
+            e
+        }
+    };
+    writer_result
+        .map_err(|_| panicked("writer"))?
+        .map_err(interrupted)?;
+    let rebuilt = rebuild_result
+        .map_err(|_| panicked("rebuild"))?
+        .map_err(interrupted)?;
+    let records = finish_records(record0, rebuilt, &shared.current);
+    let (inserted, deleted, live, changes) =
+        std::mem::take(&mut *shared.writer_log.lock().unwrap_or_else(|e| e.into_inner()));
+    let inserts = inserted.len() as u64;
+    let (outside, during, negatives, answers) = merge_readers(readers, records.len())?;
+
+    verify_snapshots(&mut db, &records)?;
+    let table = verify_end_state(&mut db, live)?;
+    let rows = check_negatives(config, &records, &negatives, &answers, inserted, deleted)?;
+    let last = shared.current.load();
+    if let Some(&id) = table.iter().find(|&&id| !last.filter.contains_id(id)) {
+        return Err(ScenarioError::Verification(format!(
+            "id {id} is in the table at the end but not in the final generation {}",
+            last.number
+        )));
+    }
+
+    progress("swap: checked", 1, 1);
+    Ok(SwapOutcome {
+        settings: config.settings(),
+        db_version,
+        generations: rows,
+        outside: (&outside).into(),
+        during: (&during).into(),
+        changes,
+        inserts,
+        rows_at_end: table.len() as u64,
+        wall_s,
+    })
+}
+
+fn panicked(who: &str) -> ScenarioError {
+    ScenarioError::Verification(format!("the {who} thread panicked"))
+}
+
+/// Seed: empties both tables and writes the initial rows, each logged as an insert, in one
+/// transaction.
+fn seed_table(db: &mut Db, config: &SwapConfig, progress: Progress<'_>) -> Result<()> {
     db.begin()?;
     db.batch("DELETE FROM bloomlab_swap_items; DELETE FROM bloomlab_swap_log")?;
     let mut i = 0;
@@ -364,273 +413,290 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
         i += n;
         progress("swap: writing the initial rows", i, config.initial_ids);
     }
-    db.commit()?;
+    db.commit()
+}
 
-    // Generation 0, built before the readers start.
-    let (seq0, ids0) = snapshot(&mut db, pg)?;
+/// Generation 0, built from a snapshot before the readers start, with its record.
+fn first_generation(db: &mut Db, config: &SwapConfig, pg: bool) -> Result<(Generation, GenRecord)> {
+    let (seq0, ids0) = snapshot(db, pg)?;
     let f0 = build_shared(&config.filter, (ids0.len() as u64 * 3 / 2).max(1), config.p)?;
     for &id in &ids0 {
         f0.insert_id(id);
     }
-    let heap = || config.heap_bytes.map_or(0, |f| f() as u64);
-    let mut records = vec![GenRecord {
+    let record = GenRecord {
         snapshot_seq: seq0,
         members: bitset(&ids0),
         filter_bits: f0.bits(),
         filter_bytes: f0.memory_bytes() as u64,
         both_bytes: f0.memory_bytes() as u64,
-        heap_before: heap(),
-        heap_after: heap(),
+        heap_before: config.heap(),
+        heap_after: config.heap(),
         rebuild_ms: 0.0,
         fill_at_end: 0.0,
-    }];
-    let current = ArcSwap::from_pointee(Generation {
-        number: 0,
-        filter: f0,
-    });
-    let pending: ArcSwapOption<Generation> = ArcSwapOption::empty();
-    let rebuilding = AtomicBool::new(false);
-    let stop = AtomicBool::new(false);
-    // Ids 0..published have been allocated (and, if live, added to the filter): what readers ask.
-    let published = AtomicI64::new(config.initial_ids as i64);
-    let writer_log: Mutex<WriterLog> = Mutex::new(Default::default());
-    let race = Mutex::new(());
-    let started = Instant::now();
+    };
+    Ok((
+        Generation {
+            number: 0,
+            filter: f0,
+        },
+        record,
+    ))
+}
 
-    let (readers, writer_result, rebuild_result) = std::thread::scope(|s| {
-        let readers: Vec<_> = (0..config.threads)
-            .map(|t| {
-                let (current, rebuilding, stop, published, started) =
-                    (&current, &rebuilding, &stop, &published, &started);
-                s.spawn(move || {
-                    let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(
-                        config.seed,
-                        &format!("swap-reader-{t}"),
-                    ));
-                    let (mut outside, mut during) = (Histogram::new(), Histogram::new());
-                    let mut negatives = Vec::new();
-                    let mut answers: Vec<u64> = Vec::new();
-                    while !stop.load(Ordering::Relaxed) {
-                        for _ in 0..256 {
-                            let id = rng.random_range(0..published.load(Ordering::Acquire));
-                            let in_rebuild = rebuilding.load(Ordering::Relaxed);
-                            let t = Instant::now();
-                            let g = current.load();
-                            let found = g.filter.contains_id(id);
-                            let took = t.elapsed();
-                            if in_rebuild {
-                                during.record(took)
-                            } else {
-                                outside.record(took)
-                            }
-                            let n = g.number as usize;
-                            if answers.len() <= n {
-                                answers.resize(n + 1, 0);
-                            }
-                            answers[n] += 1;
-                            if !found {
-                                let at = t.duration_since(*started).as_nanos() as u64;
-                                negatives.push(Negative {
-                                    id,
-                                    generation: g.number,
-                                    at,
-                                });
-                            }
-                        }
-                    }
-                    (outside, during, negatives, answers)
-                })
-            })
+/// Spawn: the readers, the writer and the rebuild job, on scoped threads; returns each one's
+/// result once all have stopped (the rebuild job stops everyone after its last quiet period, the
+/// writer on an error).
+#[allow(clippy::type_complexity)]
+fn spawn_and_join(
+    shared: &Shared<'_>,
+) -> (
+    Vec<std::thread::Result<ReaderLog>>,
+    std::thread::Result<Result<()>>,
+    std::thread::Result<Result<Vec<GenRecord>>>,
+) {
+    std::thread::scope(|s| {
+        let readers: Vec<_> = (0..shared.config.threads)
+            .map(|t| s.spawn(move || read(shared, t)))
             .collect();
-
-        let writer = s.spawn(|| -> Result<()> {
-            // On an error, everyone stops: the run cannot be completed.
-            let _stop_all = StopOnDrop(&stop);
-            let mut db = Db::connect(&config.db)?;
-            let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(config.seed, "swap-writer"));
-            let mut live: Vec<i64> = (0..config.initial_ids as i64).collect();
-            let mut next = config.initial_ids as i64;
-            let mut seq = config.initial_ids as i64;
-            let mut inserted = Vec::new();
-            let mut deleted = Vec::new();
-            let mut changes = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let mut batch = Vec::new();
-                // Held from the first filter insert to the commit, so a rebuild publishes its
-                // next generation either before (then this transaction adds to it) or after
-                // (then the commit precedes its snapshot).
-                let guard = config
-                    .close_race
-                    .then(|| race.lock().unwrap_or_else(|e| e.into_inner()));
-                db.begin()?;
-                for _ in 0..50 {
-                    seq += 1;
-                    if rng.random_range(0..3) < 2 || live.is_empty() {
-                        let id = next;
-                        next += 1;
-                        db.exec(
-                            "INSERT INTO bloomlab_swap_items (id) VALUES ($1)",
-                            &[Param::Int(id)],
-                        )?;
-                        db.exec(
-                            "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, 1)",
-                            &[Param::Int(seq), Param::Int(id)],
-                        )?;
-                        // Into the filters before the commit: once a reader can find the row in
-                        // the database, every generation it can load has the id. Pending first:
-                        // the rebuild swaps before it clears `pending`, so a cleared `pending`
-                        // means `current` is already the new generation.
-                        if config.close_race
-                            && let Some(p) = pending.load().as_ref()
-                        {
-                            p.filter.insert_id(id);
-                        }
-                        current.load().filter.insert_id(id);
-                        live.push(id);
-                        batch.push(id);
-                    } else {
-                        let id = live.swap_remove(rng.random_range(0..live.len()));
-                        db.exec(
-                            "DELETE FROM bloomlab_swap_items WHERE id = $1",
-                            &[Param::Int(id)],
-                        )?;
-                        db.exec(
-                            "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, -1)",
-                            &[Param::Int(seq), Param::Int(id)],
-                        )?;
-                        deleted.push((id, seq));
-                    }
-                }
-                db.commit()?;
-                drop(guard);
-                let done = ns_since(started);
-                changes += 50;
-                inserted.extend(batch.into_iter().map(|id| (id, done)));
-                published.store(next, Ordering::Release);
-            }
-            *writer_log.lock().unwrap_or_else(|e| e.into_inner()) =
-                (inserted, deleted, live, changes);
-            Ok(())
-        });
-
-        let rebuilder = s.spawn(|| -> Result<Vec<GenRecord>> {
-            let mut db = Db::connect(&config.db)?;
-            let mut out = Vec::new();
-            let result = (|| {
-                for g in 1..=config.rebuilds as u32 {
-                    std::thread::sleep(config.quiet);
-                    let t = Instant::now();
-                    rebuilding.store(true, Ordering::SeqCst);
-                    // The size is fixed before the snapshot: the current row count from the last
-                    // generation's snapshot plus the writer's net growth since (estimated by
-                    // `published`), with 1.5x headroom.
-                    let n = (published.load(Ordering::Acquire) as u64 * 3 / 2).max(1);
-                    let next = Arc::new(Generation {
-                        number: g,
-                        filter: build_shared(&config.filter, n, config.p)?,
-                    });
-                    {
-                        let _writer_between_transactions =
-                            race.lock().unwrap_or_else(|e| e.into_inner());
-                        pending.store(Some(next.clone()));
-                    }
-                    let (seq, ids) = snapshot(&mut db, pg)?;
-                    for &id in &ids {
-                        next.filter.insert_id(id);
-                    }
-                    let old_bytes = current.load().filter.memory_bytes() as u64;
-                    let heap_before = heap();
-                    let old = current.swap(next.clone());
-                    pending.store(None);
-                    rebuilding.store(false, Ordering::SeqCst);
-                    let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
-                    let old_fill = old.filter.fill_ratio();
-                    // Wait for readers to let go of the old generation, then measure the heap.
-                    let mut old = Some(old);
-                    while let Some(o) = old.take() {
-                        match Arc::try_unwrap(o) {
-                            Ok(g) => drop(g),
-                            Err(o) => {
-                                old = Some(o);
-                                std::thread::yield_now();
-                            }
-                        }
-                    }
-                    out.push((
-                        GenRecord {
-                            snapshot_seq: seq,
-                            members: bitset(&ids),
-                            filter_bits: next.filter.bits(),
-                            filter_bytes: next.filter.memory_bytes() as u64,
-                            both_bytes: old_bytes + next.filter.memory_bytes() as u64,
-                            heap_before,
-                            heap_after: heap(),
-                            rebuild_ms,
-                            fill_at_end: 0.0,
-                        },
-                        old_fill,
-                    ));
-                }
-                std::thread::sleep(config.quiet);
-                Ok::<_, ScenarioError>(())
-            })();
-            stop.store(true, Ordering::SeqCst);
-            result?;
-            Ok(out
-                .into_iter()
-                .map(|(mut r, fill)| {
-                    r.fill_at_end = fill;
-                    r
-                })
-                .collect::<Vec<_>>())
-        });
-
+        let writer = s.spawn(|| write(shared));
+        let rebuilder = s.spawn(|| rebuild(shared));
         let writer_result = writer.join();
         let rebuild_result = rebuilder.join();
-        stop.store(true, Ordering::SeqCst);
+        shared.stop.store(true, Ordering::SeqCst);
         let readers: Vec<_> = readers.into_iter().map(|r| r.join()).collect();
         (readers, writer_result, rebuild_result)
-    });
-    let wall_s = started.elapsed().as_secs_f64();
-    let panic = |who: &str| ScenarioError::Verification(format!("the {who} thread panicked"));
-    // The database failing once readers, writer and rebuilds are running interrupts a run whose
-    // figures only mean something whole: a measured failure, reported as such, not bad input.
-    let interrupted = |e: ScenarioError| {
-        if crate::is_database_failure(&e) {
-            ScenarioError::Interrupted(format!(
-                "swap interrupted by the database after {} s of the run: {e}\nNothing is \
-                 reported: swap's figures (false negatives, lookups during and outside swaps) \
-                 cover the whole run. The database holds whole writer transactions. To resume: \
-                 bring {} back and run the same command again (it empties the tables first).",
-                crate::output::sig(wall_s, 3),
-                config.db
-            ))
-        } else {
-            e
+    })
+}
+
+/// Reader `t`: queries uniformly random allocated ids until stopped, timing each lookup.
+fn read(sh: &Shared<'_>, t: u64) -> ReaderLog {
+    let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(sh.config.seed, &format!("swap-reader-{t}")));
+    let (mut outside, mut during) = (Histogram::new(), Histogram::new());
+    let mut negatives = Vec::new();
+    let mut answers: Vec<u64> = Vec::new();
+    while !sh.stop.load(Ordering::Relaxed) {
+        for _ in 0..256 {
+            let id = rng.random_range(0..sh.published.load(Ordering::Acquire));
+            let in_rebuild = sh.rebuilding.load(Ordering::Relaxed);
+            let t = Instant::now();
+            let g = sh.current.load();
+            let found = g.filter.contains_id(id);
+            let took = t.elapsed();
+            if in_rebuild {
+                during.record(took)
+            } else {
+                outside.record(took)
+            }
+            let n = g.number as usize;
+            if answers.len() <= n {
+                answers.resize(n + 1, 0);
+            }
+            answers[n] += 1;
+            if !found {
+                let at = t.duration_since(sh.started).as_nanos() as u64;
+                negatives.push(Negative {
+                    id,
+                    generation: g.number,
+                    at,
+                });
+            }
         }
+    }
+    (outside, during, negatives, answers)
+}
+
+/// The writer's state between transactions.
+struct Writer {
+    rng: Pcg64Mcg,
+    live: Vec<i64>,
+    next: i64,
+    seq: i64,
+    inserted: Vec<(i64, u64)>,
+    deleted: Vec<(i64, i64)>,
+    changes: u64,
+}
+
+/// The writer: transactions of 50 changes until stopped; on an error, everyone stops.
+fn write(sh: &Shared<'_>) -> Result<()> {
+    // On an error, everyone stops: the run cannot be completed.
+    let _stop_all = StopOnDrop(&sh.stop);
+    let config = sh.config;
+    let mut db = Db::connect(&config.db)?;
+    let mut w = Writer {
+        rng: Pcg64Mcg::seed_from_u64(derive_seed(config.seed, "swap-writer")),
+        live: (0..config.initial_ids as i64).collect(),
+        next: config.initial_ids as i64,
+        seq: config.initial_ids as i64,
+        inserted: Vec::new(),
+        deleted: Vec::new(),
+        changes: 0,
     };
-    writer_result
-        .map_err(|_| panic("writer"))?
-        .map_err(interrupted)?;
-    let rebuilt = rebuild_result
-        .map_err(|_| panic("rebuild"))?
-        .map_err(interrupted)?;
-    // Fill ratio of each generation when it was replaced; the last one's now.
+    while !sh.stop.load(Ordering::Relaxed) {
+        // Held from the first filter insert to the commit, so a rebuild publishes its
+        // next generation either before (then this transaction adds to it) or after
+        // (then the commit precedes its snapshot).
+        let guard = config
+            .close_race
+            .then(|| sh.race.lock().unwrap_or_else(|e| e.into_inner()));
+        db.begin()?;
+        let batch = write_changes(sh, &mut db, &mut w)?;
+        db.commit()?;
+        drop(guard);
+        let done = ns_since(sh.started);
+        w.changes += 50;
+        w.inserted.extend(batch.into_iter().map(|id| (id, done)));
+        sh.published.store(w.next, Ordering::Release);
+    }
+    *sh.writer_log.lock().unwrap_or_else(|e| e.into_inner()) =
+        (w.inserted, w.deleted, w.live, w.changes);
+    Ok(())
+}
+
+/// One transaction's 50 changes (two thirds inserts, one third deletes), each logged; inserted
+/// ids go into the filters before the commit. Returns the ids inserted.
+fn write_changes(sh: &Shared<'_>, db: &mut Db, w: &mut Writer) -> Result<Vec<i64>> {
+    let mut batch = Vec::new();
+    for _ in 0..50 {
+        w.seq += 1;
+        if w.rng.random_range(0..3) < 2 || w.live.is_empty() {
+            let id = w.next;
+            w.next += 1;
+            db.exec(
+                "INSERT INTO bloomlab_swap_items (id) VALUES ($1)",
+                &[Param::Int(id)],
+            )?;
+            db.exec(
+                "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, 1)",
+                &[Param::Int(w.seq), Param::Int(id)],
+            )?;
+            // Into the filters before the commit: once a reader can find the row in
+            // the database, every generation it can load has the id. Pending first:
+            // the rebuild swaps before it clears `pending`, so a cleared `pending`
+            // means `current` is already the new generation.
+            if sh.config.close_race
+                && let Some(p) = sh.pending.load().as_ref()
+            {
+                p.filter.insert_id(id);
+            }
+            sh.current.load().filter.insert_id(id);
+            w.live.push(id);
+            batch.push(id);
+        } else {
+            let id = w.live.swap_remove(w.rng.random_range(0..w.live.len()));
+            db.exec(
+                "DELETE FROM bloomlab_swap_items WHERE id = $1",
+                &[Param::Int(id)],
+            )?;
+            db.exec(
+                "INSERT INTO bloomlab_swap_log (seq, id, op) VALUES ($1, $2, -1)",
+                &[Param::Int(w.seq), Param::Int(id)],
+            )?;
+            w.deleted.push((id, w.seq));
+        }
+    }
+    Ok(batch)
+}
+
+/// The rebuild job: [`SwapConfig::rebuilds`] generations, each after a quiet period, then a
+/// last quiet period; stops everyone when done (or failed). Each record's fill ratio is that of
+/// the generation it replaced, when replaced.
+fn rebuild(sh: &Shared<'_>) -> Result<Vec<GenRecord>> {
+    let config = sh.config;
+    let mut db = Db::connect(&config.db)?;
+    let result = (|| {
+        let mut out = Vec::new();
+        for g in 1..=config.rebuilds as u32 {
+            std::thread::sleep(config.quiet);
+            out.push(rebuild_one(sh, &mut db, g)?);
+        }
+        std::thread::sleep(config.quiet);
+        Ok(out)
+    })();
+    sh.stop.store(true, Ordering::SeqCst);
+    result
+}
+
+/// Builds generation `g` from a snapshot and swaps it in; waits for the readers to let go of
+/// the old one and measures the heap.
+fn rebuild_one(sh: &Shared<'_>, db: &mut Db, g: u32) -> Result<GenRecord> {
+    let config = sh.config;
+    let t = Instant::now();
+    sh.rebuilding.store(true, Ordering::SeqCst);
+    // The size is fixed before the snapshot: the current row count from the last
+    // generation's snapshot plus the writer's net growth since (estimated by
+    // `published`), with 1.5x headroom.
+    let n = (sh.published.load(Ordering::Acquire) as u64 * 3 / 2).max(1);
+    let next = Arc::new(Generation {
+        number: g,
+        filter: build_shared(&config.filter, n, config.p)?,
+    });
+    {
+        let _writer_between_transactions = sh.race.lock().unwrap_or_else(|e| e.into_inner());
+        sh.pending.store(Some(next.clone()));
+    }
+    let (seq, ids) = snapshot(db, sh.pg)?;
+    for &id in &ids {
+        next.filter.insert_id(id);
+    }
+    let old_bytes = sh.current.load().filter.memory_bytes() as u64;
+    let heap_before = config.heap();
+    let old = sh.current.swap(next.clone());
+    sh.pending.store(None);
+    sh.rebuilding.store(false, Ordering::SeqCst);
+    let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
+    let old_fill = old.filter.fill_ratio();
+    // Wait for readers to let go of the old generation, then measure the heap.
+    let mut old = Some(old);
+    while let Some(o) = old.take() {
+        match Arc::try_unwrap(o) {
+            Ok(g) => drop(g),
+            Err(o) => {
+                old = Some(o);
+                std::thread::yield_now();
+            }
+        }
+    }
+    Ok(GenRecord {
+        snapshot_seq: seq,
+        members: bitset(&ids),
+        filter_bits: next.filter.bits(),
+        filter_bytes: next.filter.memory_bytes() as u64,
+        both_bytes: old_bytes + next.filter.memory_bytes() as u64,
+        heap_before,
+        heap_after: config.heap(),
+        rebuild_ms,
+        fill_at_end: old_fill,
+    })
+}
+
+/// Every generation's record, each with its fill ratio when it was replaced (the rebuild that
+/// replaced it measured it) or, for the last, now.
+fn finish_records(
+    first: GenRecord,
+    rebuilt: Vec<GenRecord>,
+    current: &ArcSwap<Generation>,
+) -> Vec<GenRecord> {
     let mut fills: Vec<f64> = rebuilt.iter().map(|r| r.fill_at_end).collect();
     fills.push(current.load().filter.fill_ratio());
+    let mut records = vec![first];
     records.extend(rebuilt);
     for (r, f) in records.iter_mut().zip(fills) {
         r.fill_at_end = f;
     }
-    let (inserted, deleted, live, changes) =
-        std::mem::take(&mut *writer_log.lock().unwrap_or_else(|e| e.into_inner()));
-    let inserts = inserted.len() as u64;
+    records
+}
 
+/// The readers' records merged: lookup times outside and during rebuilds, every negative
+/// answer, and the answers per generation (`generations` of them).
+fn merge_readers(
+    readers: Vec<std::thread::Result<ReaderLog>>,
+    generations: usize,
+) -> Result<ReaderLog> {
     let (mut outside, mut during) = (Histogram::new(), Histogram::new());
     let mut negatives = Vec::new();
-    let mut answers = vec![0u64; records.len()];
+    let mut answers = vec![0u64; generations];
     for r in readers {
-        let (o, d, n, a) = r.map_err(|_| panic("reader"))?;
+        let (o, d, n, a) = r.map_err(|_| panicked("reader"))?;
         outside.merge(&o);
         during.merge(&d);
         negatives.extend(n);
@@ -640,8 +706,11 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             }
         }
     }
+    Ok((outside, during, negatives, answers))
+}
 
-    // The snapshots against the database's log.
+/// Verify: each generation's snapshot equals the change log replayed to its `seq`.
+fn verify_snapshots(db: &mut Db, records: &[GenRecord]) -> Result<()> {
     for (g, r) in records.iter().enumerate() {
         let mut replayed = db.ints(
             "SELECT id FROM bloomlab_swap_log WHERE seq <= $1 GROUP BY id HAVING SUM(op) > 0",
@@ -674,7 +743,12 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             )));
         }
     }
-    // The end state: table = whole log replayed = the writer's record.
+    Ok(())
+}
+
+/// Verify the end state: the table equals the whole log replayed and the writer's record of
+/// live ids. Returns the table's ids, sorted.
+fn verify_end_state(db: &mut Db, mut live: Vec<i64>) -> Result<Vec<i64>> {
     let mut table = db.ints("SELECT id FROM bloomlab_swap_items", &[])?;
     table.sort_unstable();
     let mut replayed = db.ints(
@@ -682,7 +756,6 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
         &[],
     )?;
     replayed.sort_unstable();
-    let mut live = live;
     live.sort_unstable();
     if table != replayed || table != live {
         return Err(ScenarioError::Verification(format!(
@@ -692,30 +765,25 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             live.len()
         )));
     }
-    // Every negative reader answer.
+    Ok(table)
+}
+
+/// Verify every negative reader answer against the generation that gave it, and build the
+/// generations' rows. A false negative is an error naming the first.
+fn check_negatives(
+    config: &SwapConfig,
+    records: &[GenRecord],
+    negatives: &[Negative],
+    answers: &[u64],
+    inserted: Vec<(i64, u64)>,
+    deleted: Vec<(i64, i64)>,
+) -> Result<Vec<GenRow>> {
     let committed: std::collections::HashMap<i64, u64> = inserted.into_iter().collect();
     let deleted_seq: std::collections::HashMap<i64, i64> = deleted.into_iter().collect();
     let mut rows: Vec<GenRow> = records
         .iter()
         .enumerate()
-        .map(|(g, r)| GenRow {
-            backend: config.db.backend().to_owned(),
-            generation: g as u32,
-            snapshot_seq: r.snapshot_seq,
-            snapshot_rows: r.members.iter().filter(|&&m| m).count() as u64,
-            filter_bits: r.filter_bits,
-            filter_bytes: r.filter_bytes,
-            both_generations_bytes: r.both_bytes,
-            heap_before_swap: r.heap_before,
-            heap_after_release: r.heap_after,
-            rebuild_ms: r.rebuild_ms,
-            answers: answers.get(g).copied().unwrap_or(0),
-            negatives: 0,
-            false_negatives: 0,
-            ids_present_in_both: 0,
-            negatives_present_in_both: 0,
-            fill_ratio_at_end: r.fill_at_end,
-        })
+        .map(|(g, r)| gen_row(config, g, r, answers.get(g).copied().unwrap_or(0)))
         .collect();
     let member = |g: usize, id: i64| {
         records[g]
@@ -725,7 +793,7 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             .unwrap_or(false)
     };
     let mut first_fn = None;
-    for n in &negatives {
+    for n in negatives {
         let g = n.generation as usize;
         rows[g].negatives += 1;
         let in_snapshot = member(g, n.id);
@@ -764,181 +832,33 @@ pub fn run(config: &SwapConfig, progress: Progress<'_>) -> Result<SwapOutcome> {
             }
         )));
     }
-    let last = current.load();
-    if let Some(&id) = table.iter().find(|&&id| !last.filter.contains_id(id)) {
-        return Err(ScenarioError::Verification(format!(
-            "id {id} is in the table at the end but not in the final generation {}",
-            last.number
-        )));
-    }
-
-    progress("swap: checked", 1, 1);
-    Ok(SwapOutcome {
-        config: config.clone(),
-        db_version,
-        generations: rows,
-        outside: (&outside).into(),
-        during: (&during).into(),
-        changes,
-        inserts,
-        rows_at_end: table.len() as u64,
-        wall_s,
-    })
+    Ok(rows)
 }
 
-/// The CSV.
-pub const CSV_NAME: &str = "swap.csv";
-/// The report.
-pub const SUMMARY_NAME: &str = "summary.md";
+/// Generation `g`'s row before its negatives are counted.
+fn gen_row(config: &SwapConfig, g: usize, r: &GenRecord, answers: u64) -> GenRow {
+    GenRow {
+        backend: config.db.backend().to_owned(),
+        generation: g as u32,
+        snapshot_seq: r.snapshot_seq,
+        snapshot_rows: r.members.iter().filter(|&&m| m).count() as u64,
+        filter_bits: r.filter_bits,
+        filter_bytes: r.filter_bytes,
+        both_generations_bytes: r.both_bytes,
+        heap_before_swap: r.heap_before,
+        heap_after_release: r.heap_after,
+        rebuild_ms: r.rebuild_ms,
+        answers,
+        negatives: 0,
+        false_negatives: 0,
+        ids_present_in_both: 0,
+        negatives_present_in_both: 0,
+        fill_ratio_at_end: r.fill_at_end,
+    }
+}
 
-/// Writes `swap.csv` (one row per generation) and `summary.md` into `dir`. No picture: the
-/// figures are a handful of quantiles and sizes, which a table shows better.
+/// Writes `swap.csv` (one row per generation) and `summary.md` into `dir`
+/// ([`bloomlab_report::scenario::swap::write`]).
 pub fn write_report(o: &SwapOutcome, dir: &std::path::Path, revision: &str) -> Result<()> {
-    use crate::output::{dur_ns, sig, write_csv, write_text};
-    use bloomlab_report::markdown::table;
-    let dirty = bloomlab_report::markdown::dirty_warning([revision]);
-    crate::output::prepare_dir(dir)?;
-    write_csv(&dir.join(CSV_NAME), &o.generations)?;
-    let c = &o.config;
-    let negatives: u64 = o.generations.iter().map(|g| g.negatives).sum();
-    let answers: u64 = o.generations.iter().map(|g| g.answers).sum();
-    let fns: u64 = o.generations.iter().map(|g| g.false_negatives).sum();
-    let both_neg: u64 = o
-        .generations
-        .iter()
-        .map(|g| g.negatives_present_in_both)
-        .sum();
-    let stale = negatives - fns;
-    let mut md = format!(
-        "# Rebuild-and-swap against {}\n\n\
-         {dirty}Generated by `scenario swap` (revision {revision}); regenerate, do not edit.\n\n\
-         - Database: {} ({}). {} initial rows; the writer committed {} changes ({} inserts, the \
-         rest deletes) in transactions of 50, each logged in the same transaction; {} rows at \
-         the end.\n\
-         - Filter: `{}` at p = {}, each generation sized for 1.5x the ids allocated when its \
-         rebuild began; {} rebuilds, {} s apart; {} reader threads; {} s in all.\n\n\
-         ## Correctness (checked after the run)\n\n\
-         - Reader answers: {answers}, of which {negatives} negative. **False negatives: {fns}** \
-         (a negative for an id in the answering generation's snapshot, or one whose insert had \
-         committed before the query started and that was not deleted by that generation's \
-         snapshot).\n\
-         - Negatives for ids present in both the answering generation's snapshot and the \
-         previous one's: **{both_neg}**.\n\
-         - {stale} negatives were for ids deleted by the answering generation's snapshot or \
-         not yet committed when the query started: correct answers.\n\
-         - Every generation's snapshot equals the change log replayed to its `seq` (SQL \
-         `GROUP BY id HAVING SUM(op) > 0`); the final table equals the whole log replayed and the \
-         writer's own record; every final row is in the final generation. A difference would have \
-         failed the run.\n\n",
-        c.db.backend(),
-        o.db_version,
-        c.db.backend(),
-        c.initial_ids,
-        o.changes,
-        o.inserts,
-        o.rows_at_end,
-        c.filter,
-        c.p,
-        c.rebuilds,
-        c.quiet.as_secs_f64(),
-        c.threads,
-        sig(o.wall_s, 3),
-    );
-    md.push_str("## Reader lookups: during and outside a rebuild\n\n");
-    let hrow = |name: &str, h: &HistSummary| {
-        vec![
-            name.to_owned(),
-            h.count.to_string(),
-            dur_ns(h.p50_ns as f64),
-            dur_ns(h.p99_ns as f64),
-            dur_ns(h.p999_ns as f64),
-            dur_ns(h.max_ns as f64),
-        ]
-    };
-    md.push_str(&table(
-        &["", "lookups", "p50", "p99", "p99.9", "max"],
-        &[
-            hrow("outside a rebuild", &o.outside),
-            hrow("during a rebuild", &o.during),
-        ],
-    ));
-    md.push_str(
-        "\nEach lookup is timed from before loading the current generation (`ArcSwap::load`) to \
-         the answer, and counted as *during* when the rebuild job's flag was up (from publishing \
-         the next generation to the swap). The tail reflects the 2-core machine shared with the \
-         writer and the rebuild job, not the filter alone.\n\n",
-    );
-    md.push_str("## Generations\n\n");
-    let rows: Vec<Vec<String>> = o
-        .generations
-        .iter()
-        .map(|g| {
-            vec![
-                g.generation.to_string(),
-                g.snapshot_seq.to_string(),
-                g.snapshot_rows.to_string(),
-                g.filter_bytes.to_string(),
-                g.both_generations_bytes.to_string(),
-                if g.heap_before_swap > 0 {
-                    g.heap_before_swap.to_string()
-                } else {
-                    "n/a".into()
-                },
-                if g.heap_after_release > 0 {
-                    g.heap_after_release.to_string()
-                } else {
-                    "n/a".into()
-                },
-                format!("{} ms", sig(g.rebuild_ms, 3)),
-                g.answers.to_string(),
-                g.negatives.to_string(),
-                g.false_negatives.to_string(),
-                g.ids_present_in_both.to_string(),
-                g.negatives_present_in_both.to_string(),
-                format!("{:.3}", g.fill_ratio_at_end),
-            ]
-        })
-        .collect();
-    md.push_str(&table(
-        &[
-            "gen",
-            "snapshot seq",
-            "snapshot rows",
-            "filter bytes",
-            "both generations' bytes",
-            "heap before swap",
-            "heap after old freed",
-            "rebuild",
-            "answers",
-            "negatives",
-            "false negatives",
-            "ids in both snapshots",
-            "their negatives",
-            "fill ratio when replaced",
-        ],
-        &rows,
-    ));
-    let peak = o
-        .generations
-        .iter()
-        .map(|g| g.both_generations_bytes)
-        .max()
-        .unwrap_or(0);
-    md.push_str(&format!(
-        "\n**Peak filter memory with two generations alive: {peak} bytes** ({} MB): the old \
-         generation's and the new one's `memory_bytes()` at the swap (exact sizes of the \
-         structures). The heap columns are the process's live heap bytes from the counting \
-         allocator the binary installs, read just before the swap and after the last reader let \
-         go of the old generation; they include the readers' growing logs of negative answers \
-         (kept for the check), so they rise over the run and show the process, not the filters.\n\n\
-         ## How to read it\n\n\
-         - A rebuild that misses a write (an id committed after its snapshot, not added to the \
-         new generation) shows up as false negatives; the writer adds each insert to the current \
-         and the pending generation after its commit, which closes that race.\n\
-         - Deleted ids stay positive in the generation that had them until the next rebuild: \
-         the rebuild is what removes them (the fill ratio drops back at each swap).\n\
-         - Data: [{CSV_NAME}]({CSV_NAME}) (one row per generation).\n",
-        sig(peak as f64 / 1e6, 3)
-    ));
-    write_text(&dir.join(SUMMARY_NAME), &md)
+    Ok(bloomlab_report::scenario::swap::write(o, dir, revision)?)
 }

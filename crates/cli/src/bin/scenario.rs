@@ -212,7 +212,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         ))
     });
     check_out_dir(&out)?;
-    bloomlab_scenarios::output::prepare_dir(&out)?;
+    bloomlab_report::scenario::output::prepare_dir(&out).map_err(ScenarioError::from)?;
     let bar = ProgressBar::new(1);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}")
@@ -225,67 +225,63 @@ fn run(args: &Args) -> anyhow::Result<()> {
         bar.set_message(label.to_owned());
     };
     let revision = git_revision();
-    let filter = args.filter.clone().unwrap_or_else(|| {
-        match args.scenario {
-            Kind::Swap => "classic/xxh3/km/atomic",
-            _ => "classic/xxh3/km/flat",
-        }
-        .to_owned()
-    });
-    let result = (|| -> Result<String, ScenarioError> {
-        match args.scenario {
-            Kind::Dedup => {
-                let mut c = dedup::DedupConfig::new(db.clone(), &filter, ps[0]);
-                c.days = args.days;
-                c.capacity = args.capacity;
-                c.seed = args.seed;
-                let o = dedup::run(&c, &mut progress)?;
-                dedup::write_report(&o, &out, &revision)?;
-                let summary = out.join(dedup::SUMMARY_NAME);
-                if let (Some(what), Some(i)) = (o.interruption_summary(), &o.interrupted) {
-                    return Err(ScenarioError::Interrupted(format!(
-                        "{what}: {}\n{}\nThe days measured are reported, marked interrupted: \
-                         {}",
-                        i.cause,
-                        o.resume_advice().unwrap_or_default(),
-                        summary.display()
-                    )));
-                }
-                Ok(format!("{}", summary.display()))
-            }
-            Kind::Penetration => {
-                let mut c = penetration::PenetrationConfig::new(db.clone(), &filter, ps.clone());
-                c.attack_share = args.attack_share;
-                c.seed = args.seed;
-                let o = penetration::run(&c, &mut progress)?;
-                penetration::write_report(&o, &out, &revision)?;
-                let summary = out.join(penetration::SUMMARY_NAME);
-                if let Some(i) = &o.interrupted {
-                    return Err(ScenarioError::Interrupted(format!(
-                        "{}: {}\nTo resume: bring {} back and run the same command again (it \
-                         rewrites the table and measures every mode).\nThe modes measured are \
-                         reported, marked interrupted: {}",
-                        i.summary(),
-                        i.cause,
-                        c.db,
-                        summary.display()
-                    )));
-                }
-                Ok(format!("{}", summary.display()))
-            }
-            Kind::Swap => {
-                let mut c = swap::SwapConfig::new(db.clone(), &filter, ps[0]);
-                c.threads = args.threads;
-                c.seed = args.seed;
-                c.heap_bytes = Some(CountingAlloc::live_bytes);
-                let o = swap::run(&c, &mut progress)?;
-                swap::write_report(&o, &out, &revision)?;
-                Ok(format!("{}", out.join(swap::SUMMARY_NAME).display()))
-            }
-        }
-    })();
+    let result = measure_and_report(args, db, &ps, &out, &revision, &mut progress);
     bar.finish_and_clear();
     let summary = result?;
-    eprintln!("scenario {}: wrote {summary}", args.scenario.name());
+    eprintln!(
+        "scenario {}: wrote {}",
+        args.scenario.name(),
+        summary.display()
+    );
     Ok(())
+}
+
+/// Runs the scenario, writes its report into `out` and returns the summary's path; a run the
+/// database interrupted is reported, then returned as [`ScenarioError::Interrupted`].
+fn measure_and_report(
+    args: &Args,
+    db: DbUrl,
+    ps: &[f64],
+    out: &Path,
+    revision: &str,
+    progress: bloomlab_scenarios::Progress<'_>,
+) -> Result<PathBuf, ScenarioError> {
+    let filter = args.filter.as_deref().unwrap_or(match args.scenario {
+        Kind::Swap => swap::DEFAULT_FILTER,
+        _ => dedup::DEFAULT_FILTER,
+    });
+    let interrupted = match args.scenario {
+        Kind::Dedup => {
+            let mut c = dedup::DedupConfig::new(db, filter, ps[0]);
+            c.days = args.days;
+            c.capacity = args.capacity;
+            c.seed = args.seed;
+            let o = dedup::run(&c, progress)?;
+            dedup::write_report(&o, out, revision)?;
+            dedup::interrupted_error(&o, &out.join(dedup::SUMMARY_NAME))
+        }
+        Kind::Penetration => {
+            let mut c = penetration::PenetrationConfig::new(db, filter, ps.to_vec());
+            c.attack_share = args.attack_share;
+            c.seed = args.seed;
+            let o = penetration::run(&c, progress)?;
+            penetration::write_report(&o, out, revision)?;
+            penetration::interrupted_error(&o, &out.join(penetration::SUMMARY_NAME))
+        }
+        Kind::Swap => {
+            let mut c = swap::SwapConfig::new(db, filter, ps[0]);
+            c.threads = args.threads;
+            c.seed = args.seed;
+            c.heap_bytes = Some(CountingAlloc::live_bytes);
+            let o = swap::run(&c, progress)?;
+            swap::write_report(&o, out, revision)?;
+            None
+        }
+    };
+    let summary = out.join(match args.scenario {
+        Kind::Dedup => dedup::SUMMARY_NAME,
+        Kind::Penetration => penetration::SUMMARY_NAME,
+        Kind::Swap => swap::SUMMARY_NAME,
+    });
+    interrupted.map_or(Ok(summary), Err)
 }

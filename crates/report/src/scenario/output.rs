@@ -2,25 +2,18 @@
 //!
 //! A report is never a mix of two runs nor cut short: [`prepare_dir`] locks the output directory
 //! for the rest of the process (a second run on it is refused at once, naming the holder), every
-//! file written into a prepared directory ([`write_csv`], the PNG of `plot::draw`) is staged
-//! beside it, and [`write_text`], which writes the summary last, moves every staged file into
-//! place. A run that fails before then leaves the previous report as it was. Files outside a
+//! file written into a prepared directory ([`write_csv`], the PNG of [`super::plot::draw`]) is
+//! staged beside it, and [`write_text`], which writes the summary last, moves every staged file
+//! into place. A run that fails before then leaves the previous report as it was. Files outside a
 //! prepared directory are written whole or not at all (temporary file, fsync, rename).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use bloomlab_report::output::{OutputDir, OutputError, write_atomic, write_atomic_with};
 use serde::Serialize;
 
-use crate::error::{Result, ScenarioError};
-
-fn write_err(path: &Path, e: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Write {
-        path: path.display().to_string(),
-        cause: e.to_string(),
-    }
-}
+use super::{Result, ScenarioOutputError, write_err};
+use crate::output::{OutputDir, OutputError, write_atomic, write_atomic_with};
 
 /// An output directory this process holds, with its canonical path for lookups.
 struct Held {
@@ -68,11 +61,12 @@ pub(crate) fn discard(path: &Path) {
 }
 
 /// Creates `dir` (and parents), checks that a file can be written in it and locks it for the rest
-/// of the process, before anything is measured. A directory another process holds is bad input
-/// naming the holder; preparing a directory this process already holds again is a no-op.
+/// of the process, before anything is measured. A directory another process holds, or a path that
+/// is a file, is [`ScenarioOutputError::BadOut`] naming `--out` (and the holder); preparing a
+/// directory this process already holds again is a no-op.
 pub fn prepare_dir(dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
-        return Err(ScenarioError::BadInput(format!(
+        return Err(ScenarioOutputError::BadOut(format!(
             "--out {}: it exists and is not a directory; give a directory for the report",
             dir.display()
         )));
@@ -84,7 +78,7 @@ pub fn prepare_dir(dir: &Path) -> Result<()> {
         return Ok(());
     }
     let out = OutputDir::lock(dir).map_err(|e| match e {
-        OutputError::Busy { .. } => ScenarioError::BadInput(format!("--out: {e}")),
+        OutputError::Busy { .. } => ScenarioOutputError::BadOut(format!("--out: {e}")),
         other => write_err(dir, other),
     })?;
     held.push(Held {
@@ -137,33 +131,51 @@ pub fn write_text(path: &Path, text: &str) -> Result<()> {
     }
 }
 
-/// `x` with a fixed number of significant digits for tables.
-pub fn sig(x: f64, digits: usize) -> String {
-    if !x.is_finite() {
-        return format!("{x}");
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let mag = x.abs().log10().floor() as i32;
-    if !(-4..6).contains(&mag) {
-        return format!("{x:.*e}", digits.saturating_sub(1));
-    }
-    let decimals = (digits as i32 - 1 - mag).max(0) as usize;
-    format!("{x:.decimals$}")
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Nanoseconds shown in the unit that keeps them readable.
-pub fn dur_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        "n/a".into()
-    } else if ns < 1e3 {
-        format!("{} ns", sig(ns, 3))
-    } else if ns < 1e6 {
-        format!("{} µs", sig(ns / 1e3, 3))
-    } else if ns < 1e9 {
-        format!("{} ms", sig(ns / 1e6, 3))
-    } else {
-        format!("{} s", sig(ns / 1e9, 3))
+    #[test]
+    fn a_prepared_directory_shows_staged_files_only_when_the_summary_is_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        prepare_dir(&dir).unwrap();
+        // Preparing again in the same process is a no-op.
+        prepare_dir(&dir).unwrap();
+        write_csv(&dir.join("rows.csv"), &[(1u32, "a"), (2, "b")]).unwrap();
+        assert!(
+            !dir.join("rows.csv").exists(),
+            "the CSV appeared before the summary"
+        );
+        write_text(&dir.join("summary.md"), "# done\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("rows.csv")).unwrap(),
+            "1,a\n2,b\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("summary.md")).unwrap(),
+            "# done\n"
+        );
+    }
+
+    #[test]
+    fn a_file_as_the_output_directory_is_bad_input_naming_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let err = prepare_dir(&file).unwrap_err();
+        assert!(
+            matches!(&err, ScenarioOutputError::BadOut(m) if m.starts_with("--out ") && m.contains("is not a directory")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn outside_a_prepared_directory_files_are_written_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("loose.md");
+        write_text(&path, "old").unwrap();
+        write_text(&path, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
     }
 }
