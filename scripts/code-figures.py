@@ -29,6 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATALOGUE = (
     "crates/filters/src/registry.rs",
     "crates/harness/src/subject/",
+    # The sketches' own names (`hll/...`, `peer/hyperloglogplus/...`) are resolved here.
+    "crates/sketches/src/cardinality.rs",
 )
 
 NAME_LITERAL = re.compile(
@@ -57,7 +59,7 @@ def non_test_text(rel):
     base = os.path.basename(rel)
     if base in ("tests.rs", "testing.rs") or "/tests/" in rel:
         return ""
-    cut = re.search(r"#\[cfg\(test\)\]\s*(?:pub(?:\(crate\))?\s+)?mod\s", text)
+    cut = re.search(r"#\[cfg\(test\)\]\s*(?:pub(?:\((?:crate|super)\))?\s+)?mod\s", text)
     return text if cut is None else text[: cut.start()]
 
 

@@ -237,6 +237,34 @@ impl SweepConfig {
 
     /// Checks every setting; the error names the value and its allowed range.
     pub fn validate(&self) -> Result<(), HarnessError> {
+        self.check_sampling()?;
+        self.check_threads()?;
+        if self.grids.is_empty() {
+            return Err(HarnessError::invalid(
+                "grids",
+                "none",
+                "at least one grid is needed",
+            ));
+        }
+        match &self.workload {
+            WorkloadSettings::Static => {}
+            WorkloadSettings::Churn(c) => c.validate()?,
+            WorkloadSettings::Grow(g) => {
+                for grid in &self.grids {
+                    for &n in &grid.n {
+                        g.validate(n)?;
+                    }
+                }
+            }
+        }
+        for g in &self.grids {
+            self.check_grid(g)?;
+        }
+        Ok(())
+    }
+
+    /// The sampling settings: confidence in (0, 1), precision > 0, 1 to 2^53 queries.
+    fn check_sampling(&self) -> Result<(), HarnessError> {
         let s = &self.sampling;
         check_confidence(s.confidence).map_err(|_| {
             HarnessError::invalid(
@@ -259,6 +287,11 @@ impl SweepConfig {
                 "must be a whole number, at least 1 and at most 2^53",
             ));
         }
+        Ok(())
+    }
+
+    /// The thread counts (at most [`THREADS_PER_CORE`] per core) and timing passes (at least 1).
+    fn check_threads(&self) -> Result<(), HarnessError> {
         let max_threads = max_threads();
         if self.threads > max_threads {
             return Err(HarnessError::invalid(
@@ -286,93 +319,79 @@ impl SweepConfig {
                 "must be at least 1",
             ));
         }
-        if self.grids.is_empty() {
-            return Err(HarnessError::invalid(
-                "grids",
-                "none",
-                "at least one grid is needed",
-            ));
-        }
-        match &self.workload {
-            WorkloadSettings::Static => {}
-            WorkloadSettings::Churn(c) => c.validate()?,
-            WorkloadSettings::Grow(g) => {
-                for grid in &self.grids {
-                    for &n in &grid.n {
-                        g.validate(n)?;
-                    }
-                }
+        Ok(())
+    }
+
+    /// One grid: no empty list, every subject able to run the workload, and n, p and overfill in
+    /// range (with the members they make).
+    fn check_grid(&self, g: &Grid) -> Result<(), HarnessError> {
+        for (what, empty) in [
+            ("filters", g.filters.is_empty()),
+            ("key sets", g.key_sets.is_empty()),
+            ("n", g.n.is_empty()),
+            ("p", g.p.is_empty()),
+            ("overfill", g.overfill.is_empty()),
+        ] {
+            if empty {
+                return Err(HarnessError::invalid(
+                    what,
+                    "an empty list",
+                    "give at least one value",
+                ));
             }
         }
-        for g in &self.grids {
-            for (what, empty) in [
-                ("filters", g.filters.is_empty()),
-                ("key sets", g.key_sets.is_empty()),
-                ("n", g.n.is_empty()),
-                ("p", g.p.is_empty()),
-                ("overfill", g.overfill.is_empty()),
-            ] {
-                if empty {
-                    return Err(HarnessError::invalid(
-                        what,
-                        "an empty list",
-                        "give at least one value",
-                    ));
+        if let Selection::Only(subjects) = &g.filters {
+            for &f in subjects {
+                workload::check_capable(f, &self.workload)?;
+            }
+        }
+        if let WorkloadSettings::Churn(c) = &self.workload {
+            for &n in &g.n {
+                for &o in &g.overfill {
+                    let held = (n as f64 * o).round() as u64;
+                    c.member_indices(held.max(1))?;
                 }
             }
-            if let Selection::Only(subjects) = &g.filters {
-                for &f in subjects {
-                    workload::check_capable(f, &self.workload)?;
-                }
+        }
+        for &n in &g.n {
+            if !(1..=MAX_COUNT).contains(&n) {
+                return Err(HarnessError::invalid(
+                    "n",
+                    n,
+                    "must be a whole number, at least 1 and at most 2^53",
+                ));
             }
-            if let WorkloadSettings::Churn(c) = &self.workload {
-                for &n in &g.n {
-                    for &o in &g.overfill {
-                        let held = (n as f64 * o).round() as u64;
-                        c.member_indices(held.max(1))?;
-                    }
-                }
+        }
+        for &p in &g.p {
+            if !(p.is_finite() && p > 0.0 && p < 1.0) {
+                return Err(HarnessError::invalid(
+                    "p",
+                    Compact(p),
+                    "must be in the open interval (0, 1)",
+                ));
+            }
+        }
+        for &o in &g.overfill {
+            if !(o.is_finite() && o > 0.0 && o <= MAX_OVERFILL) {
+                return Err(HarnessError::invalid(
+                    "overfill",
+                    Compact(o),
+                    "must be > 0 and at most 64 (at 64x its n, a filter at its optimal k \
+                     has a theoretical FPR of exactly 1.0 in double precision)",
+                ));
             }
             for &n in &g.n {
-                if !(1..=MAX_COUNT).contains(&n) {
-                    return Err(HarnessError::invalid(
-                        "n",
-                        n,
-                        "must be a whole number, at least 1 and at most 2^53",
-                    ));
-                }
-            }
-            for &p in &g.p {
-                if !(p.is_finite() && p > 0.0 && p < 1.0) {
-                    return Err(HarnessError::invalid(
-                        "p",
-                        Compact(p),
-                        "must be in the open interval (0, 1)",
-                    ));
-                }
-            }
-            for &o in &g.overfill {
-                if !(o.is_finite() && o > 0.0 && o <= MAX_OVERFILL) {
+                let members = (n as f64 * o).round();
+                if !(1.0..=MAX_COUNT as f64).contains(&members) {
                     return Err(HarnessError::invalid(
                         "overfill",
                         Compact(o),
-                        "must be > 0 and at most 64 (at 64x its n, a filter at its optimal k \
-                         has a theoretical FPR of exactly 1.0 in double precision)",
+                        &format!(
+                            "must make round(n * overfill) a whole number from 1 to 2^53 \
+                             (n = {n} gives {})",
+                            Compact(members)
+                        ),
                     ));
-                }
-                for &n in &g.n {
-                    let members = (n as f64 * o).round();
-                    if !(1.0..=MAX_COUNT as f64).contains(&members) {
-                        return Err(HarnessError::invalid(
-                            "overfill",
-                            Compact(o),
-                            &format!(
-                                "must make round(n * overfill) a whole number from 1 to 2^53 \
-                                 (n = {n} gives {})",
-                                Compact(members)
-                            ),
-                        ));
-                    }
                 }
             }
         }

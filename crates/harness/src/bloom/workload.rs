@@ -510,6 +510,99 @@ fn step_timing<S: MeasuredFilter>(
     })
 }
 
+/// A churn run's sizes, checked: the spec, members held, members each round replaces (and how many
+/// hostile removals it tries), and the largest member index the run uses.
+struct ChurnSizes {
+    spec: TrialSpec,
+    held: u64,
+    per_round: u64,
+    hostile_per_round: u64,
+    ever: u64,
+}
+
+impl ChurnSizes {
+    fn of(run: &ChurnRun) -> Result<Self, HarnessError> {
+        let ChurnRun {
+            name,
+            n,
+            p,
+            overfill,
+            keys,
+            churn,
+            ..
+        } = *run;
+        churn.validate()?;
+        let spec = TrialSpec {
+            overfill,
+            ..spec_at(name, n, p, 0)
+        };
+        let held = spec.n_inserted();
+        if held == 0 {
+            return Err(HarnessError::invalid(
+                "overfill",
+                overfill,
+                &format!("must make round(n * overfill) at least 1 (n = {n})"),
+            ));
+        }
+        let (per_round, hostile_per_round) = churn.split(held)?;
+        let ever = churn.member_indices(held)?;
+        if let Some(file) = keys.file() {
+            file.check_members(ever)?;
+            if hostile_per_round > 0 {
+                return Err(HarnessError::invalid(
+                    "hostile-removes",
+                    churn.hostile,
+                    "must be 0 on a file key set (hostile keys come from generated indices)",
+                ));
+            }
+        }
+        Ok(Self {
+            spec,
+            held,
+            per_round,
+            hostile_per_round,
+            ever,
+        })
+    }
+}
+
+/// Hostile removals: up to `wanted` never-inserted keys that test positive, found by scanning
+/// generated indices from `*next` (at most `max_scan` of them), each removed from `s` (the ledger
+/// told first). Returns how many removals `s` accepted; `*next` moves past the scanned indices.
+fn remove_hostile<S: RemovableSubject>(
+    s: &mut S,
+    keys: &KeySet,
+    max_scan: u64,
+    wanted: u64,
+    next: &mut u64,
+    ledger: &mut CauseLedger,
+) -> u64 {
+    let mut batch = keys.new_batch();
+    let (mut found, mut scanned, mut accepted) = (0u64, 0u64, 0u64);
+    while found < wanted && scanned < max_scan {
+        let step = GEN_BATCH.min((max_scan - scanned) as usize);
+        keys.fill(*next, step, &mut batch);
+        let mut positives = Vec::new();
+        let mut i = 0u64;
+        batch.for_each_bytes(|b| {
+            if found + (positives.len() as u64) < wanted && s.contains(b) {
+                positives.push(*next + i);
+            }
+            i += 1;
+        });
+        *next += step as u64;
+        scanned += step as u64;
+        found += positives.len() as u64;
+        let mut hb = keys.new_batch();
+        keys.fill_at(positives, &mut hb);
+        hb.for_each_bytes(|b| {
+            ledger.before_hostile_remove(s, b);
+            accepted += u64::from(s.remove(b));
+        });
+    }
+    accepted
+}
+
 /// Runs the churn workload on `s`, built for `n` keys at rate `p`: fills it with
 /// `held = round(n x overfill)` members, then runs `churn.rounds` rounds that each replace
 /// `round(held x churn.fraction)` of them: the fresh keys are inserted first, then the leaving
@@ -535,29 +628,13 @@ pub fn run_churn<S: RemovableSubject>(
         promises_no_fn,
         timing_passes,
     } = *run;
-    churn.validate()?;
-    let spec = spec_at(name, n, p, 0);
-    let spec = TrialSpec { overfill, ..spec };
-    let held = spec.n_inserted();
-    if held == 0 {
-        return Err(HarnessError::invalid(
-            "overfill",
-            overfill,
-            &format!("must make round(n * overfill) at least 1 (n = {n})"),
-        ));
-    }
-    let (per_round, hostile_per_round) = churn.split(held)?;
-    let ever = churn.member_indices(held)?;
-    if let Some(file) = keys.file() {
-        file.check_members(ever)?;
-        if hostile_per_round > 0 {
-            return Err(HarnessError::invalid(
-                "hostile-removes",
-                churn.hostile,
-                "must be 0 on a file key set (hostile keys come from generated indices)",
-            ));
-        }
-    }
+    let ChurnSizes {
+        spec,
+        held,
+        per_round,
+        hostile_per_round,
+        ever,
+    } = ChurnSizes::of(run)?;
     let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(
         sampling.seed,
         &format!("churn {name} {} n={n} p={p} x{overfill}", keys.kind()),
@@ -600,30 +677,14 @@ pub fn run_churn<S: RemovableSubject>(
                 s.remove(b);
             });
             removed += per_round;
-            // Hostile removals: never-inserted keys that test positive, found by scanning.
-            let mut found = 0;
-            let mut scanned = 0u64;
-            while found < hostile_per_round && scanned < sampling.max_queries {
-                let step = GEN_BATCH.min((sampling.max_queries - scanned) as usize);
-                keys.fill(next_hostile, step, &mut batch);
-                let mut positives = Vec::new();
-                let mut i = 0u64;
-                batch.for_each_bytes(|b| {
-                    if found + (positives.len() as u64) < hostile_per_round && s.contains(b) {
-                        positives.push(next_hostile + i);
-                    }
-                    i += 1;
-                });
-                next_hostile += step as u64;
-                scanned += step as u64;
-                found += positives.len() as u64;
-                let mut hb = keys.new_batch();
-                keys.fill_at(positives, &mut hb);
-                hb.for_each_bytes(|b| {
-                    ledger.before_hostile_remove(&s, b);
-                    hostile_removed += u64::from(s.remove(b));
-                });
-            }
+            hostile_removed += remove_hostile(
+                &mut s,
+                keys,
+                sampling.max_queries,
+                hostile_per_round,
+                &mut next_hostile,
+                &mut ledger,
+            );
         }
         let causes = count_misses(&s, keys, &members, &ledger);
         let false_negatives = causes.saturated_decrement

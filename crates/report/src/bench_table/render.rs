@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use bloomlab_filters::{HashStrategy, Layout};
+use bloomlab_filters::{HashStrategy, Layout, SplitBlock, Xxh3};
+use bloomlab_harness::Subject;
 use bloomlab_harness::schema::bench::{
     BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, Series, Structure,
     label,
@@ -282,7 +283,7 @@ impl Kin {
     /// Whether `s` is a registered variant of this group.
     fn has(self, s: &Structure) -> bool {
         let Some(id) = s.subject().and_then(|s| match s {
-            bloomlab_harness::Subject::Variant(id) => Some(id),
+            Subject::Variant(id) => Some(id),
             _ => None,
         }) else {
             return false;
@@ -292,8 +293,7 @@ impl Kin {
             Kin::SplitBlock => id.layout() == Layout::SplitBlock,
             Kin::Blocked => id.layout() == Layout::Blocked512,
             Kin::ClassicXxh3 => {
-                id.layout() == Layout::Classic
-                    && id.axes().hash == Some(<bloomlab_filters::Xxh3 as HashStrategy>::ID)
+                id.layout() == Layout::Classic && id.axes().hash == Some(<Xxh3 as HashStrategy>::ID)
             }
         }
     }
@@ -456,7 +456,11 @@ fn headline(out: &mut String, v: &View, n: u64) {
     }
     if let (Some(std), Some(sbbf)) = (
         v.record(Str, STD_STRING, n),
-        v.record(Str, &at_1pc("sbbf/xxh3"), n),
+        v.record(
+            Str,
+            &at_1pc(&Subject::of::<SplitBlock<Xxh3>>().to_string()),
+            n,
+        ),
     ) {
         let _ = writeln!(
             out,
