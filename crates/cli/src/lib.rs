@@ -3,9 +3,7 @@
 //! only parse flags and call a library.
 
 pub mod guava;
-pub mod redis_costs;
 pub mod redis_sweep;
-pub mod scale;
 pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;

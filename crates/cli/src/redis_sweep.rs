@@ -7,7 +7,7 @@
 //! sets the twin's bits, so every statistical column equals the twin's row bit for bit; the
 //! `filter` column is the Redis name, `memory_bytes` the bytes the shards hold on the server, and
 //! the timing columns are 0 (the round-trip cost is measured by the `redis-costs` binary, see
-//! [`crate::redis_costs`]).
+//! [`bloomlab_redis::costs`]).
 //!
 //! # Names, expiry, leftovers
 //!

@@ -124,6 +124,7 @@
 
 pub mod config;
 pub mod conn;
+pub mod costs;
 pub mod error;
 pub mod filter;
 pub mod hll;
