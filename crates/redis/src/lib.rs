@@ -86,6 +86,13 @@
 //! same trial code as in memory, and deleted. Its statistical columns equal the in-memory twin's
 //! row bit for bit (tested in `crates/cli/tests/redis_sweep.rs`).
 //!
+//! # What it costs
+//!
+//! [`costs`] measures a Redis filter against its in-memory twin: round trips by batch size on a
+//! server and a cluster, one filter of more than 2^32 bits, and the sweep's Redis rows against
+//! the twins' rows; it returns a typed [`costs::Outcome`] that the `redis-costs` binary renders
+//! through `bloomlab_report::redis_costs`.
+//!
 //! # Measuring runs: fresh filters, expiry, leftovers
 //!
 //! [`RedisBloom::create_or_open`] is for a filter several clients share. A measuring run needs
@@ -121,6 +128,8 @@
 //! BLOOMLAB_REDIS_BIG=1 cargo test --release -p bloomlab-redis
 //! scripts/redis-local.sh stop
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod config;
 pub mod conn;

@@ -262,3 +262,111 @@ fn sweep_pairs(pairs: &[SweepPair]) -> String {
     ));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bloomlab_harness::roundtrip::{RoundTripSample, aggregate};
+    use bloomlab_redis::costs::CostPlan;
+
+    fn sample(target: Target, per_round_trip: u32, total_ns: u64) -> RoundTripSample {
+        let round_trips = if per_round_trip == 0 {
+            0
+        } else {
+            100 / per_round_trip as usize
+        };
+        RoundTripSample {
+            target,
+            op: RoundTripOp::Insert,
+            per_round_trip,
+            rep: 0,
+            keys: 100,
+            total_ns,
+            round_trip_ns: vec![total_ns / round_trips.max(1) as u64; round_trips],
+        }
+    }
+
+    fn outcome() -> Outcome {
+        // 100 keys: 0.01 µs per key in memory, 10 µs one key per round trip, 2.5 µs at 4.
+        let rows = aggregate(&[
+            sample(Target::Memory, 0, 1_000),
+            sample(Target::Server, 1, 1_000_000),
+            sample(Target::Server, 4, 250_000),
+        ])
+        .unwrap();
+        Outcome {
+            plan: CostPlan {
+                keys: 100,
+                batches: vec![1, 4],
+                reps: 1,
+                ..CostPlan::default()
+            },
+            cluster: false,
+            server_version: "7.0.15".into(),
+            memory_bits: 9_585_059,
+            rows,
+            big: None,
+            sweep: None,
+        }
+    }
+
+    fn machine() -> Machine {
+        Machine {
+            cpu: "a CPU".into(),
+            cores: 2,
+            rustc: "rustc 1.89".into(),
+            features: String::new(),
+            generated: "2026-11-27 12:00 UTC".into(),
+        }
+    }
+
+    #[test]
+    fn the_cost_per_key_falls_with_the_batch_as_measured() {
+        assert_eq!(
+            falling_cost(&outcome().rows),
+            "- one server insert: 10.00 µs per key at 1 key(s) per round trip, 2.50 µs at 4 \
+             (4.0x less); 1000x slower than memory at 1, 250x at 4.\n"
+        );
+    }
+
+    #[test]
+    fn the_report_shows_what_was_measured_and_how_to_rerun_it() {
+        let md = render(&outcome(), &machine());
+        assert!(
+            md.contains("at 2026-11-27 12:00 UTC on a CPU (2 cores), rustc 1.89, against redis-server 7.0.15"),
+            "{md}"
+        );
+        assert!(md.contains("(no cluster given: no cluster rows)"), "{md}");
+        assert!(md.contains("(9585059 bits in memory;"), "{md}");
+        assert!(!md.contains("## One filter of more than 2^32 bits"), "{md}");
+        assert!(!md.contains("## The sweep's Redis rows"), "{md}");
+        assert!(
+            md.ends_with("--keys 100 --reps 1 --batches 1,4 --skip-big --skip-sweep`.\n"),
+            "{md}"
+        );
+        let mut with_sweep = outcome();
+        with_sweep.cluster = true;
+        with_sweep.sweep = Some(vec![SweepPair {
+            redis: "redis/classic/xxh3/km".into(),
+            twin: "classic/xxh3/km/flat".into(),
+            key_set: "url".into(),
+            n: 100_000,
+            p: 0.01,
+            queries: 1000,
+            false_positives: 10,
+            fpr: 0.01,
+            ci: (0.005, 0.02),
+            equal: false,
+        }]);
+        let md = render(&with_sweep, &machine());
+        assert!(md.contains(" and a 3-master cluster."), "{md}");
+        assert!(
+            md.contains(
+                "| redis/classic/xxh3/km | classic/xxh3/km/flat | url | 100000 | 0.01 | 1000 | 10 \
+                 | 0.01000 [0.00500, 0.02000] | **no** |"
+            ),
+            "{md}"
+        );
+        assert!(md.ends_with("--batches 1,4 --skip-big`.\n"), "{md}");
+    }
+}
