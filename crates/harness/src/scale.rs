@@ -575,14 +575,14 @@ impl Phases<'_> {
     }
 
     /// Allocates the filter (sized for (n, p), or the explicit geometry) and records its size
-    /// and the allocation time; `Err` is the refused row when the layout cannot take the size.
-    fn allocate<F: ConcurrentFill + Filter>(&self, row: &mut ScaleRow) -> Result<F, ScaleRow> {
+    /// and the allocation time; `Err` says why the layout cannot take the size (the refusal).
+    fn allocate<F: ConcurrentFill + Filter>(&self, row: &mut ScaleRow) -> Result<F, String> {
         let t = Instant::now();
         let built = match self.config.geometry {
             Some(g) => F::with_params(g),
             None => F::sized_for(self.config.n, self.config.p),
         };
-        let filter = built.map_err(|e| ScaleRow::refused(self.config, e.to_string()))?;
+        let filter = built.map_err(|e| e.to_string())?;
         if self.config.huge_pages {
             let (start, len) = filter.bits_region();
             os::advise_huge_pages(start, len);
@@ -756,7 +756,7 @@ fn run_typed<F: ConcurrentFill + Filter>(
     let mut row = ScaleRow::empty(config);
     let mut filter = match phases.allocate::<F>(&mut row) {
         Ok(f) => f,
-        Err(refused) => return refused,
+        Err(why) => return ScaleRow::refused(config, why),
     };
 
     phases.fill(&mut filter, &mut row);

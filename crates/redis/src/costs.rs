@@ -52,8 +52,8 @@ pub enum CostsError {
     Cleanup {
         /// The filter's name.
         name: String,
-        /// Why it could not be deleted.
-        source: RedisFilterError,
+        /// Why it could not be deleted (boxed: it is rare, and keeps every result small).
+        source: Box<RedisFilterError>,
     },
 }
 
@@ -505,8 +505,10 @@ pub fn measure_big(
         Ok(_) => Connection::single(url)?.used_memory()?,
         Err(_) => 0,
     };
-    f.destroy()
-        .map_err(|source| CostsError::Cleanup { name, source })?;
+    f.destroy().map_err(|source| CostsError::Cleanup {
+        name,
+        source: Box::new(source),
+    })?;
     let mut big = result?;
     big.create = create;
     big.used_memory_before = used_memory_before;
