@@ -9,7 +9,7 @@ use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
 use bloomlab_harness::preflight::check_output_dir;
-use bloomlab_harness::scale::{Outcome, ScaleConfig, ScaleProgress, ScaleStatus, run};
+use bloomlab_harness::scale::{Outcome, ScaleConfig, ScaleProgress, ScaleRow, ScaleStatus, run};
 use bloomlab_report::output::OutputDir;
 use bloomlab_report::scale;
 use clap::Parser;
@@ -192,6 +192,35 @@ fn write(out: &OutputDir, outcome: &Outcome) -> Result<(), String> {
     .map_err(|e| format!("{e:#}"))
 }
 
+/// One run's outcome on stderr: its status and note, then its rate against theory and its
+/// phase times, or why the rate was not measured.
+fn say(row: &ScaleRow) {
+    eprintln!(
+        "  {}{}{}",
+        row.status,
+        if row.note.is_empty() { "" } else { ": " },
+        row.note
+    );
+    if row.status != ScaleStatus::Refused && row.queries == 0 {
+        eprintln!("  FPR not measured: no non-member was queried");
+    } else if row.status != ScaleStatus::Refused {
+        eprintln!(
+            "  FPR {:.4e} [{:.4e}, {:.4e}], theory {:.4e} (uniform {:.4e}); fill {:.1} s \
+             ({:.1}M/s/core), members {:.1} s, queries {:.1} s; peak RSS {:.2} GB",
+            row.fpr,
+            row.ci_low,
+            row.ci_high,
+            row.fpr_theory,
+            row.fpr_theory_uniform,
+            row.insert_secs,
+            row.insert_per_sec_per_core / 1e6,
+            row.members_secs,
+            row.queries_secs,
+            row.peak_rss_bytes as f64 / 1e9
+        );
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let configs = match configs(&args) {
@@ -258,30 +287,7 @@ fn main() -> ExitCode {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         row.finished = bloomlab_report::bench_table::render::date_utc(now);
-        eprintln!(
-            "  {}{}{}",
-            row.status,
-            if row.note.is_empty() { "" } else { ": " },
-            row.note
-        );
-        if row.status != ScaleStatus::Refused && row.queries == 0 {
-            eprintln!("  FPR not measured: no non-member was queried");
-        } else if row.status != ScaleStatus::Refused {
-            eprintln!(
-                "  FPR {:.4e} [{:.4e}, {:.4e}], theory {:.4e} (uniform {:.4e}); fill {:.1} s \
-                 ({:.1}M/s/core), members {:.1} s, queries {:.1} s; peak RSS {:.2} GB",
-                row.fpr,
-                row.ci_low,
-                row.ci_high,
-                row.fpr_theory,
-                row.fpr_theory_uniform,
-                row.insert_secs,
-                row.insert_per_sec_per_core / 1e6,
-                row.members_secs,
-                row.queries_secs,
-                row.peak_rss_bytes as f64 / 1e9
-            );
-        }
+        say(&row);
         refused |= row.status == ScaleStatus::Refused;
         failed |= row.status == ScaleStatus::Failed;
         let interrupted = row.status == ScaleStatus::Interrupted;
