@@ -328,7 +328,7 @@ pub fn run(
                         let conn = Connection::single(url)?;
                         let mut h =
                             RedisHll::new(conn, &format!("bloomlab-sketch-sweep:{run_id}:{t}"))
-                                .with_expiry(crate::redis_sweep::EXPIRY);
+                                .with_expiry(bloomlab_redis::sweep::EXPIRY);
                         h.delete()?;
                         Ok(Box::new(h))
                     },

@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use bloomlab_cli::redis_sweep;
 use bloomlab_harness::{Grid, KeySetKind, Selection, Subject, SweepConfig, bloom::sweep};
+use bloomlab_redis::sweep as redis_sweep;
 
 /// The URL(s) in `var`; None (the test skipped, said on stderr) when unset, a failure when
 /// BLOOMLAB_REQUIRE_SERVICES=1.
@@ -141,9 +141,9 @@ fn a_planted_filter_under_a_runs_name_is_refused_not_measured() {
     assert!(planted.set_bits().unwrap() * 100 > planted.config().bits * 99);
 
     let e = redis_sweep::run_as(&config, &plan, &url, &run_id, &|_| {}).unwrap_err();
+    assert!(redis_sweep::is_refusal(&e), "{e:#}");
     let e = anyhow::Error::from(e);
     let key = bloomlab_redis::keys::config_key(&name);
-    assert!(redis_sweep::is_refusal(&e), "{e:#}");
     assert!(format!("{e:#}").contains(&key), "{e:#}");
     // Left as found.
     assert!(planted.set_bits().unwrap() * 100 > planted.config().bits * 99);

@@ -27,7 +27,7 @@ use bloomlab_filters::{
 use serde::{Deserialize, Serialize};
 
 use crate::bloom::preflight::{MemoryBudget, MemoryNeed, check_memory};
-use crate::bloom::trial::GEN_BATCH;
+use crate::bloom::trial::{GEN_BATCH, relative_half_width};
 use crate::error::HarnessError;
 use crate::keys::{Batch, KeySet, KeySetKind};
 use crate::stats::clopper_pearson;
@@ -86,6 +86,65 @@ pub struct ScaleProgress {
     pub total: u64,
 }
 
+/// How a scale run ended, written in `scale.csv` as its lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleStatus {
+    /// Every phase finished and no member was missing.
+    Done,
+    /// Stopped (Ctrl-C): the figures are those of the phases finished, `note` says how far.
+    Interrupted,
+    /// False negatives found (`note` names the first).
+    Failed,
+    /// Nothing allocated: unknown layout for the scale run, a size the layout cannot take, or
+    /// not enough memory (`note` says which).
+    Refused,
+}
+
+impl ScaleStatus {
+    /// The name written in `scale.csv` and the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Done => "done",
+            Self::Interrupted => "interrupted",
+            Self::Failed => "failed",
+            Self::Refused => "refused",
+        }
+    }
+}
+
+impl std::fmt::Display for ScaleStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every row of a scale report: the typed outcome of one or more scale runs, which
+/// `bloomlab_report::scale` renders.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// One row per filter, key set, n, p and query offset, in the order they were first run.
+    pub rows: Vec<ScaleRow>,
+}
+
+impl Outcome {
+    /// Adds `row`, replacing the row of the same filter, key set, n, p and query offset if there
+    /// is one (in its place), else after the others.
+    pub fn merge(&mut self, row: ScaleRow) {
+        let same = |a: &ScaleRow| {
+            a.filter == row.filter
+                && a.keys == row.keys
+                && a.n == row.n
+                && a.p == row.p
+                && a.query_offset == row.query_offset
+        };
+        match self.rows.iter_mut().find(|r| same(r)) {
+            Some(old) => *old = row,
+            None => self.rows.push(row),
+        }
+    }
+}
+
 /// One scale run's result: a row of `scale.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScaleRow {
@@ -97,9 +156,8 @@ pub struct ScaleRow {
     pub n: u64,
     /// Target rate.
     pub p: f64,
-    /// `done`, `interrupted` (Ctrl-C: the figures are those of the phases finished), `failed`
-    /// (false negatives found) or `refused` (nothing allocated; see `note`).
-    pub status: String,
+    /// How the run ended (see [`ScaleStatus`]).
+    pub status: ScaleStatus,
     /// Why a run was refused or interrupted; empty otherwise.
     pub note: String,
     /// Bits of the filter after its layout's rounding.
@@ -179,7 +237,7 @@ impl ScaleRow {
     /// A row for a run refused before anything was allocated.
     fn refused(config: &ScaleConfig, note: String) -> Self {
         let mut row = Self::empty(config);
-        row.status = "refused".into();
+        row.status = ScaleStatus::Refused;
         row.note = note;
         row
     }
@@ -190,7 +248,8 @@ impl ScaleRow {
             keys: config.keys.to_string(),
             n: config.n,
             p: config.p,
-            status: String::new(),
+            // Every path through `run` sets the status; a row is `done` only when `finish` says so.
+            status: ScaleStatus::Refused,
             note: String::new(),
             bits: 0,
             hashes: 0,
@@ -292,7 +351,7 @@ pub fn run(
     ) {
         return Ok(ScaleRow::refused(config, e.to_string()));
     }
-    let Some(result) = dispatch(config, &keys, stop, progress) else {
+    let Some(row) = dispatch(config, &keys, stop, progress) else {
         return Ok(ScaleRow::refused(
             config,
             format!(
@@ -302,7 +361,7 @@ pub fn run(
             ),
         ));
     };
-    result
+    Ok(row)
 }
 
 fn check_settings(config: &ScaleConfig) -> Result<(), HarnessError> {
@@ -357,7 +416,7 @@ fn dispatch(
     keys: &KeySet,
     stop: &AtomicBool,
     progress: &(dyn Fn(ScaleProgress) + Sync),
-) -> Option<Result<ScaleRow, HarnessError>> {
+) -> Option<ScaleRow> {
     let parts: Vec<&str> = config.filter.split('/').collect();
     macro_rules! with_hash {
         ($h:expr, $f:ident, $($rest:tt)*) => {
@@ -471,220 +530,280 @@ fn on_threads<T: Send>(threads: usize, work: impl Fn() -> T + Sync) -> Vec<T> {
     })
 }
 
+/// What every phase of one run shares: its settings, keys, stop flag and progress callback.
+struct Phases<'a> {
+    config: &'a ScaleConfig,
+    keys: &'a KeySet,
+    stop: &'a AtomicBool,
+    progress: &'a (dyn Fn(ScaleProgress) + Sync),
+}
+
+impl Phases<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Hands the chunks of `chunks` to every thread until they run out or the run is stopped:
+    /// each thread calls `work(tally, start, len, batch, digests)` per chunk with its own reused
+    /// key batch and digest buffer, then reports `phase` progress as `base` plus the keys done
+    /// in this call, out of `total`. Returns each thread's tally.
+    fn each_chunk<T: Default + Send>(
+        &self,
+        chunks: &Chunks,
+        (phase, base, total): (&'static str, u64, u64),
+        work: impl Fn(&mut T, u64, usize, &mut Batch, &mut Vec<Digest>) + Sync,
+    ) -> Vec<T> {
+        let done = AtomicU64::new(0);
+        on_threads(self.config.threads, || {
+            let mut batch = self.keys.new_batch();
+            let mut ds = Vec::with_capacity(GEN_BATCH);
+            let mut tally = T::default();
+            while !self.stopped() {
+                let Some((start, len)) = chunks.take() else {
+                    break;
+                };
+                work(&mut tally, start, len, &mut batch, &mut ds);
+                let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
+                (self.progress)(ScaleProgress {
+                    phase,
+                    done: base + so_far,
+                    total,
+                });
+            }
+            tally
+        })
+    }
+
+    /// Allocates the filter (sized for (n, p), or the explicit geometry) and records its size
+    /// and the allocation time; `Err` says why the layout cannot take the size (the refusal).
+    fn allocate<F: ConcurrentFill + Filter>(&self, row: &mut ScaleRow) -> Result<F, String> {
+        let t = Instant::now();
+        let built = match self.config.geometry {
+            Some(g) => F::with_params(g),
+            None => F::sized_for(self.config.n, self.config.p),
+        };
+        let filter = built.map_err(|e| e.to_string())?;
+        if self.config.huge_pages {
+            let (start, len) = filter.bits_region();
+            os::advise_huge_pages(start, len);
+        }
+        row.alloc_secs = t.elapsed().as_secs_f64();
+        row.bits = filter.bits();
+        row.hashes = filter.hashes();
+        row.memory_bytes = filter.memory_bytes() as u64;
+        row.bits_per_key = row.bits as f64 / self.config.n as f64;
+        Ok(filter)
+    }
+
+    /// Inserts members `0..n` through the shared inserter, prefetching [`LOOKAHEAD`] keys ahead.
+    fn fill<F: ConcurrentFill>(&self, filter: &mut F, row: &mut ScaleRow) {
+        let n = self.config.n;
+        let t = Instant::now();
+        let shared = filter.shared();
+        let inserted: u64 = self
+            .each_chunk(
+                &Chunks::new(0, n),
+                ("insert", 0, n),
+                |mine: &mut u64, start, len, batch, ds| {
+                    self.keys.fill(start, len, batch);
+                    digests(batch, |b| shared.digest(b), ds);
+                    for i in 0..ds.len() {
+                        if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
+                            shared.prefetch_digest(ahead);
+                        }
+                        shared.insert_digest(ds[i]);
+                    }
+                    *mine += len as u64;
+                },
+            )
+            .into_iter()
+            .sum();
+        row.insert_secs = t.elapsed().as_secs_f64();
+        row.inserted = inserted;
+        row.insert_per_sec_per_core = per_core(inserted, row.insert_secs, self.config.threads);
+    }
+
+    /// Looks up every member, or an even sample of `check_members` of them, and records the
+    /// false negatives and the first member not found.
+    fn check_members<F: Filter>(&self, filter: &F, row: &mut ScaleRow) {
+        let n = self.config.n;
+        let t = Instant::now();
+        let sample = self.config.check_members.min(n);
+        let tallies = self.each_chunk(
+            &Chunks::new(0, sample),
+            ("members", 0, sample),
+            |mine: &mut MemberTally, start, len, batch, ds| {
+                let index = |j: u64| sampled_member(j, sample, n);
+                self.keys
+                    .fill_at((start..start + len as u64).map(index), batch);
+                digests(batch, |b| filter.digest(b), ds);
+                for (i, found) in lookups(filter, ds).enumerate() {
+                    if !found {
+                        mine.missing += 1;
+                        let member = index(start + i as u64);
+                        mine.first = Some(mine.first.map_or(member, |f| f.min(member)));
+                    }
+                }
+                mine.checked += len as u64;
+            },
+        );
+        row.members_secs = t.elapsed().as_secs_f64();
+        row.members_checked = tallies.iter().map(|r| r.checked).sum();
+        row.false_negatives = tallies.iter().map(|r| r.missing).sum();
+        row.first_false_negative = tallies
+            .iter()
+            .filter_map(|r| r.first)
+            .min()
+            .map_or(String::new(), |i| i.to_string());
+        row.members_per_sec_per_core =
+            per_core(row.members_checked, row.members_secs, self.config.threads);
+    }
+
+    /// Queries non-members from key `n + query_offset` on, in rounds, until the exact interval
+    /// is as narrow as `precision` asks, `max_queries` (or the key file) runs out, or the run is
+    /// stopped; records the counts and the interval.
+    fn query_non_members<F: Filter>(&self, filter: &F, row: &mut ScaleRow) {
+        let config = self.config;
+        let t = Instant::now();
+        let first = config.n + config.query_offset;
+        // A key file has only so many non-members past the offset (`run` checked there is one).
+        let max_queries = self
+            .keys
+            .available()
+            .map_or(config.max_queries, |a| config.max_queries.min(a - first));
+        let (mut queries, mut positives) = (0u64, 0u64);
+        let mut target = (1u64 << 20).min(max_queries);
+        loop {
+            let tallies = self.each_chunk(
+                &Chunks::new(first + queries, first + target),
+                ("non-members", queries, target),
+                |(asked, yes): &mut (u64, u64), start, len, batch, ds| {
+                    self.keys.fill(start, len, batch);
+                    digests(batch, |b| filter.digest(b), ds);
+                    *yes += lookups(filter, ds).filter(|&f| f).count() as u64;
+                    *asked += len as u64;
+                },
+            );
+            queries += tallies.iter().map(|c| c.0).sum::<u64>();
+            positives += tallies.iter().map(|c| c.1).sum::<u64>();
+            if self.stopped() || queries >= max_queries {
+                break;
+            }
+            if relative_half_width(positives, queries, config.confidence) <= config.precision {
+                break;
+            }
+            target = next_target(queries, positives, config).min(max_queries);
+        }
+        row.queries_secs = t.elapsed().as_secs_f64();
+        row.queries = queries;
+        row.false_positives = positives;
+        row.queries_per_sec_per_core = per_core(queries, row.queries_secs, config.threads);
+        if queries > 0 {
+            let (lo, hi) = clopper_pearson(positives, queries, config.confidence);
+            row.fpr = positives as f64 / queries as f64;
+            row.ci_low = lo;
+            row.ci_high = hi;
+            row.precision = relative_half_width(positives, queries, config.confidence);
+        }
+    }
+
+    /// Records the filter's fill, its theories (with and without the hash-width term) and the
+    /// rate its own bits imply, and the bytes the kernel backed with huge pages.
+    fn describe_bits<F: ConcurrentFill + Filter>(
+        &self,
+        filter: &F,
+        uniform_theory: fn(Geometry, u64) -> f64,
+        row: &mut ScaleRow,
+    ) {
+        let n = self.config.n;
+        let t = Instant::now();
+        row.fill_ratio = filter.fill_ratio();
+        row.fpr_given_bits = filter.fpr_given_bits();
+        row.fpr_theory = filter.fpr_theory(n);
+        row.fpr_theory_uniform = uniform_theory(filter.geometry(), n);
+        row.theory_in_interval = row.ci_low <= row.fpr_theory && row.fpr_theory <= row.ci_high;
+        row.stats_secs = t.elapsed().as_secs_f64();
+        let (start, len) = filter.bits_region();
+        row.huge_page_bytes = os::huge_page_bytes(start, len);
+    }
+}
+
+/// One thread's member check: members looked up, not found, and the first not found.
+#[derive(Default)]
+struct MemberTally {
+    checked: u64,
+    missing: u64,
+    first: Option<u64>,
+}
+
+/// One run of filter type `F`, phase by phase: allocate, fill, member check, non-member
+/// queries, the filter's own statistics, then the verdict. A stop request ends it after the
+/// phase in flight, with the row `interrupted` and saying how far it got.
 fn run_typed<F: ConcurrentFill + Filter>(
     config: &ScaleConfig,
     keys: &KeySet,
     stop: &AtomicBool,
     progress: &(dyn Fn(ScaleProgress) + Sync),
     uniform_theory: fn(Geometry, u64) -> f64,
-) -> Result<ScaleRow, HarnessError> {
-    let mut row = ScaleRow::empty(config);
-    let threads = config.threads;
+) -> ScaleRow {
+    let phases = Phases {
+        config,
+        keys,
+        stop,
+        progress,
+    };
     let n = config.n;
-
-    let t = Instant::now();
-    let built = match config.geometry {
-        Some(g) => F::with_params(g),
-        None => F::sized_for(n, config.p),
-    };
-    let mut filter = match built {
+    let mut row = ScaleRow::empty(config);
+    let mut filter = match phases.allocate::<F>(&mut row) {
         Ok(f) => f,
-        Err(e) => return Ok(ScaleRow::refused(config, e.to_string())),
+        Err(why) => return ScaleRow::refused(config, why),
     };
-    if config.huge_pages {
-        let (start, len) = filter.bits_region();
-        os::advise_huge_pages(start, len);
-    }
-    row.alloc_secs = t.elapsed().as_secs_f64();
-    row.bits = filter.bits();
-    row.hashes = filter.hashes();
-    row.memory_bytes = filter.memory_bytes() as u64;
-    row.bits_per_key = row.bits as f64 / n as f64;
 
-    // Fill: prefetch LOOKAHEAD keys ahead, insert through the shared inserter.
-    let t = Instant::now();
-    let done = AtomicU64::new(0);
-    let inserted: u64 = {
-        let shared = filter.shared();
-        let chunks = Chunks::new(0, n);
-        on_threads(threads, || {
-            let mut batch = keys.new_batch();
-            let mut ds = Vec::with_capacity(GEN_BATCH);
-            let mut mine = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let Some((start, len)) = chunks.take() else {
-                    break;
-                };
-                keys.fill(start, len, &mut batch);
-                digests(&batch, |b| shared.digest(b), &mut ds);
-                for i in 0..ds.len() {
-                    if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
-                        shared.prefetch_digest(ahead);
-                    }
-                    shared.insert_digest(ds[i]);
-                }
-                mine += len as u64;
-                let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
-                progress(ScaleProgress {
-                    phase: "insert",
-                    done: so_far,
-                    total: n,
-                });
-            }
-            mine
-        })
-        .into_iter()
-        .sum()
-    };
-    row.insert_secs = t.elapsed().as_secs_f64();
-    row.inserted = inserted;
-    row.insert_per_sec_per_core = per_core(inserted, row.insert_secs, threads);
-    if stop.load(Ordering::Relaxed) {
+    phases.fill(&mut filter, &mut row);
+    if phases.stopped() {
         // Chunks are taken in order, so the members inserted are not a prefix when threads
         // stopped at different chunks; the run reports how far it got and measures nothing more.
-        return Ok(finish(
-            row,
-            "interrupted",
-            format!("stopped during the fill after {inserted} of {n} members"),
-        ));
-    }
-
-    // Members: every one, or an even sample.
-    let t = Instant::now();
-    let sample = config.check_members.min(n);
-    let done = AtomicU64::new(0);
-    let results: Vec<(u64, u64, Option<u64>)> = {
-        let chunks = Chunks::new(0, sample);
-        let filter = &filter;
-        on_threads(threads, || {
-            let mut batch = keys.new_batch();
-            let mut ds = Vec::with_capacity(GEN_BATCH);
-            let (mut checked, mut missing, mut first) = (0u64, 0u64, None);
-            while !stop.load(Ordering::Relaxed) {
-                let Some((start, len)) = chunks.take() else {
-                    break;
-                };
-                let index = |j: u64| sampled_member(j, sample, n);
-                keys.fill_at((start..start + len as u64).map(index), &mut batch);
-                digests(&batch, |b| filter.digest(b), &mut ds);
-                for (i, found) in lookups(filter, &ds).enumerate() {
-                    if !found {
-                        missing += 1;
-                        let member = index(start + i as u64);
-                        first = Some(first.map_or(member, |f: u64| f.min(member)));
-                    }
-                }
-                checked += len as u64;
-                let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
-                progress(ScaleProgress {
-                    phase: "members",
-                    done: so_far,
-                    total: sample,
-                });
-            }
-            (checked, missing, first)
-        })
-    };
-    row.members_secs = t.elapsed().as_secs_f64();
-    row.members_checked = results.iter().map(|r| r.0).sum();
-    row.false_negatives = results.iter().map(|r| r.1).sum();
-    row.first_false_negative = results
-        .iter()
-        .filter_map(|r| r.2)
-        .min()
-        .map_or(String::new(), |i| i.to_string());
-    row.members_per_sec_per_core = per_core(row.members_checked, row.members_secs, threads);
-    if stop.load(Ordering::Relaxed) {
         let note = format!(
-            "stopped during the member check after {} of {sample} members (all {n} were \
-             inserted)",
-            row.members_checked
+            "stopped during the fill after {} of {n} members",
+            row.inserted
         );
-        return Ok(finish(row, "interrupted", note));
+        return finish(row, ScaleStatus::Interrupted, note);
     }
 
-    // Non-members: in rounds, until the interval is narrow enough.
-    let t = Instant::now();
-    let first = n + config.query_offset;
-    // A key file has only so many non-members past the offset (`run` checked there is one).
-    let max_queries = keys
-        .available()
-        .map_or(config.max_queries, |a| config.max_queries.min(a - first));
-    let (mut queries, mut positives) = (0u64, 0u64);
-    let mut target = (1u64 << 20).min(max_queries);
-    loop {
-        let chunks = Chunks::new(first + queries, first + target);
-        let filter = &filter;
-        let base = queries;
-        let done = AtomicU64::new(0);
-        let counts = on_threads(threads, || {
-            let mut batch = keys.new_batch();
-            let mut ds = Vec::with_capacity(GEN_BATCH);
-            let (mut asked, mut yes) = (0u64, 0u64);
-            while !stop.load(Ordering::Relaxed) {
-                let Some((start, len)) = chunks.take() else {
-                    break;
-                };
-                keys.fill(start, len, &mut batch);
-                digests(&batch, |b| filter.digest(b), &mut ds);
-                yes += lookups(filter, &ds).filter(|&f| f).count() as u64;
-                asked += len as u64;
-                let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
-                progress(ScaleProgress {
-                    phase: "non-members",
-                    done: base + so_far,
-                    total: target,
-                });
-            }
-            (asked, yes)
-        });
-        queries += counts.iter().map(|c| c.0).sum::<u64>();
-        positives += counts.iter().map(|c| c.1).sum::<u64>();
-        if stop.load(Ordering::Relaxed) || queries >= max_queries {
-            break;
-        }
-        let reached = relative_half_width(positives, queries, config.confidence);
-        if reached <= config.precision {
-            break;
-        }
-        target = next_target(queries, positives, config).min(max_queries);
-    }
-    row.queries_secs = t.elapsed().as_secs_f64();
-    row.queries = queries;
-    row.false_positives = positives;
-    row.queries_per_sec_per_core = per_core(queries, row.queries_secs, threads);
-    if queries > 0 {
-        let (lo, hi) = clopper_pearson(positives, queries, config.confidence);
-        row.fpr = positives as f64 / queries as f64;
-        row.ci_low = lo;
-        row.ci_high = hi;
-        row.precision = relative_half_width(positives, queries, config.confidence);
+    phases.check_members(&filter, &mut row);
+    if phases.stopped() {
+        let note = format!(
+            "stopped during the member check after {} of {} members (all {n} were inserted)",
+            row.members_checked,
+            config.check_members.min(n)
+        );
+        return finish(row, ScaleStatus::Interrupted, note);
     }
 
-    let t = Instant::now();
-    row.fill_ratio = filter.fill_ratio();
-    row.fpr_given_bits = filter.fpr_given_bits();
-    row.fpr_theory = filter.fpr_theory(n);
-    row.fpr_theory_uniform = uniform_theory(filter.geometry(), n);
-    row.theory_in_interval = row.ci_low <= row.fpr_theory && row.fpr_theory <= row.ci_high;
-    row.stats_secs = t.elapsed().as_secs_f64();
-    let (start, len) = filter.bits_region();
-    row.huge_page_bytes = os::huge_page_bytes(start, len);
+    phases.query_non_members(&filter, &mut row);
+    phases.describe_bits(&filter, uniform_theory, &mut row);
     drop(filter);
+    verdict(row, phases.stopped())
+}
 
-    if stop.load(Ordering::Relaxed) {
-        let note =
-            format!("stopped after {queries} non-member queries (fill and member check complete)");
-        return Ok(finish(row, "interrupted", note));
+/// The finished row's status: interrupted during the queries, failed with false negatives, or
+/// done.
+fn verdict(row: ScaleRow, stopped: bool) -> ScaleRow {
+    if stopped {
+        let note = format!(
+            "stopped after {} non-member queries (fill and member check complete)",
+            row.queries
+        );
+        return finish(row, ScaleStatus::Interrupted, note);
     }
     if row.false_negatives > 0 {
         let note = format!(
             "{} of {} members checked were not found (first: member {})",
             row.false_negatives, row.members_checked, row.first_false_negative
         );
-        return Ok(finish(row, "failed", note));
+        return finish(row, ScaleStatus::Failed, note);
     }
-    Ok(finish(row, "done", String::new()))
+    finish(row, ScaleStatus::Done, String::new())
 }
 
 /// Answers for a batch of digests, prefetching [`LOOKAHEAD`] ahead.
@@ -710,15 +829,6 @@ fn per_core(keys: u64, secs: f64, threads: usize) -> f64 {
     }
 }
 
-/// `(high - low) / 2 / fpr` of the exact interval; infinite with no positive.
-pub fn relative_half_width(positives: u64, queries: u64, confidence: f64) -> f64 {
-    if positives == 0 {
-        return f64::INFINITY;
-    }
-    let (lo, hi) = clopper_pearson(positives, queries, confidence);
-    (hi - lo) / 2.0 / (positives as f64 / queries as f64)
-}
-
 /// The query count at which the interval should reach the precision: the half-width shrinks as
 /// 1/sqrt(positives), so scale by the squared ratio (at least doubling when nothing was seen),
 /// with 10% to spare.
@@ -731,8 +841,8 @@ fn next_target(queries: u64, positives: u64, config: &ScaleConfig) -> u64 {
     ((queries as f64 * factor.max(1.1)).ceil() as u64).max(queries + GEN_BATCH as u64)
 }
 
-fn finish(mut row: ScaleRow, status: &str, note: String) -> ScaleRow {
-    row.status = status.into();
+fn finish(mut row: ScaleRow, status: ScaleStatus, note: String) -> ScaleRow {
+    row.status = status;
     row.note = note;
     row.peak_rss_bytes = os::peak_rss();
     row
@@ -811,6 +921,58 @@ mod os {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(filter: &str, n: u64, query_offset: u64, fpr: f64) -> ScaleRow {
+        let config = ScaleConfig {
+            filter: filter.into(),
+            n,
+            p: 0.01,
+            geometry: None,
+            keys: KeySetKind::Url,
+            seed: 1,
+            threads: 1,
+            check_members: 1,
+            precision: 0.05,
+            confidence: 0.95,
+            max_queries: 1,
+            query_offset,
+            huge_pages: false,
+            memory_limit: None,
+            revision: "abc".into(),
+            command: "scale".into(),
+        };
+        let mut row = ScaleRow::empty(&config);
+        row.fpr = fpr;
+        row
+    }
+
+    #[test]
+    fn a_new_row_replaces_the_same_filter_size_and_query_offset_only() {
+        let mut outcome = Outcome {
+            rows: vec![row("a", 10, 0, 0.01), row("b", 10, 0, 0.01)],
+        };
+        for r in [
+            row("a", 10, 0, 0.02),
+            row("a", 20, 0, 0.01),
+            row("a", 10, 5, 0.03),
+        ] {
+            outcome.merge(r);
+        }
+        let got: Vec<(&str, u64, u64, f64)> = outcome
+            .rows
+            .iter()
+            .map(|r| (r.filter.as_str(), r.n, r.query_offset, r.fpr))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", 10, 0, 0.02),
+                ("b", 10, 0, 0.01),
+                ("a", 20, 0, 0.01),
+                ("a", 10, 5, 0.03)
+            ]
+        );
+    }
 
     #[test]
     fn sampled_members_spread_over_the_range_and_include_all_when_asked() {

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
-use bloomlab_harness::scale::{ScaleConfig, ScaleRow, run};
+use bloomlab_harness::scale::{ScaleConfig, ScaleRow, ScaleStatus, run};
 
 const CONFIDENCE: f64 = 1.0 - 1e-6;
 
@@ -51,7 +51,7 @@ fn big(filter: &str, hashes: u32, max_queries: u64) -> ScaleRow {
     );
     c.max_queries = max_queries;
     let row = scale(&c);
-    assert_eq!(row.status, "done", "{row:?}");
+    assert_eq!(row.status, ScaleStatus::Done, "{row:?}");
     assert_eq!(row.bits, 1 << 33);
     assert_eq!(row.members_checked, 20_000_000);
     assert_eq!(row.false_negatives, 0, "{row:?}");
@@ -105,7 +105,7 @@ fn a_query_offset_queries_the_keys_past_it_and_no_others() {
         c.max_queries = max_queries;
         c.query_offset = offset;
         let row = scale(&c);
-        assert_eq!(row.status, "done", "{row:?}");
+        assert_eq!(row.status, ScaleStatus::Done, "{row:?}");
         assert_eq!((row.queries, row.query_offset), (max_queries, offset));
         row.false_positives
     };
@@ -126,7 +126,11 @@ fn a_key_file_is_queried_up_to_its_end_and_an_offset_past_it_is_refused() {
     c.query_offset = 500;
     // 1000 keys: members 0..100, queries from key 600 to the end of the file.
     let row = scale(&c);
-    assert_eq!((row.status.as_str(), row.queries), ("done", 400), "{row:?}");
+    assert_eq!(
+        (row.status, row.queries),
+        (ScaleStatus::Done, 400),
+        "{row:?}"
+    );
     c.query_offset = 900;
     let e = run(&c, &AtomicBool::new(false), &|_| {})
         .unwrap_err()
@@ -142,14 +146,14 @@ fn a_key_file_is_queried_up_to_its_end_and_an_offset_past_it_is_refused() {
 fn sizes_a_variant_cannot_address_and_memory_it_lacks_are_refused_before_allocating() {
     // The textbook port's bit count is a Java int: 10^10 keys at 1% need 9.6e10 bits.
     let row = scale(&config("textbook-fnv1a-i32", 10_000_000_000, None));
-    assert_eq!(row.status, "refused");
+    assert_eq!(row.status, ScaleStatus::Refused);
     assert!(row.note.contains("2147483647"), "{}", row.note);
     assert_eq!(row.peak_rss_bytes, 0);
     // 12 GB asked of a 1 MB budget: the error names both figures.
     let mut c = config("sbbf/xxh3", 10_000_000_000, None);
     c.memory_limit = Some(1_000_000);
     let row = scale(&c);
-    assert_eq!(row.status, "refused");
+    assert_eq!(row.status, ScaleStatus::Refused);
     assert!(
         row.note.contains("1000000") && row.note.contains("11981"),
         "{}",
@@ -157,7 +161,7 @@ fn sizes_a_variant_cannot_address_and_memory_it_lacks_are_refused_before_allocat
     );
     // A layout the scale run does not fill concurrently says which ones it does.
     let row = scale(&config("counting4/xxh3/km", 1000, None));
-    assert_eq!(row.status, "refused");
+    assert_eq!(row.status, ScaleStatus::Refused);
     assert!(row.note.contains("sbbf/HASH"), "{}", row.note);
 }
 

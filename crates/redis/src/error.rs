@@ -13,6 +13,7 @@ pub enum RedisFilterError {
     Connect {
         /// The URL given (for a cluster, the node URLs joined by commas), credentials redacted.
         url: String,
+        /// The client library's error (shown redacted).
         source: redis::RedisError,
         /// For a cluster: which nodes are down, unreachable or not in cluster mode (empty, or
         /// starting with "; ").
@@ -29,6 +30,7 @@ pub enum RedisFilterError {
         operation: &'static str,
         /// The first Redis key the failed command or pipeline addressed.
         key: String,
+        /// The client library's error (shown redacted).
         source: redis::RedisError,
         /// For a cluster: which nodes are down or unreachable (empty, or starting with "; ").
         hint: String,
@@ -42,7 +44,9 @@ pub enum RedisFilterError {
     Exists {
         /// The URL(s), credentials redacted.
         url: String,
+        /// The filter's name.
         name: String,
+        /// The Redis key found (the config hash or a shard).
         key: String,
     },
     /// A key of a filter created with an expiry was gone when its expiry was re-armed: the run
@@ -51,17 +55,25 @@ pub enum RedisFilterError {
         "Redis at {url}: key {key:?} of filter {name:?} expired or was deleted during the run (expiry {ttl_secs} s); its bits are lost"
     )]
     Expired {
+        /// The URL(s), credentials redacted.
         url: String,
+        /// The filter's name.
         name: String,
+        /// The Redis key that was gone.
         key: String,
+        /// The expiry the filter was created with, in seconds.
         ttl_secs: u64,
     },
     /// The server answered with a value of an unexpected type or shape.
     #[error("Redis at {url}: {operation} (key {key:?}) got an unexpected reply: {reply}")]
     Reply {
+        /// The URL(s), credentials redacted.
         url: String,
+        /// What the filter was doing (`insert`, `lookup`, `create`, `open`, ...).
         operation: &'static str,
+        /// The first Redis key the command addressed.
         key: String,
+        /// The reply received, as the client library prints it.
         reply: String,
     },
     /// A filter of this name exists with other parameters: opening it with the requested ones
@@ -70,10 +82,13 @@ pub enum RedisFilterError {
         "filter {name:?} exists with {field} = {stored}, but {requested} was requested; open it with its stored parameters, or choose another name"
     )]
     ConfigMismatch {
+        /// The filter's name.
         name: String,
         /// The config field that differs (the first one, in [`crate::config::FIELDS`] order).
         field: &'static str,
+        /// The field's value in the stored config.
         stored: String,
+        /// The value the caller asked for.
         requested: String,
     },
     /// The config hash (or a shard beside it) is not what this crate writes: a field missing or
@@ -81,22 +96,31 @@ pub enum RedisFilterError {
     /// edit), or a shard whose length is not the config's.
     #[error("filter {name:?}: corrupt config or data in {key:?}: {reason}")]
     Corrupt {
+        /// The filter's name.
         name: String,
+        /// The Redis key found corrupt (the config hash or a shard).
         key: String,
+        /// What is wrong with it.
         reason: String,
     },
     /// `open` found no config hash under this name.
     #[error("no filter {name:?} at {url} (no hash {key:?}); create it first")]
     NotFound {
+        /// The URL(s), credentials redacted.
         url: String,
+        /// The filter's name.
         name: String,
+        /// The config hash's key that was missing.
         key: String,
     },
     /// A name, size or shard parameter outside what the store supports.
     #[error("{what} = {value} is invalid: {allowed}")]
     OutOfRange {
+        /// The parameter (e.g. `shard bits`, `name`).
         what: &'static str,
+        /// The value given.
         value: String,
+        /// The range or form allowed.
         allowed: String,
     },
     /// The filter's sizing itself is invalid (n, p, m or k), as the in-memory filter reports it.

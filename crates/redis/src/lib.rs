@@ -84,7 +84,14 @@
 //! prints them): each row's filter is created fresh ([`RedisBloom::create_new`]) under a name
 //! with a random run id ([`keys::run_id`]), filled and sampled 4096 keys per round trip by the
 //! same trial code as in memory, and deleted. Its statistical columns equal the in-memory twin's
-//! row bit for bit (tested in `crates/cli/tests/redis_sweep.rs`).
+//! row bit for bit ([`sweep`]; tested in `crates/cli/tests/redis_sweep.rs`).
+//!
+//! # What it costs
+//!
+//! [`costs`] measures a Redis filter against its in-memory twin: round trips by batch size on a
+//! server and a cluster, one filter of more than 2^32 bits, and the sweep's Redis rows against
+//! the twins' rows; it returns a typed [`costs::Outcome`] that the `redis-costs` binary renders
+//! through `bloomlab_report::redis_costs`.
 //!
 //! # Measuring runs: fresh filters, expiry, leftovers
 //!
@@ -122,13 +129,17 @@
 //! scripts/redis-local.sh stop
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod conn;
+pub mod costs;
 pub mod error;
 pub mod filter;
 pub mod hll;
 pub mod keys;
 pub mod redact;
+pub mod sweep;
 pub mod variants;
 
 pub use config::Config;

@@ -1,20 +1,18 @@
 //! `redis-costs`: the report of what a filter in Redis costs and keeps (`reports/redis/`).
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use bloomlab_cli::parse_count_named;
-use bloomlab_cli::redis_costs::{
-    self, BigFilter, CostPlan, Endpoints, SweepPair, measure_big, measure_round_trips,
-};
 use bloomlab_harness::bloom::preflight::{self, MemoryBudget};
-use bloomlab_harness::schema::roundtrip::{self, RoundTripOp, RoundTripRow, Target};
+use bloomlab_redis::costs::{self, CostPlan, Endpoints, Steps, SweepInRedis};
+use bloomlab_redis::sweep as redis_sweep;
 use bloomlab_report::bench_table::Machine;
 use bloomlab_report::output::OutputDir;
-use bloomlab_report::{markdown, roundtrips};
+use bloomlab_report::redis_costs::{REPORT_NAME, falling_cost, render};
+use bloomlab_report::roundtrips;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -149,7 +147,7 @@ fn prepare(args: &Args) -> Result<(CostPlan, Endpoints, Counts), String> {
         ..CostPlan::default()
     };
     // Before a server is needed: a plan that cannot fit is refused whatever the servers.
-    let need = redis_costs::memory_need(
+    let need = costs::memory_need(
         &plan,
         cluster.is_some(),
         (!args.skip_big).then_some(big_members),
@@ -200,6 +198,8 @@ fn main() -> ExitCode {
     }
 }
 
+/// Measures (round trips, then the big filter and the sweep comparison unless skipped), writes
+/// the three files together, prints where, and fails on what the measurements found wrong.
 fn run(
     args: &Args,
     counts: &Counts,
@@ -215,38 +215,24 @@ fn run(
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let show = |m: &str| bar.set_message(m.to_owned());
     let started = Instant::now();
-    let version = bloomlab_redis::Connection::single(&at.server)?
-        .info_field("server", "redis_version")
-        .unwrap_or_else(|_| "unknown".into());
-
-    let samples = measure_round_trips(plan, at, &show)?;
-    let rows = roundtrip::aggregate(&samples).map_err(anyhow::Error::msg)?;
-    let big = if args.skip_big {
-        None
-    } else {
-        Some(measure_big(&at.server, counts.big_members, &show)?)
+    let in_redis: &SweepInRedis<'_> =
+        &|config, plan, url| redis_sweep::run(config, plan, url, &|_| {});
+    let steps = Steps {
+        big_members: (!args.skip_big).then_some(counts.big_members),
+        sweep: (!args.skip_sweep).then_some(in_redis),
     };
-    let pairs = if args.skip_sweep {
-        None
-    } else {
-        Some(redis_costs::compare_sweep(&at.server, &show)?)
-    };
+    let outcome = costs::run(plan, at, &steps, &show)?;
     bar.finish_and_clear();
 
+    let machine = Machine::detect();
     out.publish(|staging| -> Result<()> {
-        roundtrips::write_csv(&rows, &staging.join(roundtrips::CSV_NAME))?;
-        bloomlab_report::plot::roundtrips::draw(&rows, &staging.join(roundtrips::PNG_NAME))?;
-        let text = render(
-            args,
-            plan,
-            at,
-            &version,
-            &rows,
-            big.as_ref(),
-            pairs.as_deref(),
-        );
-        let report = staging.join("report.md");
-        std::fs::write(&report, text)
+        roundtrips::write_csv(&outcome.rows, &staging.join(roundtrips::CSV_NAME))?;
+        bloomlab_report::plot::roundtrips::draw(
+            &outcome.rows,
+            &staging.join(roundtrips::PNG_NAME),
+        )?;
+        let report = staging.join(REPORT_NAME);
+        std::fs::write(&report, render(&outcome, &machine))
             .with_context(|| format!("writing {}", report.display()))
             .with_context(|| {
                 format!(
@@ -255,247 +241,13 @@ fn run(
                 )
             })
     })?;
-    let csv = out.dir().join(roundtrips::CSV_NAME);
-    let png = out.dir().join(roundtrips::PNG_NAME);
-    let report = out.dir().join("report.md");
-    println!("{}", falling_cost(&rows));
+    println!("{}", falling_cost(&outcome.rows));
     println!("\ndone in {:.0} s", started.elapsed().as_secs_f64());
-    println!("CSV:    {}", csv.display());
-    println!("PNG:    {}", png.display());
-    println!("Report: {}", report.display());
-
-    if let Some(b) = &big
-        && (b.found != b.members || !b.bytes_equal_twin || !b.non_member_answers_equal_twin)
-    {
-        bail!("the big filter differs from its in-memory twin: {b:?}");
-    }
-    if let Some(p) = &pairs
-        && let Some(bad) = p.iter().find(|p| !p.equal)
-    {
-        bail!(
-            "sweep row {} {} n={} p={} differs from its twin {}",
-            bad.redis,
-            bad.key_set,
-            bad.n,
-            bad.p,
-            bad.twin
-        );
+    println!("CSV:    {}", out.dir().join(roundtrips::CSV_NAME).display());
+    println!("PNG:    {}", out.dir().join(roundtrips::PNG_NAME).display());
+    println!("Report: {}", out.dir().join(REPORT_NAME).display());
+    if let Some(failure) = outcome.failure() {
+        bail!(failure);
     }
     Ok(())
-}
-
-/// One line per target and operation: the time per key at the smallest and the largest batch.
-fn falling_cost(rows: &[RoundTripRow]) -> String {
-    let mut out = String::new();
-    for target in [Target::Server, Target::Cluster] {
-        for op in [RoundTripOp::Insert, RoundTripOp::Lookup] {
-            let mut cell: Vec<&RoundTripRow> = rows
-                .iter()
-                .filter(|r| r.target == target && r.op == op)
-                .collect();
-            cell.sort_by_key(|r| r.per_round_trip);
-            let (Some(first), Some(last)) = (cell.first(), cell.last()) else {
-                continue;
-            };
-            let _ = writeln!(
-                out,
-                "- {} {}: {:.2} µs per key at {} key(s) per round trip, {:.2} µs at {} ({:.1}x less); {:.0}x slower than memory at {}, {:.0}x at {}.",
-                target.label(),
-                op.label(),
-                first.us_per_key,
-                first.per_round_trip,
-                last.us_per_key,
-                last.per_round_trip,
-                first.us_per_key / last.us_per_key,
-                first.slowdown_vs_memory,
-                first.per_round_trip,
-                last.slowdown_vs_memory,
-                last.per_round_trip,
-            );
-        }
-    }
-    out
-}
-
-fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
-}
-
-fn render(
-    args: &Args,
-    plan: &CostPlan,
-    at: &Endpoints,
-    version: &str,
-    rows: &[RoundTripRow],
-    big: Option<&BigFilter>,
-    pairs: Option<&[SweepPair]>,
-) -> String {
-    let m = Machine::detect();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "# A filter in Redis: what a round trip costs, and what the server keeps\n\n\
-         Generated by `cargo run --release --bin redis-costs` at {} on {} ({} cores), {}, against \
-         redis-server {version} on loopback: one server{}. Servers started by \
-         `scripts/redis-local.sh` (no persistence, `maxmemory-policy noeviction`). The machine is \
-         shared and noisy: compare the ratios (each measured within one repetition) rather than \
-         absolute figures across runs.\n",
-        m.generated,
-        m.cpu,
-        m.cores,
-        m.rustc,
-        if at.cluster.is_some() {
-            " and a 3-master cluster"
-        } else {
-            " (no cluster given: no cluster rows)"
-        }
-    );
-    let _ = writeln!(
-        s,
-        "## Round trips by batch size\n\n\
-         The filter is `classic/xxh3/km/flat` sized for n = {} at p = {} ({} bits in memory; \
-         on the cluster in shards of {} bits, so its keys spread over the masters). In each of {} \
-         repetitions, {} fresh keys are inserted, then looked up (all must be found), into a fresh \
-         filter per cell, k bits per key in one BITFIELD command, `keys per round trip` commands \
-         per pipeline. In memory the same keys are timed over {} passes. One client thread; \
-         server and client share the machine's cores.\n",
-        plan.n,
-        plan.p,
-        bloomlab_filters::Filter::bits(
-            &redis_costs::Measured::new(plan.n, plan.p).expect("the plan's sizing is valid")
-        ),
-        plan.cluster_shard_bits,
-        plan.reps,
-        plan.keys,
-        plan.memory_passes
-    );
-    s.push_str(&roundtrips::table(rows));
-    let _ = writeln!(
-        s,
-        "\n![keys per second against keys per round trip]({})\n\n\
-         How the cost per key falls with the batch size (medians):\n\n{}",
-        roundtrips::PNG_NAME,
-        falling_cost(rows)
-    );
-    let _ = writeln!(
-        s,
-        "A round trip's cost is mostly fixed (the system calls and the loopback on both sides, \
-         the server's event loop); pipelining spreads it over the keys of a batch until the \
-         server's own work per key (parsing and executing BITFIELD) dominates. On the cluster \
-         a pipeline is split per node and the nodes are asked one after another, so a batch costs \
-         up to three round trips, and the cluster's three servers share the same two cores.\n"
-    );
-    if let Some(b) = big {
-        let _ = writeln!(
-            s,
-            "## One filter of more than 2^32 bits on one server\n\n\
-             One Redis string holds at most 2^32 bits (512 MiB). This filter, sized for n = {} at \
-             p = {}, has {} bits, so it spans {} strings (shards of {} bits, the last one the \
-             rest); positions are computed over the whole bit count exactly as in memory, so the \
-             twin's theory applies unchanged.\n",
-            b.n, b.p, b.bits, b.shards, b.shard_bits
-        );
-        let found = format!("{} of {}", b.found, b.members);
-        let yes = |x: bool| if x { "yes" } else { "**no**" }.to_string();
-        let table_rows = vec![
-            vec![
-                "bits (hashes)".to_string(),
-                format!("{} ({})", b.bits, b.hashes),
-            ],
-            vec!["shards".into(), b.shards.to_string()],
-            vec![
-                "members inserted, 4096 per round trip".into(),
-                format!(
-                    "{} in {:.1} s ({:.0} keys/s)",
-                    b.members,
-                    b.insert.as_secs_f64(),
-                    b.members as f64 / b.insert.as_secs_f64()
-                ),
-            ],
-            vec![
-                "members found".into(),
-                format!(
-                    "{found} in {:.1} s ({:.0} keys/s)",
-                    b.lookup.as_secs_f64(),
-                    b.members as f64 / b.lookup.as_secs_f64()
-                ),
-            ],
-            vec![
-                "member bit positions in the second shard (at or above 2^32)".into(),
-                format!(
-                    "{} ({})",
-                    b.positions_past_first_shard, b.positions_at_or_above_2_pow_32
-                ),
-            ],
-            vec![
-                "both shards' bytes equal the in-memory twin's".into(),
-                yes(b.bytes_equal_twin),
-            ],
-            vec![
-                format!("answers for {} non-members equal the twin's", b.non_members),
-                yes(b.non_member_answers_equal_twin),
-            ],
-            vec![
-                "creating the shards (allocating them)".into(),
-                format!("{:.1} s", b.create.as_secs_f64()),
-            ],
-            vec![
-                "server used_memory before, with the filter".into(),
-                format!("{}, {}", mb(b.used_memory_before), mb(b.used_memory_after)),
-            ],
-        ];
-        s.push_str(&markdown::table(&["", ""], &table_rows));
-        s.push('\n');
-    }
-    if let Some(pairs) = pairs {
-        let _ = writeln!(
-            s,
-            "## The sweep's Redis rows equal the in-memory rows\n\n\
-             The same sweep plan (seeded key sets, query counts from the precision target) run \
-             twice: with the filters in memory and with them in Redis (`sweep --redis URL`, \
-             4096 keys per round trip). `equal` compares every column but the name and the memory \
-             held, bit for bit.\n"
-        );
-        let body: Vec<Vec<String>> = pairs
-            .iter()
-            .map(|p| {
-                vec![
-                    p.redis.clone(),
-                    p.twin.clone(),
-                    p.key_set.clone(),
-                    p.n.to_string(),
-                    p.p.to_string(),
-                    p.queries.to_string(),
-                    p.false_positives.to_string(),
-                    format!("{:.5} [{:.5}, {:.5}]", p.fpr, p.ci.0, p.ci.1),
-                    if p.equal { "yes" } else { "**no**" }.into(),
-                ]
-            })
-            .collect();
-        s.push_str(&markdown::table(
-            &[
-                "Redis filter",
-                "in-memory twin",
-                "key set",
-                "n",
-                "p",
-                "queries",
-                "false positives",
-                "FPR [95% interval]",
-                "equal",
-            ],
-            &body,
-        ));
-    }
-    let _ = writeln!(
-        s,
-        "\nRe-run: `BLOOMLAB_REDIS_URL=... BLOOMLAB_REDIS_CLUSTER_URLS=... cargo run --release \
-         --bin redis-costs -- --keys {} --reps {} --batches {}{}{}`.",
-        plan.keys,
-        plan.reps,
-        args.batches,
-        if args.skip_big { " --skip-big" } else { "" },
-        if args.skip_sweep { " --skip-sweep" } else { "" }
-    );
-    s
 }

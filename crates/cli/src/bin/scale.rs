@@ -5,12 +5,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list, scale};
+use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
 use bloomlab_harness::bloom::preflight::check_output_dir;
-use bloomlab_harness::scale::{ScaleConfig, ScaleProgress, ScaleRow, run};
+use bloomlab_harness::scale::{Outcome, ScaleConfig, ScaleProgress, ScaleRow, ScaleStatus, run};
 use bloomlab_report::output::OutputDir;
+use bloomlab_report::scale;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -171,15 +172,16 @@ fn bar() -> ProgressBar {
 
 /// Stages `scale.csv` and `report.md` and moves both into place: the report on disk is always
 /// one whole set of rows.
-fn write(out: &OutputDir, rows: &[ScaleRow]) -> Result<(), String> {
+fn write(out: &OutputDir, outcome: &Outcome) -> Result<(), String> {
     out.publish(|staging| -> anyhow::Result<()> {
-        let written = bloomlab_report::csv_io::write_rows(rows, &staging.join("scale.csv"))
-            .map_err(anyhow::Error::from)
-            .and_then(|()| {
-                let report = staging.join("report.md");
-                std::fs::write(&report, scale::render(rows))
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", report.display()))
-            });
+        let written =
+            bloomlab_report::csv_io::write_rows(&outcome.rows, &staging.join(scale::CSV_NAME))
+                .map_err(anyhow::Error::from)
+                .and_then(|()| {
+                    let report = staging.join(scale::REPORT_NAME);
+                    std::fs::write(&report, scale::render(outcome))
+                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", report.display()))
+                });
         written.map_err(|e| {
             anyhow::anyhow!(
                 "{e} (nothing was written; the previous report in {} is as it was)",
@@ -188,6 +190,35 @@ fn write(out: &OutputDir, rows: &[ScaleRow]) -> Result<(), String> {
         })
     })
     .map_err(|e| format!("{e:#}"))
+}
+
+/// One run's outcome on stderr: its status and note, then its rate against theory and its
+/// phase times, or why the rate was not measured.
+fn say(row: &ScaleRow) {
+    eprintln!(
+        "  {}{}{}",
+        row.status,
+        if row.note.is_empty() { "" } else { ": " },
+        row.note
+    );
+    if row.status != ScaleStatus::Refused && row.queries == 0 {
+        eprintln!("  FPR not measured: no non-member was queried");
+    } else if row.status != ScaleStatus::Refused {
+        eprintln!(
+            "  FPR {:.4e} [{:.4e}, {:.4e}], theory {:.4e} (uniform {:.4e}); fill {:.1} s \
+             ({:.1}M/s/core), members {:.1} s, queries {:.1} s; peak RSS {:.2} GB",
+            row.fpr,
+            row.ci_low,
+            row.ci_high,
+            row.fpr_theory,
+            row.fpr_theory_uniform,
+            row.insert_secs,
+            row.insert_per_sec_per_core / 1e6,
+            row.members_secs,
+            row.queries_secs,
+            row.peak_rss_bytes as f64 / 1e9
+        );
+    }
 }
 
 fn main() -> ExitCode {
@@ -211,7 +242,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut rows = match scale::read_existing(&args.out) {
+    let mut outcome = match scale::read(&args.out) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e} (move it away to start a new report)");
@@ -256,35 +287,12 @@ fn main() -> ExitCode {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         row.finished = bloomlab_report::bench_table::render::date_utc(now);
-        eprintln!(
-            "  {}{}{}",
-            row.status,
-            if row.note.is_empty() { "" } else { ": " },
-            row.note
-        );
-        if row.status != "refused" && row.queries == 0 {
-            eprintln!("  FPR not measured: no non-member was queried");
-        } else if row.status != "refused" {
-            eprintln!(
-                "  FPR {:.4e} [{:.4e}, {:.4e}], theory {:.4e} (uniform {:.4e}); fill {:.1} s \
-                 ({:.1}M/s/core), members {:.1} s, queries {:.1} s; peak RSS {:.2} GB",
-                row.fpr,
-                row.ci_low,
-                row.ci_high,
-                row.fpr_theory,
-                row.fpr_theory_uniform,
-                row.insert_secs,
-                row.insert_per_sec_per_core / 1e6,
-                row.members_secs,
-                row.queries_secs,
-                row.peak_rss_bytes as f64 / 1e9
-            );
-        }
-        refused |= row.status == "refused";
-        failed |= row.status == "failed";
-        let interrupted = row.status == "interrupted";
-        rows = scale::merge(rows, vec![row]);
-        if let Err(e) = write(&out, &rows) {
+        say(&row);
+        refused |= row.status == ScaleStatus::Refused;
+        failed |= row.status == ScaleStatus::Failed;
+        let interrupted = row.status == ScaleStatus::Interrupted;
+        outcome.merge(row);
+        if let Err(e) = write(&out, &outcome) {
             eprintln!("error: {e}");
             return ExitCode::from(1);
         }
@@ -293,7 +301,7 @@ fn main() -> ExitCode {
             return ExitCode::from(130);
         }
     }
-    eprintln!("report: {}", args.out.join("report.md").display());
+    eprintln!("report: {}", args.out.join(scale::REPORT_NAME).display());
     if failed {
         ExitCode::from(1)
     } else if refused {

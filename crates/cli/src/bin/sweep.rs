@@ -368,7 +368,9 @@ fn run(cli: Cli) -> Result<(), Stop> {
     bloomlab_cli::exit_130_on_interrupt("sweep", &out);
     measure(&job.config, &plan, &out, job.redis.as_deref()).map_err(|e| {
         // A Redis key of the run already there: refused before measuring that row (exit 2).
-        if bloomlab_cli::redis_sweep::is_refusal(&e) {
+        if e.downcast_ref::<bloomlab_harness::HarnessError>()
+            .is_some_and(bloomlab_redis::sweep::is_refusal)
+        {
             Stop::BadInput(e)
         } else {
             Stop::Failed(e)
@@ -464,7 +466,7 @@ fn grids(
         p: a.p.clone().unwrap_or_else(|| d.p.clone()),
         overfill: overfill.unwrap_or_else(|| d.overfill.clone()),
     }];
-    bloomlab_cli::redis_sweep::check_subjects(&grids, redis)?;
+    bloomlab_redis::sweep::check_subjects(&grids, redis)?;
     Ok(grids)
 }
 
@@ -574,7 +576,7 @@ fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&st
         bar.set_message(p.current.clone());
     };
     let rows = match redis {
-        Some(url) => bloomlab_cli::redis_sweep::run(config, plan, url, &show),
+        Some(url) => bloomlab_redis::sweep::run(config, plan, url, &show),
         None => sweep::run(config, plan, &show),
     };
     bar.finish_and_clear();

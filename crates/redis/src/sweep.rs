@@ -8,12 +8,12 @@
 //! sets the twin's bits, so every statistical column equals the twin's row bit for bit; the
 //! `filter` column is the Redis name, `memory_bytes` the bytes the shards hold on the server, and
 //! the timing columns are 0 (the round-trip cost is measured by the `redis-costs` binary, see
-//! [`crate::redis_costs`]).
+//! [`crate::costs`]).
 //!
 //! # Names, expiry, leftovers
 //!
 //! Row `i` of a run uses the filter `bloomlab-sweep:<run id>:<i>`, the run id 64 random bits
-//! from the OS ([`bloomlab_redis::keys::run_id`]), so runs never share a name (the pid alone
+//! from the OS ([`crate::keys::run_id`]), so runs never share a name (the pid alone
 //! repeats across containers and restarts). The filter is created fresh
 //! ([`RedisBloom::create_new`]): if any of its keys exists, the row is not run and the sweep stops
 //! with exit 2 naming the key ([`is_refusal`]), never measuring an old, filled filter. Every key
@@ -21,19 +21,19 @@
 //! run's keys vanish by themselves; `scripts/redis-local.sh clean URL` removes bloomlab's
 //! leftovers at once (SCAN for `{bloomlab-*`, nothing else).
 
+use crate::{Connection, RedisBloom, RedisFilterError, RedisVisitor};
 use bloomlab_filters::{BitPositions, Digest, Geometry};
 use bloomlab_harness::bloom::trial::{self, BatchMembership, Shape};
 use bloomlab_harness::keys::Batch;
 use bloomlab_harness::{
     Grid, HarnessError, Plan, Progress, Selection, Subject, SweepConfig, SweepRow,
 };
-use bloomlab_redis::{Connection, RedisBloom, RedisFilterError, RedisVisitor};
 
 /// Keys per pipeline (one round trip to a server).
 pub const PER_ROUND_TRIP: usize = 4096;
 
 /// The expiry of every key a sweep row creates: 10 minutes, 5 times the longest a single reply
-/// may take ([`bloomlab_redis::conn::RESPONSE_TIMEOUT`], 2 min). The expiry is re-armed whenever
+/// may take ([`crate::conn::RESPONSE_TIMEOUT`], 2 min). The expiry is re-armed whenever
 /// a quarter of it (2.5 min) has passed and the row sends a command, so a live row's keys cannot
 /// expire while it waits for a reply or computes between two round trips (microseconds per
 /// batch); a killed run's keys are gone 10 minutes after its last command.
@@ -44,13 +44,10 @@ pub const EXPIRY: std::time::Duration = std::time::Duration::from_secs(600);
 /// server's state refused the run).
 pub const EXISTS_WHAT: &str = "Redis key";
 
-/// Whether `e` (from [`run`], through `anyhow`) is a refusal before measuring (a row's key
-/// already exists): exit 2, not a measured failure.
-pub fn is_refusal(e: &anyhow::Error) -> bool {
-    matches!(
-        e.downcast_ref::<HarnessError>(),
-        Some(HarnessError::InvalidConfig { what, .. }) if what == EXISTS_WHAT
-    )
+/// Whether `e` (from [`run`]) is a refusal before measuring (a row's key already exists): exit 2,
+/// not a measured failure.
+pub fn is_refusal(e: &HarnessError) -> bool {
+    matches!(e, HarnessError::InvalidConfig { what, .. } if what == EXISTS_WHAT)
 }
 
 /// The name of row `index`'s filter in the run `run_id`.
@@ -170,6 +167,14 @@ pub fn twins(config: &SweepConfig) -> SweepConfig {
     twins
 }
 
+/// Whether Redis row `r` equals its in-memory twin's row `m` in every column but the two that
+/// legitimately differ (the filter's name and the memory held), compared through `Debug`, which
+/// prints every f64 exactly (NaN included).
+pub fn equals_twin(r: &SweepRow, m: &SweepRow) -> bool {
+    let same = as_twin(r, m);
+    format!("{same:?}") == format!("{m:?}")
+}
+
 /// Redis row `r` with the two columns that legitimately differ from its in-memory twin `m` (the
 /// filter's name and the memory held) taken from `m`: every other column must then equal `m`'s,
 /// compared through `Debug`, which prints every f64 exactly (NaN included).
@@ -182,9 +187,9 @@ pub fn as_twin(r: &SweepRow, m: &SweepRow) -> SweepRow {
 
 /// Runs every planned row (planned with twin names) against Redis at `url` (several
 /// comma-separated URLs: a cluster's nodes, the filter in shards of
-/// [`bloomlab_redis::config::CLUSTER_SHARD_BITS`] spread over them), one row at a time,
+/// [`crate::config::CLUSTER_SHARD_BITS`] spread over them), one row at a time,
 /// and returns the rows in plan order with their Redis names. `progress` is called after each row.
-/// Each row's filter is [`filter_name`] of a fresh [`bloomlab_redis::keys::run_id`]; see the
+/// Each row's filter is [`filter_name`] of a fresh [`crate::keys::run_id`]; see the
 /// module docs for expiry and leftovers. Errors name the server with credentials redacted.
 pub fn run(
     config: &SweepConfig,
@@ -192,7 +197,7 @@ pub fn run(
     url: &str,
     progress: &dyn Fn(&Progress),
 ) -> Result<Vec<SweepRow>, HarnessError> {
-    let run_id = bloomlab_redis::keys::run_id().map_err(|e| HarnessError::InvalidConfig {
+    let run_id = crate::keys::run_id().map_err(|e| HarnessError::InvalidConfig {
         what: "Redis run id".into(),
         value: "(none)".into(),
         allowed: e.to_string(),
@@ -271,7 +276,7 @@ pub fn run_as(
         let keys = plan
             .key_set(&planned.key_set)
             .expect("the plan holds every key set its rows use");
-        let row = bloomlab_redis::visit(
+        let row = crate::visit(
             &redis,
             Row {
                 spec: &spec,

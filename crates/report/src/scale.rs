@@ -1,39 +1,29 @@
-//! The `scale` binary's report: `scale.csv` (one row per filter and size, rows of later runs
-//! replacing those of the same filter, key set, n and p) and `report.md` rendered from all rows.
+//! The scale run's report (`reports/scale/`): `report.md` rendered from the rows of
+//! `scale.csv` ([`render`]), and the CSV read back ([`read`]) so that a later run's rows join
+//! the earlier ones.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use bloomlab_harness::scale::ScaleRow;
-use bloomlab_report::markdown;
+use bloomlab_harness::scale::{Outcome, ScaleRow, ScaleStatus};
 
-/// Rows of `existing` and `new`, a new row replacing an old one of the same filter, key set, n, p
-/// and query offset; in the order the filters were first run.
-pub fn merge(existing: Vec<ScaleRow>, new: Vec<ScaleRow>) -> Vec<ScaleRow> {
-    let same = |a: &ScaleRow, b: &ScaleRow| {
-        a.filter == b.filter
-            && a.keys == b.keys
-            && a.n == b.n
-            && a.p == b.p
-            && a.query_offset == b.query_offset
-    };
-    let mut rows = existing;
-    for row in new {
-        match rows.iter_mut().find(|r| same(r, &row)) {
-            Some(old) => *old = row,
-            None => rows.push(row),
-        }
-    }
-    rows
-}
+use crate::{ReportError, markdown};
 
-/// Reads `scale.csv` under `dir` if it exists (no file: no rows).
-pub fn read_existing(dir: &Path) -> Result<Vec<ScaleRow>, String> {
-    let path = dir.join("scale.csv");
+/// File name of the CSV inside the output directory.
+pub const CSV_NAME: &str = "scale.csv";
+/// File name of the Markdown report inside the output directory.
+pub const REPORT_NAME: &str = "report.md";
+
+/// The rows of `scale.csv` under `dir`, if it exists (no file: no rows). Errors name the file
+/// and the line that could not be read.
+pub fn read(dir: &Path) -> Result<Outcome, ReportError> {
+    let path = dir.join(CSV_NAME);
     if !path.exists() {
-        return Ok(Vec::new());
+        return Ok(Outcome::default());
     }
-    bloomlab_report::csv_io::read_rows(&path).map_err(|e| e.to_string())
+    Ok(Outcome {
+        rows: crate::csv_io::read_rows(&path)?,
+    })
 }
 
 fn gb(bytes: u64) -> String {
@@ -81,8 +71,11 @@ fn secs(s: f64) -> String {
     }
 }
 
-/// The Markdown report of `rows`.
-pub fn render(rows: &[ScaleRow]) -> String {
+/// The Markdown report of every row of `outcome`: one line per row that ran in the two tables
+/// and the readings, the refused, interrupted and failed rows with their notes, and the first
+/// row's revision and seed. Pure: the same outcome gives the same bytes.
+pub fn render(outcome: &Outcome) -> String {
+    let rows = outcome.rows.as_slice();
     let mut out = String::from("# The scale run: one filter for billions of URL-shaped keys\n\n");
     out.push_str(&markdown::dirty_warning(
         rows.iter().map(|r| r.revision.as_str()),
@@ -101,94 +94,14 @@ pub fn render(rows: &[ScaleRow]) -> String {
          is the same layout if every position were equally likely.\n\n",
     );
 
-    let done: Vec<&ScaleRow> = rows.iter().filter(|r| r.status != "refused").collect();
+    let done: Vec<&ScaleRow> = rows
+        .iter()
+        .filter(|r| r.status != ScaleStatus::Refused)
+        .collect();
     if !done.is_empty() {
-        out.push_str("## False-positive rate against theory\n\n");
-        let headers = [
-            "filter",
-            "keys",
-            "n",
-            "p",
-            "status",
-            "bits",
-            "memory",
-            "bits/key",
-            "observed FPR [95% interval]",
-            "precision",
-            "theory (hash-width term)",
-            "uniform theory",
-            "theory in interval",
-            "given its bits",
-            "fill",
-        ];
-        let body: Vec<Vec<String>> = done
-            .iter()
-            .map(|r| {
-                vec![
-                    filter_cell(r),
-                    r.keys.clone(),
-                    format!("{:.0e}", r.n as f64),
-                    rate(r.p),
-                    r.status.clone(),
-                    format!("{} (2^{:.2})", r.bits, (r.bits as f64).log2()),
-                    gb(r.memory_bytes),
-                    format!("{:.2}", r.bits_per_key),
-                    observed(r),
-                    format!("±{:.1}%", r.precision * 100.0),
-                    rate(r.fpr_theory),
-                    rate(r.fpr_theory_uniform),
-                    match (r.queries, r.theory_in_interval) {
-                        (0, _) => "not measured",
-                        (_, true) => "yes",
-                        (_, false) => "no",
-                    }
-                    .into(),
-                    rate(r.fpr_given_bits),
-                    format!("{:.4}", r.fill_ratio),
-                ]
-            })
-            .collect();
-        out.push_str(&markdown::table(&headers, &body));
+        out.push_str(&fpr_table(&done));
 
-        out.push_str("\n## Time, throughput and memory\n\n");
-        let headers = [
-            "filter",
-            "threads",
-            "allocate",
-            "fill",
-            "inserts/s/core",
-            "members checked",
-            "false negatives",
-            "member check",
-            "lookups/s/core",
-            "non-members queried",
-            "queries",
-            "queries/s/core",
-            "peak RSS",
-            "huge pages",
-        ];
-        let body: Vec<Vec<String>> = done
-            .iter()
-            .map(|r| {
-                vec![
-                    filter_cell(r),
-                    r.threads.to_string(),
-                    secs(r.alloc_secs),
-                    secs(r.insert_secs),
-                    mrate(r.insert_per_sec_per_core),
-                    format!("{:.3e}", r.members_checked as f64),
-                    r.false_negatives.to_string(),
-                    secs(r.members_secs),
-                    mrate(r.members_per_sec_per_core),
-                    format!("{:.3e}", r.queries as f64),
-                    secs(r.queries_secs),
-                    mrate(r.queries_per_sec_per_core),
-                    gb(r.peak_rss_bytes),
-                    gb(r.huge_page_bytes),
-                ]
-            })
-            .collect();
-        out.push_str(&markdown::table(&headers, &body));
+        out.push_str(&time_table(&done));
     }
 
     let notes: Vec<&ScaleRow> = rows.iter().filter(|r| !r.note.is_empty()).collect();
@@ -233,6 +146,101 @@ pub fn render(rows: &[ScaleRow]) -> String {
             r.revision, r.seed
         );
     }
+    out
+}
+
+/// The table of observed rates against theory, one line per row that ran.
+fn fpr_table(done: &[&ScaleRow]) -> String {
+    let mut out = String::from("## False-positive rate against theory\n\n");
+    let headers = [
+        "filter",
+        "keys",
+        "n",
+        "p",
+        "status",
+        "bits",
+        "memory",
+        "bits/key",
+        "observed FPR [95% interval]",
+        "precision",
+        "theory (hash-width term)",
+        "uniform theory",
+        "theory in interval",
+        "given its bits",
+        "fill",
+    ];
+    let body: Vec<Vec<String>> = done
+        .iter()
+        .map(|r| {
+            vec![
+                filter_cell(r),
+                r.keys.clone(),
+                format!("{:.0e}", r.n as f64),
+                rate(r.p),
+                r.status.to_string(),
+                format!("{} (2^{:.2})", r.bits, (r.bits as f64).log2()),
+                gb(r.memory_bytes),
+                format!("{:.2}", r.bits_per_key),
+                observed(r),
+                format!("±{:.1}%", r.precision * 100.0),
+                rate(r.fpr_theory),
+                rate(r.fpr_theory_uniform),
+                match (r.queries, r.theory_in_interval) {
+                    (0, _) => "not measured",
+                    (_, true) => "yes",
+                    (_, false) => "no",
+                }
+                .into(),
+                rate(r.fpr_given_bits),
+                format!("{:.4}", r.fill_ratio),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown::table(&headers, &body));
+    out
+}
+
+/// The table of phase times, throughputs and memory, one line per row that ran.
+fn time_table(done: &[&ScaleRow]) -> String {
+    let mut out = String::from("\n## Time, throughput and memory\n\n");
+    let headers = [
+        "filter",
+        "threads",
+        "allocate",
+        "fill",
+        "inserts/s/core",
+        "members checked",
+        "false negatives",
+        "member check",
+        "lookups/s/core",
+        "non-members queried",
+        "queries",
+        "queries/s/core",
+        "peak RSS",
+        "huge pages",
+    ];
+    let body: Vec<Vec<String>> = done
+        .iter()
+        .map(|r| {
+            vec![
+                filter_cell(r),
+                r.threads.to_string(),
+                secs(r.alloc_secs),
+                secs(r.insert_secs),
+                mrate(r.insert_per_sec_per_core),
+                format!("{:.3e}", r.members_checked as f64),
+                r.false_negatives.to_string(),
+                secs(r.members_secs),
+                mrate(r.members_per_sec_per_core),
+                format!("{:.3e}", r.queries as f64),
+                secs(r.queries_secs),
+                mrate(r.queries_per_sec_per_core),
+                gb(r.peak_rss_bytes),
+                gb(r.huge_page_bytes),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown::table(&headers, &body));
     out
 }
 
@@ -297,7 +305,7 @@ mod tests {
             keys: "url".into(),
             n,
             p: 0.01,
-            status: "done".into(),
+            status: ScaleStatus::Done,
             note: String::new(),
             bits: 1 << 33,
             hashes: 7,
@@ -337,35 +345,19 @@ mod tests {
         }
     }
 
+    fn render(rows: &[ScaleRow]) -> String {
+        super::render(&Outcome {
+            rows: rows.to_vec(),
+        })
+    }
+
     #[test]
-    fn a_new_row_replaces_the_same_filter_size_and_query_offset_only() {
-        let offset = |mut r: ScaleRow| {
-            r.query_offset = 5;
-            r
-        };
-        let merged = merge(
-            vec![row("a", 10, 0.01), row("b", 10, 0.01)],
-            vec![
-                row("a", 10, 0.02),
-                row("a", 20, 0.01),
-                offset(row("a", 10, 0.03)),
-            ],
-        );
-        let got: Vec<(String, u64, u64, f64)> = merged
-            .iter()
-            .map(|r| (r.filter.clone(), r.n, r.query_offset, r.fpr))
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                ("a".into(), 10, 0, 0.02),
-                ("b".into(), 10, 0, 0.01),
-                ("a".into(), 20, 0, 0.01),
-                ("a".into(), 10, 5, 0.03)
-            ]
-        );
-        let md = render(&merged);
+    fn a_row_with_a_query_offset_names_its_first_non_member() {
+        let mut offset = row("a", 10, 0.03);
+        offset.query_offset = 5;
+        let md = render(&[row("a", 10, 0.01), offset]);
         assert!(md.contains("`a` (queries from key n + 5.000e0)"), "{md}");
+        assert_eq!(md.matches("| `a` |").count(), 2, "{md}");
     }
 
     #[test]
@@ -384,7 +376,7 @@ mod tests {
     #[test]
     fn a_run_stopped_before_any_query_says_not_measured() {
         let mut r = row("sbbf/xxh3", 10, 0.0);
-        r.status = "interrupted".into();
+        r.status = ScaleStatus::Interrupted;
         r.note = "stopped after 0 non-member queries".into();
         r.queries = 0;
         let md = render(&[r]);
@@ -396,7 +388,7 @@ mod tests {
     #[test]
     fn the_report_names_refusals_and_a_theory_the_interval_excludes() {
         let mut refused = row("textbook-fnv1a-i32", 10, 0.0);
-        refused.status = "refused".into();
+        refused.status = ScaleStatus::Refused;
         refused.note = "m = 95850584 is too large".into();
         let mut off = row("sbbf/xxh3", 10, 0.02);
         off.theory_in_interval = false;
