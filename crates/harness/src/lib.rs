@@ -2,11 +2,13 @@
 //! schema the criterion bench shares with `bench-table` ([`mod@bench`]).
 
 pub mod bench;
+pub mod clock;
 pub mod error;
 pub mod gate;
 pub mod group_keys;
 pub mod hypothesis;
 pub mod keys;
+pub mod limits;
 pub mod memory;
 pub mod peer;
 pub mod preflight;
