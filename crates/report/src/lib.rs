@@ -5,6 +5,7 @@
 
 pub mod bench_table;
 pub mod csv_io;
+pub mod date;
 mod fmt;
 pub mod markdown;
 pub mod output;

@@ -92,7 +92,7 @@ fn holder_record() -> String {
     format!(
         "pid {} since {}: {}",
         std::process::id(),
-        crate::bench_table::render::date_utc(now),
+        crate::date::date_utc(now),
         command.join(" ")
     )
 }

@@ -56,7 +56,7 @@ impl Machine {
             } else {
                 features.join(", ")
             },
-            generated: super::render::date_utc(now),
+            generated: crate::date::date_utc(now),
         }
     }
 }

@@ -15,7 +15,7 @@ use bloomlab_harness::sketch_bench::{
     KeyKind, LOG_FILE, Question, SketchGroup, SketchLog, SketchOp, SketchRecord,
 };
 
-use super::render::date_utc;
+use crate::date::date_utc;
 use super::{Error, Machine};
 use crate::markdown::table;
 
