@@ -75,6 +75,8 @@
 //! ```
 //! Neither Java nor DuckDB is needed to run the tests.
 
+#![warn(missing_docs)]
+
 pub mod blocked;
 pub mod capability;
 pub mod classic;
@@ -86,6 +88,9 @@ pub mod hash;
 pub mod index;
 pub mod key;
 pub mod positions;
+// Documented by the catalogue work of issue 26 (another task); until then its items are
+// exempt from the lint above.
+#[allow(missing_docs)]
 pub mod registry;
 pub mod sbbf;
 pub mod scalable;

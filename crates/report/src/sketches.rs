@@ -52,8 +52,12 @@ pub struct RunInfo {
 /// The files written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SketchFiles {
+    /// The CSVs written, of the row sets that are not empty: `hll.csv` then its per-trial
+    /// estimates, then `cms.csv`.
     pub csvs: Vec<PathBuf>,
+    /// The pictures drawn.
     pub pngs: Vec<PathBuf>,
+    /// The Markdown summary.
     pub summary: PathBuf,
 }
 
