@@ -3,15 +3,20 @@
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
+/// The last Unix second [`date_utc`] prints as a date: 9999-12-30 22:00:00 UTC, jiff's
+/// `Timestamp::MAX` (which keeps every time zone's civil time within year 9999).
+pub const LAST_DATED: u64 = 253_402_207_200;
+
 /// `YYYY-MM-DD HH:MM UTC` for `unix` seconds since 1970-01-01 00:00 UTC (seconds dropped, not
-/// rounded), for every instant up to 9999-12-31 23:59:59 UTC; a later one (only a corrupt log
-/// holds one) is printed as `Unix time N s (past 9999-12-31)` rather than as a wrong date.
+/// rounded), for every instant up to [`LAST_DATED`] (9999-12-30 22:00 UTC, jiff's last instant);
+/// a later one (only a corrupt log holds one) is printed as `Unix time N s (after 9999-12-30
+/// 22:00 UTC)` rather than as a wrong date.
 pub fn date_utc(unix: u64) -> String {
     let Some(ts) = i64::try_from(unix)
         .ok()
         .and_then(|s| Timestamp::from_second(s).ok())
     else {
-        return format!("Unix time {unix} s (past 9999-12-31)");
+        return format!("Unix time {unix} s (after 9999-12-30 22:00 UTC)");
     };
     let t = TimeZone::UTC.to_datetime(ts);
     format!(
@@ -38,18 +43,23 @@ mod tests {
             (1_700_000_000, "2023-11-14 22:13 UTC"),
             (4_107_542_399, "2100-02-28 23:59 UTC"),
             (4_107_542_400, "2100-03-01 00:00 UTC"),
-            (253_402_300_799, "9999-12-31 23:59 UTC"),
+            (LAST_DATED, "9999-12-30 22:00 UTC"),
         ] {
             assert_eq!(date_utc(unix), text, "unix {unix}");
         }
     }
 
     #[test]
-    fn date_utc_past_year_9999_says_so_instead_of_a_date() {
-        for unix in [253_402_300_800, i64::MAX as u64, u64::MAX] {
+    fn last_dated_is_jiffs_last_instant() {
+        assert_eq!(Timestamp::MAX.as_second(), LAST_DATED as i64);
+    }
+
+    #[test]
+    fn date_utc_past_the_last_dated_instant_says_so_instead_of_a_date() {
+        for unix in [LAST_DATED + 1, 253_402_300_800, i64::MAX as u64, u64::MAX] {
             assert_eq!(
                 date_utc(unix),
-                format!("Unix time {unix} s (past 9999-12-31)")
+                format!("Unix time {unix} s (after 9999-12-30 22:00 UTC)")
             );
         }
     }
@@ -79,7 +89,7 @@ mod tests {
     fn date_utc_prints_what_the_hand_written_arithmetic_printed() {
         // About 2.5 million instants spread over the whole range (a prime stride, so that times
         // of day and month ends vary), plus every hour of the years 1999 to 2001.
-        let strided = (0..253_402_300_800u64).step_by(100_003);
+        let strided = (0..=LAST_DATED).step_by(100_003).chain([LAST_DATED]);
         let around_2000 = (915_148_800..1_009_843_200u64).step_by(3_600);
         for unix in strided.chain(around_2000) {
             assert_eq!(
