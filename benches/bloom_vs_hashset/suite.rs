@@ -305,16 +305,21 @@ impl Suite<'_> {
         headline || self.cfg.all_variants_everywhere || REPRESENTATIVE.contains(&name)
     }
 
-    /// Every structure on the string keys of one n.
+    /// Every structure on the string keys of one n: the exact sets, the hashes alone, then at
+    /// each rate bloomlab's variants and the other crates, then the layout, scalable and counting
+    /// series.
     pub fn strings(&mut self, keys: &StrKeys, n: u64) {
         let inserted: Vec<&str> = keys.inserted.iter().collect();
         let present: Vec<&str> = keys.present.iter().collect();
         let absent: Vec<&str> = keys.absent.iter().collect();
-        let base = |structure: &str, family, p| Meta::main(KeyKind::Str, structure, family, p, n);
+        let batches = Batches {
+            inserted: &inserted,
+            present: &present,
+            absent: &absent,
+        };
 
         // The reference is built even when it is not itself measured: every lookup is paired
         // with it.
-        let meta = base(KeyKind::Str.reference(), Family::HashSet, None);
         let (mut std_set, bytes, t) = measure_build(|| {
             let mut s = HashSet::new();
             for k in &inserted {
@@ -322,141 +327,171 @@ impl Suite<'_> {
             }
             s
         });
-        let w = Workload {
-            present: &present,
-            absent: &absent,
-            reference: &std_set,
-            reference_label: KeyKind::Str.reference(),
-        };
-        if self.cfg.wants(&meta.selector()) {
-            self.lookups(&meta, (bytes, t), &w, |k: &str| std_set.contains(k));
-        }
-        let meta = base("foldhash HashSet<String>", Family::HashSet, None);
-        if self.cfg.wants(&meta.selector()) {
-            let (set, bytes, t) = measure_build(|| {
-                let mut s = foldhash::HashSet::default();
-                for k in &inserted {
-                    s.insert((*k).to_owned());
-                }
-                s
-            });
-            self.lookups(&meta, (bytes, t), &w, |k: &str| set.contains(k));
-        }
-
+        let w = batches.workload(&std_set);
+        self.str_exact_sets(&batches, &w, (bytes, t), n);
         self.hashing(n, &present);
-
         for p in RATES {
-            for name in registry::names() {
-                let meta = base(&name, Family::Bloomlab, Some(p));
-                if !self.wants_variant(&name, p, KeyKind::Str) || !self.cfg.wants(&meta.selector())
-                {
-                    continue;
-                }
-                let visit = StrVariant {
-                    suite: self,
-                    meta,
-                    inserted: &inserted,
-                    w: &w,
-                    with_inserts: p == RATES[0],
-                };
-                registry::visit(&name, visit).expect("names() lists registered names");
-            }
-
-            let meta = base("fastbloom", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.selector()) {
-                let (mut f, bytes, t) = measure_build(|| {
-                    let mut f =
-                        fastbloom::BloomFilter::with_false_pos(p).expected_items(n as usize);
-                    for k in &inserted {
-                        f.insert(*k);
-                    }
-                    f
-                });
-                self.lookups(&meta, (bytes, t), &w, |k: &str| f.contains(k));
-                if p == RATES[0] {
-                    self.inserts(&meta, &present, |k: &str| {
-                        f.insert(k);
-                    });
-                }
-            }
-            let meta = base("fastbloom+foldhash", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.selector()) {
-                let (mut f, bytes, t) = measure_build(|| {
-                    let mut f = fastbloom::BloomFilter::with_false_pos(p)
-                        .hasher(foldhash::fast::RandomState::default())
-                        .expected_items(n as usize);
-                    for k in &inserted {
-                        f.insert(*k);
-                    }
-                    f
-                });
-                self.lookups(&meta, (bytes, t), &w, |k: &str| f.contains(k));
-                if p == RATES[0] {
-                    self.inserts(&meta, &present, |k: &str| {
-                        f.insert(k);
-                    });
-                }
-            }
-            let meta = base("bloomfilter", Family::Crate, Some(p));
-            if self.cfg.wants(&meta.selector()) {
-                let (mut f, bytes, t) = measure_build(|| {
-                    let mut f = bloomfilter::Bloom::<str>::new_for_fp_rate(n as usize, p)
-                        .expect("valid n and p");
-                    for k in &inserted {
-                        f.set(*k);
-                    }
-                    f
-                });
-                self.lookups(&meta, (bytes, t), &w, |k: &str| f.check(k));
-                if p == RATES[0] {
-                    self.inserts(&meta, &present, |k: &str| f.set(k));
-                }
-            }
-            // xorf filters hold u64 keys: strings are hashed with XXH3-64 (the hash bloomlab's
-            // xxh3 variants use) and that hashing is part of every lookup's time. Its rate is
-            // fixed by the fingerprint width: 8 bits (~0.4%) for 1%, 16 bits (~0.002%) for 0.1%.
-            let (structure, wide) = if p == RATES[0] {
-                ("xorf BinaryFuse8+xxh3", false)
-            } else {
-                ("xorf BinaryFuse16+xxh3", true)
-            };
-            let meta = base(structure, Family::Crate, Some(p));
-            if self.cfg.wants(&meta.selector()) {
-                let hashes = || {
-                    inserted
-                        .iter()
-                        .map(|k| xxh3_64(k.as_bytes()))
-                        .collect::<Vec<u64>>()
-                };
-                if wide {
-                    let (f, bytes, t) = measure_build(|| {
-                        BinaryFuse16::try_from(&hashes()).expect("distinct 64-bit hashes")
-                    });
-                    self.lookups(&meta, (bytes, t), &w, |k: &str| {
-                        f.contains(&xxh3_64(k.as_bytes()))
-                    });
-                } else {
-                    let (f, bytes, t) = measure_build(|| {
-                        BinaryFuse8::try_from(&hashes()).expect("distinct 64-bit hashes")
-                    });
-                    self.lookups(&meta, (bytes, t), &w, |k: &str| {
-                        f.contains(&xxh3_64(k.as_bytes()))
-                    });
-                }
-            }
+            self.str_variants(&batches, &w, p, n);
+            self.str_crates(&batches, &w, p, n);
+            self.str_xorf(&batches, &w, p, n);
         }
 
         // The layout series and the capability series, on the same keys and batches, each with
         // its own std HashSet figures; the counting series last, as it removes and re-inserts the HashSet's keys (it
         // ends holding the same keys).
-        let batches = Batches {
-            inserted: &inserted,
-            present: &present,
-            absent: &absent,
-        };
         self.layouts(&batches, &std_set, (bytes, t), n);
         self.scalable(&batches, &std_set, (bytes, t), n);
         self.counting(&batches, &mut std_set, (bytes, t), n);
+    }
+
+    /// The exact sets on string keys: std `HashSet<String>` (the reference, already built:
+    /// `reference_built` is its heap bytes and build time) and foldhash's.
+    fn str_exact_sets(
+        &mut self,
+        b: &Batches,
+        w: &Workload<&str, HashSet<String>>,
+        reference_built: (usize, Duration),
+        n: u64,
+    ) {
+        let meta = Meta::main(
+            KeyKind::Str,
+            KeyKind::Str.reference(),
+            Family::HashSet,
+            None,
+            n,
+        );
+        if self.cfg.wants(&meta.selector()) {
+            let std_set = w.reference;
+            self.lookups(&meta, reference_built, w, |k: &str| std_set.contains(k));
+        }
+        let meta = Meta::main(
+            KeyKind::Str,
+            "foldhash HashSet<String>",
+            Family::HashSet,
+            None,
+            n,
+        );
+        if self.cfg.wants(&meta.selector()) {
+            let (set, bytes, t) = measure_build(|| {
+                let mut s = foldhash::HashSet::default();
+                for k in b.inserted {
+                    s.insert((*k).to_owned());
+                }
+                s
+            });
+            self.lookups(&meta, (bytes, t), w, |k: &str| set.contains(k));
+        }
+    }
+
+    /// bloomlab's registered variants at `p` on string keys, each visited by name so that it runs
+    /// as its concrete type; inserts too at the headline rate.
+    fn str_variants(&mut self, b: &Batches, w: &Workload<&str, HashSet<String>>, p: f64, n: u64) {
+        for name in registry::names() {
+            let meta = Meta::main(KeyKind::Str, &name, Family::Bloomlab, Some(p), n);
+            if !self.wants_variant(&name, p, KeyKind::Str) || !self.cfg.wants(&meta.selector()) {
+                continue;
+            }
+            let visit = StrVariant {
+                suite: self,
+                meta,
+                inserted: b.inserted,
+                w,
+                with_inserts: p == RATES[0],
+            };
+            registry::visit(&name, visit).expect("names() lists registered names");
+        }
+    }
+
+    /// fastbloom (its own hasher and foldhash) and bloomfilter at `p` on string keys; inserts too
+    /// at the headline rate.
+    fn str_crates(&mut self, b: &Batches, w: &Workload<&str, HashSet<String>>, p: f64, n: u64) {
+        let base = |structure: &str| Meta::main(KeyKind::Str, structure, Family::Crate, Some(p), n);
+        let (inserted, present) = (b.inserted, b.present);
+        let meta = base("fastbloom");
+        if self.cfg.wants(&meta.selector()) {
+            let (mut f, bytes, t) = measure_build(|| {
+                let mut f = fastbloom::BloomFilter::with_false_pos(p).expected_items(n as usize);
+                for k in inserted {
+                    f.insert(*k);
+                }
+                f
+            });
+            self.lookups(&meta, (bytes, t), w, |k: &str| f.contains(k));
+            if p == RATES[0] {
+                self.inserts(&meta, present, |k: &str| {
+                    f.insert(k);
+                });
+            }
+        }
+        let meta = base("fastbloom+foldhash");
+        if self.cfg.wants(&meta.selector()) {
+            let (mut f, bytes, t) = measure_build(|| {
+                let mut f = fastbloom::BloomFilter::with_false_pos(p)
+                    .hasher(foldhash::fast::RandomState::default())
+                    .expected_items(n as usize);
+                for k in inserted {
+                    f.insert(*k);
+                }
+                f
+            });
+            self.lookups(&meta, (bytes, t), w, |k: &str| f.contains(k));
+            if p == RATES[0] {
+                self.inserts(&meta, present, |k: &str| {
+                    f.insert(k);
+                });
+            }
+        }
+        let meta = base("bloomfilter");
+        if self.cfg.wants(&meta.selector()) {
+            let (mut f, bytes, t) = measure_build(|| {
+                let mut f = bloomfilter::Bloom::<str>::new_for_fp_rate(n as usize, p)
+                    .expect("valid n and p");
+                for k in inserted {
+                    f.set(*k);
+                }
+                f
+            });
+            self.lookups(&meta, (bytes, t), w, |k: &str| f.check(k));
+            if p == RATES[0] {
+                self.inserts(&meta, present, |k: &str| f.set(k));
+            }
+        }
+    }
+
+    /// xorf's binary fuse filter at `p` on string keys. xorf filters hold u64 keys: strings are
+    /// hashed with XXH3-64 (the hash bloomlab's xxh3 variants use) and that hashing is part of
+    /// every lookup's time. Its rate is fixed by the fingerprint width: 8 bits (~0.4%) for 1%,
+    /// 16 bits (~0.002%) for 0.1%.
+    fn str_xorf(&mut self, b: &Batches, w: &Workload<&str, HashSet<String>>, p: f64, n: u64) {
+        let (structure, wide) = if p == RATES[0] {
+            ("xorf BinaryFuse8+xxh3", false)
+        } else {
+            ("xorf BinaryFuse16+xxh3", true)
+        };
+        let meta = Meta::main(KeyKind::Str, structure, Family::Crate, Some(p), n);
+        if !self.cfg.wants(&meta.selector()) {
+            return;
+        }
+        let hashes = || {
+            b.inserted
+                .iter()
+                .map(|k| xxh3_64(k.as_bytes()))
+                .collect::<Vec<u64>>()
+        };
+        if wide {
+            let (f, bytes, t) = measure_build(|| {
+                BinaryFuse16::try_from(&hashes()).expect("distinct 64-bit hashes")
+            });
+            self.lookups(&meta, (bytes, t), w, |k: &str| {
+                f.contains(&xxh3_64(k.as_bytes()))
+            });
+        } else {
+            let (f, bytes, t) =
+                measure_build(|| BinaryFuse8::try_from(&hashes()).expect("distinct 64-bit hashes"));
+            self.lookups(&meta, (bytes, t), w, |k: &str| {
+                f.contains(&xxh3_64(k.as_bytes()))
+            });
+        }
     }
 
     /// Hashing alone, over the same present batch: how much of a lookup is the hash. Group

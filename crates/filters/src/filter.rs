@@ -101,19 +101,30 @@ impl FromStr for Layout {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Geometry {
     /// One array of `bits` bits; each key sets `hashes` positions anywhere in it.
-    Flat { bits: u64, hashes: u32 },
+    Flat {
+        /// Bits in the array.
+        bits: u64,
+        /// Positions set per key.
+        hashes: u32,
+    },
     /// `blocks` blocks of `block_bits` bits; each key picks one block and sets `hashes` positions
     /// (with repetition) inside it.
     Blocked {
+        /// Number of blocks.
         blocks: u64,
+        /// Bits per block.
         block_bits: u32,
+        /// Positions set per key inside its block.
         hashes: u32,
     },
     /// `blocks` blocks of `words` words of `word_bits` bits; each key picks one block and sets one
     /// bit in every word (Parquet's split-block filter: 8 words of 32 bits).
     SplitBlock {
+        /// Number of blocks.
         blocks: u64,
+        /// Words per block (one bit set in each).
         words: u32,
+        /// Bits per word.
         word_bits: u32,
     },
 }

@@ -75,6 +75,8 @@
 //! ```
 //! Neither Java nor DuckDB is needed to run the tests.
 
+#![warn(missing_docs)]
+
 pub mod blocked;
 pub mod capability;
 pub mod classic;

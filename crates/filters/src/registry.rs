@@ -388,11 +388,26 @@ pub fn visit_growable<V: GrowableVisitor>(name: &str, visitor: V) -> Result<V::O
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Spec {
     /// For `n` keys at target rate `p`, by the variant's sizing rule.
-    Target { n: u64, p: f64 },
+    Target {
+        /// Expected keys.
+        n: u64,
+        /// Target false-positive rate, in (0, 1).
+        p: f64,
+    },
     /// Explicit m bits and k probes.
-    Explicit { bits: u64, hashes: u32 },
+    Explicit {
+        /// Bits m (rounded up to the layout's unit).
+        bits: u64,
+        /// Probes per key k.
+        hashes: u32,
+    },
     /// m bits for n keys, with the optimal k for m/n.
-    BitsFor { bits: u64, n: u64 },
+    BitsFor {
+        /// Bits m (rounded up to the layout's unit).
+        bits: u64,
+        /// Expected keys the optimal k is chosen for.
+        n: u64,
+    },
 }
 
 impl Spec {

@@ -6,13 +6,15 @@
 //! - [`scale`]: the 10^10-key run;
 //! - [`schema`]: files shared with other crates (the criterion bench's log, Redis round trips);
 //! - [`keys`] (key sets, and the keys a sweep group shares), [`stats`] (intervals and exact
-//!   tests), [`limits`] (input bounds), [`memory`] (the counting allocator) and [`error`].
+//!   tests), [`limits`] (input bounds), [`clock`] (per-thread CPU time), [`memory`] (the
+//!   counting allocator) and [`error`].
 //!
 //! Imports flow one way between these files (no cycle; `scripts/code-figures.py` counts them).
 
 #![warn(missing_docs)]
 
 pub mod bloom;
+pub mod clock;
 pub mod error;
 pub mod keys;
 pub mod limits;

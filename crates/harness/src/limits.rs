@@ -1,5 +1,6 @@
-//! The bounds every input is checked against, shared by the sweep, the gate and the preflight
-//! checks (a leaf module: it imports nothing from the harness).
+//! Bounds shared by the sweep, the gate, the preflight checks, the trial runner, the group key
+//! store, the timing phase and the scale run. They live here, not in the first file that needed
+//! them, so that those files import a leaf module instead of each other.
 
 /// The largest count (n, members, queries, false positives) any input may give: 2^53. Counts go
 /// through `f64` (scientific notation on the command line, `round(n * overfill)`, rates), and
@@ -25,3 +26,5 @@ pub fn max_threads() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     THREADS_PER_CORE * cores
 }
+/// Keys generated per batch: bounds a trial's key memory whatever its query count.
+pub const GEN_BATCH: usize = 1 << 16;

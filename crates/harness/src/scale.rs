@@ -27,9 +27,10 @@ use bloomlab_filters::{
 use serde::{Deserialize, Serialize};
 
 use crate::bloom::preflight::{MemoryBudget, MemoryNeed, check_memory};
-use crate::bloom::trial::{GEN_BATCH, relative_half_width};
+use crate::bloom::trial::relative_half_width;
 use crate::error::HarnessError;
 use crate::keys::{Batch, KeySet, KeySetKind};
+use crate::limits::GEN_BATCH;
 use crate::stats::clopper_pearson;
 
 /// One scale run's settings.

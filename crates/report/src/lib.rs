@@ -3,8 +3,11 @@
 //! [`write_reports`] is the whole pipeline: it writes the CSV, reads it back, and draws every
 //! picture and the summary from the rows read back, so the pictures show only what the CSV holds.
 
+#![warn(missing_docs)]
+
 pub mod bench_table;
 pub mod csv_io;
+pub mod date;
 mod fmt;
 pub mod markdown;
 pub mod output;
@@ -65,19 +68,35 @@ pub enum ReportError {
     /// printed with `{:#}` names it once.
     #[error("{action} {path}: {cause}")]
     Io {
+        /// What was being done (`"creating directory"`, `"reading"`, ...).
         action: &'static str,
+        /// The file or directory concerned.
         path: PathBuf,
+        /// The operating system's reason.
         cause: std::io::Error,
     },
     /// The CSV could not be written or parsed (bad header, bad field, wrong column count).
     #[error("CSV {path}: {cause}")]
-    Csv { path: PathBuf, cause: csv::Error },
+    Csv {
+        /// The CSV file.
+        path: PathBuf,
+        /// Where and why (row and field when the csv crate knows them).
+        cause: csv::Error,
+    },
     /// There were no rows to report on.
     #[error("{path}: no sweep rows to report on")]
-    NoRows { path: PathBuf },
+    NoRows {
+        /// The file or directory the rows were for.
+        path: PathBuf,
+    },
     /// plotters failed to draw or encode a picture.
     #[error("drawing {path}: {message}")]
-    Plot { path: PathBuf, message: String },
+    Plot {
+        /// The picture's path.
+        path: PathBuf,
+        /// plotters' message.
+        message: String,
+    },
     /// The embedded font could not be registered with plotters.
     #[error("registering the embedded DejaVu Sans font: {0}")]
     Font(String),

@@ -41,17 +41,28 @@ pub enum OutputError {
          another output directory",
         dir.display()
     )]
-    Busy { dir: PathBuf, holder: String },
+    Busy {
+        /// The output directory.
+        dir: PathBuf,
+        /// Who holds its lock, as the lock file records it: pid, start time and command line.
+        holder: String,
+    },
     /// A file or directory could not be created, opened, written, synced or renamed.
     #[error("{action} {}: {cause}", path.display())]
     Io {
+        /// What was being done (`"creating"`, `"renaming"`, ...).
         action: &'static str,
+        /// The file or directory concerned.
         path: PathBuf,
+        /// The operating system's reason.
         cause: std::io::Error,
     },
     /// The run was interrupted: nothing more is written.
     #[error("the run was interrupted: nothing was written to {}", dir.display())]
-    Interrupted { dir: PathBuf },
+    Interrupted {
+        /// The output directory, left as it was before the run.
+        dir: PathBuf,
+    },
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> OutputError + 'a {
@@ -92,7 +103,7 @@ fn holder_record() -> String {
     format!(
         "pid {} since {}: {}",
         std::process::id(),
-        crate::bench_table::render::date_utc(now),
+        crate::date::date_utc(now),
         command.join(" ")
     )
 }

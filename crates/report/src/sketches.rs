@@ -52,8 +52,12 @@ pub struct RunInfo {
 /// The files written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SketchFiles {
+    /// The CSVs written, of the row sets that are not empty: `hll.csv` then its per-trial
+    /// estimates, then `cms.csv`.
     pub csvs: Vec<PathBuf>,
+    /// The pictures drawn.
     pub pngs: Vec<PathBuf>,
+    /// The Markdown summary.
     pub summary: PathBuf,
 }
 
@@ -360,6 +364,8 @@ pub fn render_summary(
     md
 }
 
+/// The HyperLogLog part of the summary: the overview table, the pitchforks, the transition
+/// finding and one table per sketch, in that order.
 fn hll_section(md: &mut String, hll: &[HllRow]) {
     md.push_str(&format!(
         "\n## HyperLogLog\n\n![HyperLogLog relative error]({HLL_PNG})\n\nData: [{HLL_CSV}]({HLL_CSV}). \
@@ -369,49 +375,16 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
          method) applies.\n\n"
     ));
     let all = series(hll, |r| r.sketch.clone());
-    let mut rows = Vec::new();
-    for (name, s) in &all {
-        let big: Vec<&&HllRow> = s.iter().filter(|r| large_range(r)).collect();
-        let ratio: Vec<f64> = big.iter().map(|r| r.rms_over_theory).collect();
-        let worst_bias = big.iter().map(|r| r.bias.abs()).fold(0.0, f64::max);
-        let inside = big.iter().filter(|r| r.theory_in_rms_interval).count();
-        let shares = |k: usize| {
-            big.iter()
-                .filter(|r| {
-                    let (lo, hi) = [
-                        (r.share1_low, r.share1_high),
-                        (r.share2_low, r.share2_high),
-                        (r.share3_low, r.share3_high),
-                    ][k];
-                    lo <= NORMAL_WITHIN[k] && NORMAL_WITHIN[k] <= hi
-                })
-                .count()
-        };
-        let small_max = s
-            .iter()
-            .filter(|r| !large_range(r))
-            .map(|r| r.rms_over_theory)
-            .fold(0.0, f64::max);
-        rows.push(vec![
-            name.clone(),
-            s[0].estimator.clone(),
-            fmt::bytes(s[0].memory_bytes),
-            fmt::percent(s[0].std_error_theory),
-            if ratio.is_empty() {
-                "- (no n >= 5 m)".to_string()
-            } else {
-                format!(
-                    "{} .. {}",
-                    fmt::sig(ratio.iter().copied().fold(f64::INFINITY, f64::min), 3),
-                    fmt::sig(ratio.iter().copied().fold(0.0, f64::max), 3)
-                )
-            },
-            format!("{inside}/{}", big.len()),
-            fmt::percent(worst_bias),
-            format!("{}/{}/{} of {}", shares(0), shares(1), shares(2), big.len()),
-            fmt::sig(small_max, 3),
-        ]);
-    }
+    hll_overview(md, &all);
+    pitchforks(md, hll);
+    transition_section(md, hll);
+    per_sketch_tables(md, hll, &all);
+}
+
+/// One line per sketch: its RMS against the stated error over the large range, its worst bias
+/// and how many points' shares within 1/2/3 standard errors hold a normal law's.
+fn hll_overview(md: &mut String, all: &[(String, Vec<&HllRow>)]) {
+    let rows: Vec<Vec<String>> = all.iter().map(|(name, s)| overview_row(name, s)).collect();
     md.push_str(&markdown::table(
         &[
             "sketch",
@@ -432,6 +405,54 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
          error's *shape* (a normal law gives 68.27%, 95.45%, 99.73%): a sketch with the right RMS but \
          heavy tails fails them.\n",
     );
+}
+
+/// The overview line of sketch `name`, whose points are `s`.
+fn overview_row(name: &str, s: &[&HllRow]) -> Vec<String> {
+    let big: Vec<&&HllRow> = s.iter().filter(|r| large_range(r)).collect();
+    let ratio: Vec<f64> = big.iter().map(|r| r.rms_over_theory).collect();
+    let worst_bias = big.iter().map(|r| r.bias.abs()).fold(0.0, f64::max);
+    let inside = big.iter().filter(|r| r.theory_in_rms_interval).count();
+    let shares = |k: usize| {
+        big.iter()
+            .filter(|r| {
+                let (lo, hi) = [
+                    (r.share1_low, r.share1_high),
+                    (r.share2_low, r.share2_high),
+                    (r.share3_low, r.share3_high),
+                ][k];
+                lo <= NORMAL_WITHIN[k] && NORMAL_WITHIN[k] <= hi
+            })
+            .count()
+    };
+    let small_max = s
+        .iter()
+        .filter(|r| !large_range(r))
+        .map(|r| r.rms_over_theory)
+        .fold(0.0, f64::max);
+    vec![
+        name.to_string(),
+        s[0].estimator.clone(),
+        fmt::bytes(s[0].memory_bytes),
+        fmt::percent(s[0].std_error_theory),
+        if ratio.is_empty() {
+            "- (no n >= 5 m)".to_string()
+        } else {
+            format!(
+                "{} .. {}",
+                fmt::sig(ratio.iter().copied().fold(f64::INFINITY, f64::min), 3),
+                fmt::sig(ratio.iter().copied().fold(0.0, f64::max), 3)
+            )
+        },
+        format!("{inside}/{}", big.len()),
+        fmt::percent(worst_bias),
+        format!("{}/{}/{} of {}", shares(0), shares(1), shares(2), big.len()),
+        fmt::sig(small_max, 3),
+    ]
+}
+
+/// The pitchfork pictures, one per precision, and how to read them.
+fn pitchforks(md: &mut String, hll: &[HllRow]) {
     md.push_str("\n### Pitchforks\n\n");
     for p in precisions(hll) {
         let f = crate::plot::hll_pitchfork::file_name(p);
@@ -444,9 +465,11 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
          All lines lifted together: a bias. Lines inside their partners: smaller error (the small \
          range).\n",
     );
-    transition_section(md, hll);
-    // The per-sketch tables show 4 points per octave and every point of a departure; the CSV
-    // beside holds them all.
+}
+
+/// One table per sketch: 4 points per octave and every point of a departure (the CSV beside
+/// holds them all).
+fn per_sketch_tables(md: &mut String, hll: &[HllRow], all: &[(String, Vec<&HllRow>)]) {
     let found = harness::departures(hll, DEPARTURE_ALPHA);
     let max_n = hll.iter().map(|r| r.n).max().unwrap_or(1);
     let quarter = harness::octave_spaced(1, max_n, 4);
@@ -454,7 +477,7 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
         "\nThe tables below show 4 points per octave and every point of a departure; \
          [hll.csv](hll.csv) holds every point.\n",
     );
-    for (name, s) in &all {
+    for (name, s) in all {
         md.push_str(&format!("\n### {name}\n\n"));
         let rows: Vec<Vec<String>> = s
             .iter()
@@ -464,23 +487,7 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
                         .iter()
                         .any(|d| &d.sketch == name && (d.n_from..=d.n_to).contains(&r.n))
             })
-            .map(|r| {
-                vec![
-                    fmt::count_tick(r.n as f64),
-                    r.trials.to_string(),
-                    pct_ci(r.bias, r.bias_low, r.bias_high),
-                    pct_ci(r.rms, r.rms_low, r.rms_high),
-                    fmt::sig(r.rms_over_theory, 3),
-                    pct_ci(r.share1, r.share1_low, r.share1_high),
-                    pct_ci(r.share2, r.share2_low, r.share2_high),
-                    pct_ci(r.share3, r.share3_low, r.share3_high),
-                    format!(
-                        "{} .. {}",
-                        fmt::percent(r.min_error),
-                        fmt::percent(r.max_error)
-                    ),
-                ]
-            })
+            .map(|r| point_row(r))
             .collect();
         md.push_str(&markdown::table(
             &[
@@ -497,6 +504,25 @@ fn hll_section(md: &mut String, hll: &[HllRow]) {
             &rows,
         ));
     }
+}
+
+/// One point's line of its sketch's table.
+fn point_row(r: &HllRow) -> Vec<String> {
+    vec![
+        fmt::count_tick(r.n as f64),
+        r.trials.to_string(),
+        pct_ci(r.bias, r.bias_low, r.bias_high),
+        pct_ci(r.rms, r.rms_low, r.rms_high),
+        fmt::sig(r.rms_over_theory, 3),
+        pct_ci(r.share1, r.share1_low, r.share1_high),
+        pct_ci(r.share2, r.share2_low, r.share2_high),
+        pct_ci(r.share3, r.share3_low, r.share3_high),
+        format!(
+            "{} .. {}",
+            fmt::percent(r.min_error),
+            fmt::percent(r.max_error)
+        ),
+    ]
 }
 
 /// The transition finding: per sketch, where its bias or RMS leaves the stated error

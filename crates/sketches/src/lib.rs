@@ -29,6 +29,8 @@
 //! # Ok::<(), bloomlab_sketches::SketchError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod cardinality;
 pub mod cms;
 pub mod error;

@@ -8,10 +8,10 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use crate::bloom::sweep::{Plan, SweepConfig};
-use crate::bloom::trial::GEN_BATCH;
 use crate::error::{HarnessError, human_bytes};
 use crate::keys::group::group_key_bytes;
 use crate::keys::{KeySet, KeySetKind};
+use crate::limits::GEN_BATCH;
 
 pub use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 

@@ -186,7 +186,7 @@ impl HashSetBaseline {
             };
             let mut start = 0;
             while start < members {
-                let len = (members - start).min(crate::bloom::trial::GEN_BATCH as u64) as usize;
+                let len = (members - start).min(crate::limits::GEN_BATCH as u64) as usize;
                 keys.fill(start, len, &mut batch);
                 match (&mut set, &batch) {
                     (HashSetBaseline::U64(s), Batch::U64(v)) => s.extend(v.iter().copied()),

@@ -5,8 +5,6 @@
 //! builds, fills and samples the filter, and returns the row with the filled filter as a
 //! [`TimeRow`], ready for the row's timing phase without a second visit or a downcast.
 
-use std::time::Instant;
-
 use std::ops::Range;
 
 use bloomlab_filters::filter::{LOOKAHEAD, count_pipelined};
@@ -15,16 +13,17 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::bloom::row::{SweepRow, Workload};
 use crate::bloom::timing::{FilterTiming, TimeRow, TimingBatches};
+use crate::clock::CoreClock;
 use crate::error::HarnessError;
 use crate::keys::group::{GroupKeys, Part};
 use crate::keys::{Batch, KeySet};
+use crate::limits::GEN_BATCH;
 use crate::stats::{clopper_pearson, wilson};
 use crate::subject::{MeasuredFilter, Subject};
 
 pub use crate::subject::Shape;
 
-/// Keys generated per batch: bounds a trial's key memory whatever its query count.
-pub const GEN_BATCH: usize = 1 << 16;
+// Re-exported for the modules that still name it here; its home is `crate::limits`.
 /// Smallest adaptive query step.
 const MIN_STEP: u64 = 1 << 12;
 /// Largest adaptive query step, so that a step never overshoots the target by much.
@@ -453,40 +452,6 @@ fn run_grouped<F: Filter>(
     );
     row.queries_per_s_core = per_second(queries, seconds);
     Ok((row, filter))
-}
-
-/// The time the calling thread spends on a core: what "per second per core" divides by, so that on
-/// a shared machine the figure does not fall with the time the thread waits for a core.
-///
-/// On Linux it reads the thread's on-CPU nanoseconds from `/proc/thread-self/schedstat` (the
-/// scheduler's own account, not sampled); where that file cannot be read it falls back to wall time,
-/// which equals it on an otherwise idle core.
-pub(crate) struct CoreClock {
-    wall: Instant,
-    cpu_ns: Option<u64>,
-}
-
-impl CoreClock {
-    pub(crate) fn start() -> Self {
-        Self {
-            cpu_ns: thread_cpu_ns(),
-            wall: Instant::now(),
-        }
-    }
-
-    /// Seconds on a core since [`start`](Self::start), on the same thread.
-    pub(crate) fn seconds(&self) -> f64 {
-        match (self.cpu_ns, thread_cpu_ns()) {
-            (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1e9,
-            _ => self.wall.elapsed().as_secs_f64(),
-        }
-    }
-}
-
-/// The calling thread's on-CPU nanoseconds (first field of `/proc/thread-self/schedstat`).
-fn thread_cpu_ns() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().next()?.parse().ok()
 }
 
 /// `count / seconds`, or 0 when no time was measured.

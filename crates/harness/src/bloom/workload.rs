@@ -39,10 +39,11 @@ use rand_pcg::Pcg64Mcg;
 use crate::bloom::row::{SweepRow, Workload};
 use crate::bloom::timing::{FilterTiming, TIMING_BATCH, TimingBatches, time_lookups};
 use crate::bloom::trial::{
-    GEN_BATCH, Sampling, Shape, TrialSpec, overflow_p, registry_error, row_from, sample_adaptively,
+    Sampling, Shape, TrialSpec, overflow_p, registry_error, row_from, sample_adaptively,
 };
 use crate::error::HarnessError;
 use crate::keys::{Batch, KeySet, derive_seed};
+use crate::limits::GEN_BATCH;
 use crate::stats::clopper_pearson;
 use crate::subject::{MeasuredFilter, Subject};
 

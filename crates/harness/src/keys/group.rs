@@ -17,8 +17,9 @@ use std::ops::Range;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::bloom::trial::{CoreClock, GEN_BATCH};
+use crate::clock::CoreClock;
 use crate::keys::{Batch, KeySet};
+use crate::limits::GEN_BATCH;
 
 /// The most bytes of keys one group stores: 512 MiB. The default sweep's largest group needs about
 /// 250 MB (10^7 `random-u64` members and 2 x 10^7 non-members; or 10^6 `url` members and the 4 x

@@ -15,7 +15,7 @@ use bloomlab_harness::stats::median;
 use serde::Deserialize;
 
 use super::Error;
-use super::render::date_utc;
+use crate::date::date_utc;
 use crate::markdown::table;
 
 /// Where the script writes, relative to the report's directory.

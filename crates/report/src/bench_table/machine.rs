@@ -3,12 +3,16 @@
 /// Where and when: shown at the top of the report.
 #[derive(Debug, Clone)]
 pub struct Machine {
+    /// The CPU's model name (`unknown CPU` where the system does not say).
     pub cpu: String,
+    /// Logical cores available to this process (0 if unknown).
     pub cores: usize,
+    /// The compiler's version line (`rustc --version`, or `rustc (version unknown)`).
     pub rustc: String,
     /// The vector/bit-manipulation features the code was compiled for (`.cargo/config.toml` builds
     /// for the machine's own CPU), e.g. `avx2, bmi2, avx512f`.
     pub features: String,
+    /// When the report was generated, as [`crate::date::date_utc`] prints it.
     pub generated: String,
 }
 
@@ -56,7 +60,7 @@ impl Machine {
             } else {
                 features.join(", ")
             },
-            generated: super::render::date_utc(now),
+            generated: crate::date::date_utc(now),
         }
     }
 }

@@ -30,8 +30,11 @@ pub enum Error {
         dir.display()
     )]
     NoLog {
+        /// The log's path.
         path: PathBuf,
+        /// The criterion directory it was looked for in.
         dir: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
@@ -41,18 +44,27 @@ pub enum Error {
         path.display(),
         dir.display()
     )]
-    EmptyLog { path: PathBuf, dir: PathBuf },
+    EmptyLog {
+        /// The log's path.
+        path: PathBuf,
+        /// The criterion directory it is in.
+        dir: PathBuf,
+    },
     /// A JSON file (the log, or one of criterion's) does not parse.
     #[error("malformed {}", path.display())]
     Malformed {
+        /// The file's path.
         path: PathBuf,
+        /// Where and why it does not parse.
         #[source]
         source: serde_json::Error,
     },
     /// The criterion directory cannot be listed.
     #[error("cannot list {}", dir.display())]
     List {
+        /// The directory.
         dir: PathBuf,
+        /// Why it cannot be listed.
         #[source]
         source: std::io::Error,
     },
@@ -62,11 +74,16 @@ pub enum Error {
          bloom_vs_hashset` first (looked in {})",
         dir.display()
     )]
-    NoEstimates { dir: PathBuf },
+    NoEstimates {
+        /// The criterion directory searched.
+        dir: PathBuf,
+    },
     /// The report (or its directory) cannot be written.
     #[error("cannot write {}", path.display())]
     Write {
+        /// The file (or directory) that could not be written.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },

@@ -538,26 +538,8 @@ fn fastbloom_line(out: &mut String, v: &View, n: u64, fb: &str) {
     }
 }
 
-/// `YYYY-MM-DD HH:MM UTC` for Unix seconds.
-pub fn date_utc(unix: u64) -> String {
-    // Civil date from days since 1970-01-01 (Hinnant's `civil_from_days`).
-    let days = (unix / 86_400) as i64;
-    let secs = unix % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60
-    )
-}
+// Moved to `crate::date`; kept under this path for the binaries that name it here.
+pub use crate::date::date_utc;
 
 /// The whole report.
 pub fn render(log: &BenchLog, medians: &Medians, machine: &Machine) -> String {

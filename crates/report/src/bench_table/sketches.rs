@@ -15,8 +15,8 @@ use bloomlab_harness::sketch::bench::{
     KeyKind, LOG_FILE, Question, SketchGroup, SketchLog, SketchOp, SketchRecord,
 };
 
-use super::render::date_utc;
 use super::{Error, Machine};
+use crate::date::date_utc;
 use crate::markdown::table;
 
 /// The report's file name, beside `bloom_vs_hashset.md`.
