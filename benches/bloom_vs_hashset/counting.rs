@@ -14,7 +14,10 @@ use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
 use bloomlab_filters::registry::{self, RemovableVisitor, VariantVisitor};
-use bloomlab_filters::{Removable, Variant};
+use bloomlab_filters::{
+    Bloom, Counting4, Counting8, FlatBits, KirschMitzenmacher, Removable, TextbookCountingFnv1aI32,
+    TextbookFnv1aI32, Variant, VariantId, Xxh3,
+};
 use bloomlab_harness::schema::bench::{Family, KeyKind, Mode, Operation, Series, label};
 
 use crate::keys::distinct_members;
@@ -24,11 +27,23 @@ use crate::timing::{Cycle, Timed, WINDOW, bench, count_hits};
 
 /// The counting variants measured, each with its static twin. The textbook port hashes and
 /// probes as the textbook Bloom filter does, which is therefore its twin.
-pub const COUNTING: [(&str, &str); 3] = [
-    ("counting4/xxh3/km", "classic/xxh3/km/flat"),
-    ("counting8/xxh3/km", "classic/xxh3/km/flat"),
-    ("textbook-counting-fnv1a-i32", "textbook-fnv1a-i32"),
-];
+pub fn counting() -> [(&'static str, &'static str); 3] {
+    let classic = VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>().name();
+    [
+        (
+            VariantId::of::<Counting4<Xxh3, KirschMitzenmacher>>().name(),
+            classic,
+        ),
+        (
+            VariantId::of::<Counting8<Xxh3, KirschMitzenmacher>>().name(),
+            classic,
+        ),
+        (
+            VariantId::of::<TextbookCountingFnv1aI32>().name(),
+            VariantId::of::<TextbookFnv1aI32>().name(),
+        ),
+    ]
+}
 
 /// A structure of the counting series (`p` `None` for the exact set).
 fn meta(structure: &str, family: Family, p: Option<f64>, n: u64) -> Meta {
@@ -59,7 +74,7 @@ impl Suite<'_> {
     ) {
         let p = RATES[0];
         let hs = meta(KeyKind::Str.reference(), Family::HashSet, None, n);
-        let mut twins: Vec<&str> = COUNTING.iter().map(|&(_, twin)| twin).collect();
+        let mut twins: Vec<&str> = counting().iter().map(|&(_, twin)| twin).collect();
         twins.sort_unstable();
         twins.dedup();
         let twins: Vec<Meta> = twins
@@ -67,7 +82,7 @@ impl Suite<'_> {
             .map(|t| meta(t, Family::Bloomlab, Some(p), n))
             .filter(|m| self.cfg.wants(&m.selector()))
             .collect();
-        let counted: Vec<Meta> = COUNTING
+        let counted: Vec<Meta> = counting()
             .iter()
             .map(|&(name, twin)| Meta {
                 twin: Some(label(twin, Some(p))),

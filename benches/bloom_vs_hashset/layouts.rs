@@ -1,6 +1,6 @@
 //! The layout series (groups `contiguous-*` and `scattered-*`): where string keys come from.
 //! The same lookup batches in two layouts, for std `HashSet<String>`, the flagship of each layout
-//! ([`bloomlab_harness::schema::bench::FLAGSHIPS`], p = 1%), `fastbloom+foldhash` and xorf
+//! ([`bloomlab_harness::schema::bench::flagships`], p = 1%), `fastbloom+foldhash` and xorf
 //! `BinaryFuse8+xxh3`, each structure built once and timed in both layouts one after the other:
 //! - contiguous ([`Series::Contiguous`]): the keys back to back in one buffer, in lookup order,
 //!   as read from a page or a socket (`StrBatch`: one `String` plus end offsets; the main series'
@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use bloomlab_filters::{Variant, VariantVisitor, registry};
-use bloomlab_harness::schema::bench::{FLAGSHIPS, Family, KeyKind, Series};
+use bloomlab_harness::schema::bench::{Family, KeyKind, Series, flagships};
 use xorf::{BinaryFuse8, Filter as XorFilter};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -70,7 +70,7 @@ impl Suite<'_> {
         };
         let structures: Vec<(&str, Family, Option<f64>)> =
             std::iter::once((KeyKind::Str.reference(), Family::HashSet, None))
-                .chain(FLAGSHIPS.iter().map(|&f| (f, Family::Bloomlab, Some(P))))
+                .chain(flagships().map(|f| (f, Family::Bloomlab, Some(P))))
                 .chain([
                     ("fastbloom+foldhash", Family::Crate, Some(P)),
                     ("xorf BinaryFuse8+xxh3", Family::Crate, Some(P)),

@@ -1,5 +1,5 @@
 //! The regime series (groups `regime-*`): the flagship of each layout
-//! ([`bloomlab_harness::schema::bench::FLAGSHIPS`], p = 1%), std `HashSet<u64>`, fastbloom (SipHash and
+//! ([`bloomlab_harness::schema::bench::flagships`], p = 1%), std `HashSet<u64>`, fastbloom (SipHash and
 //! foldhash) and xorf `BinaryFuse8` on u64 keys at the regime sizes (by default 1e5, 1e6, 1e7
 //! and 1e8 keys: structures from a core's L2 to DRAM), each looked up with batches of 0, 25, 50,
 //! 75 and 100% present keys ([`Operation::MIXES`]).
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use bloomlab_filters::{FilterExt, HashStrategy, Variant, VariantVisitor, Xxh3, registry};
 use bloomlab_harness::schema::bench::{
-    BenchRecord, FLAGSHIPS, Family, Group, KeyKind, Operation, Series, label, selector,
+    BenchRecord, Family, Group, KeyKind, Operation, Series, flagships, label, selector,
 };
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -293,7 +293,7 @@ fn regime_items() -> Vec<Item> {
         family: Family::HashSet,
         p: None,
     }];
-    items.extend(FLAGSHIPS.iter().map(|&structure| Item {
+    items.extend(flagships().map(|structure| Item {
         structure,
         family: Family::Bloomlab,
         p: Some(P),

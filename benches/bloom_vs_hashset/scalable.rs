@@ -9,7 +9,10 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use bloomlab_filters::registry::{self, GrowableVisitor, VariantVisitor};
-use bloomlab_filters::{Growable, Variant};
+use bloomlab_filters::{
+    Blocked512, Bloom, FlatBits, Growable, KirschMitzenmacher, Scalable, SplitBlock,
+    TextbookScalable, Variant, VariantId, Xxh3,
+};
 use bloomlab_harness::schema::bench::{Family, Growth, KeyKind, Series, label};
 use bloomlab_harness::subject::{GROWABLE_BLOOM_FILTER, GrowablePeer, MeasuredFilter};
 
@@ -23,12 +26,28 @@ pub const GROWTH: [u64; 3] = [1, 16, 1024];
 /// The growable variants measured, each with its static twin. The scalable filters are
 /// registered as `scalable/<layout of their stages>`; `textbook-scalable` has classic xxh3
 /// stages (`bloomlab_filters::scalable::TextbookStage`), so that its schedule is its only flaw.
-pub const SCALABLE: [(&str, &str); 4] = [
-    ("scalable/classic/xxh3/km/flat", "classic/xxh3/km/flat"),
-    ("scalable/blocked512/xxh3", "blocked512/xxh3"),
-    ("scalable/sbbf/xxh3", "sbbf/xxh3"),
-    ("textbook-scalable", "classic/xxh3/km/flat"),
-];
+pub fn scalable() -> [(&'static str, &'static str); 4] {
+    type Classic = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
+    let name = |id: VariantId| id.name();
+    [
+        (
+            name(VariantId::of::<Scalable<Classic>>()),
+            name(VariantId::of::<Classic>()),
+        ),
+        (
+            name(VariantId::of::<Scalable<Blocked512<Xxh3>>>()),
+            name(VariantId::of::<Blocked512<Xxh3>>()),
+        ),
+        (
+            name(VariantId::of::<Scalable<SplitBlock<Xxh3>>>()),
+            name(VariantId::of::<SplitBlock<Xxh3>>()),
+        ),
+        (
+            name(VariantId::of::<TextbookScalable>()),
+            name(VariantId::of::<Classic>()),
+        ),
+    ]
+}
 
 /// A structure of the scalable series at the headline rate (`None` for the exact set).
 fn meta(structure: &str, family: Family, p: Option<f64>, n: u64) -> Meta {
@@ -62,7 +81,7 @@ impl Suite<'_> {
             self.lookups(&hs, std_built, &w, |k: &str| std_set.contains(k));
         }
 
-        let mut twins: Vec<&str> = SCALABLE.iter().map(|&(_, twin)| twin).collect();
+        let mut twins: Vec<&str> = scalable().iter().map(|&(_, twin)| twin).collect();
         twins.sort_unstable();
         twins.dedup();
         for twin in twins {
@@ -79,7 +98,7 @@ impl Suite<'_> {
             }
         }
 
-        for (name, twin) in SCALABLE {
+        for (name, twin) in scalable() {
             for g in GROWTH {
                 let m = Meta {
                     twin: Some(label(twin, Some(p))),

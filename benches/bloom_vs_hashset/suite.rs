@@ -8,7 +8,11 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use bloomlab_filters::{FilterExt, Key, Variant, VariantVisitor, registry};
+use bloomlab_filters::{
+    AtomicBits, Blocked512, Bloom, EnhancedDoubleHash, FilterExt, FlatBits, Fnv1a, GuavaMitz64,
+    Key, KirschMitzenmacher, Murmur3, SplitBlock, TextbookFnv1aI32, Variant, VariantId,
+    VariantVisitor, Xxh3, Xxh3Wide, Xxh64, registry,
+};
 use bloomlab_harness::schema::bench::{
     BenchRecord, Family, Group, Growth, KeyKind, Operation, PairedRecord, Series, grown_label,
     label, selector,
@@ -76,18 +80,20 @@ pub const RATES: [f64; 2] = [0.01, 0.001];
 
 /// The variants also run at 0.1% and on u64 keys (all of them with `BLOOMLAB_BENCH_ALL=1`): one
 /// per hash, index scheme, store and layout, so every axis is represented.
-pub const REPRESENTATIVE: [&str; 10] = [
-    "classic/xxh3/km/flat",
-    "classic/xxh3/km/atomic",
-    "classic/xxh3/edh/flat",
-    "classic/xxh3-128/km/flat",
-    "classic/murmur3/mitz64/flat",
-    "classic/fnv1a/km/flat",
-    "blocked512/xxh3",
-    "sbbf/xxh3",
-    "sbbf/xxh64",
-    "textbook-fnv1a-i32",
-];
+pub fn representative() -> [&'static str; 10] {
+    [
+        VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>().name(),
+        VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, AtomicBits>>().name(),
+        VariantId::of::<Bloom<Xxh3, EnhancedDoubleHash, FlatBits>>().name(),
+        VariantId::of::<Bloom<Xxh3Wide, KirschMitzenmacher, FlatBits>>().name(),
+        VariantId::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>().name(),
+        VariantId::of::<Bloom<Fnv1a, KirschMitzenmacher, FlatBits>>().name(),
+        VariantId::of::<Blocked512<Xxh3>>().name(),
+        VariantId::of::<SplitBlock<Xxh3>>().name(),
+        VariantId::of::<SplitBlock<Xxh64>>().name(),
+        VariantId::of::<TextbookFnv1aI32>().name(),
+    ]
+}
 
 /// What identifies one measured structure.
 #[derive(Clone)]
@@ -289,7 +295,7 @@ impl Suite<'_> {
 
     /// Batched lookups are measured for the representative variants at the headline rate.
     fn wants_batched(name: &str, p: f64) -> bool {
-        p == RATES[0] && REPRESENTATIVE.contains(&name)
+        p == RATES[0] && representative().contains(&name)
     }
 
     /// Whether the main series measures variant `name` at `p` on `keys`. Never a counting or
@@ -302,7 +308,7 @@ impl Suite<'_> {
             return false;
         }
         let headline = p == RATES[0] && keys == KeyKind::Str;
-        headline || self.cfg.all_variants_everywhere || REPRESENTATIVE.contains(&name)
+        headline || self.cfg.all_variants_everywhere || representative().contains(&name)
     }
 
     /// Every structure on the string keys of one n: the exact sets, the hashes alone, then at

@@ -12,6 +12,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use bloomlab_filters::VariantId;
+
 use crate::subject::Subject;
 
 /// File name of the bench's log inside the criterion directory.
@@ -227,7 +229,7 @@ pub enum Series {
     /// Scalable filters ([`bloomlab_filters::Growable`]) holding n keys after growing from an
     /// initial capacity n/G ([`Growth`]): lookups.
     Scalable,
-    /// Cache regimes and query mixes: the flagship of each layout ([`FLAGSHIPS`]), std `HashSet`,
+    /// Cache regimes and query mixes: the flagship of each layout ([`flagships`]), std `HashSet`,
     /// fastbloom and xorf on u64 keys at sizes from a core's L2 to DRAM, looked up with batches
     /// of 0, 25, 50, 75 and 100% present keys ([`Operation::MIXES`]), beside the memory's
     /// dependent and independent random-load times over a buffer of each structure's size
@@ -278,9 +280,17 @@ impl fmt::Display for Series {
     }
 }
 
-/// The flagship of each layout, all hashed with XXH3: split-block, blocked, classic. The regime
-/// and layout series measure these, and the table's restated targets judge them.
-pub const FLAGSHIPS: [&str; 3] = ["sbbf/xxh3", "blocked512/xxh3", "classic/xxh3/km/flat"];
+/// The flagship of each layout, all hashed with XXH3: split-block, blocked, classic (names from
+/// their types). The regime and layout series measure these, and the table's restated targets
+/// judge them.
+pub fn flagships() -> [&'static str; 3] {
+    use bloomlab_filters::{Blocked512, Bloom, FlatBits, KirschMitzenmacher, SplitBlock, Xxh3};
+    [
+        VariantId::of::<SplitBlock<Xxh3>>().name(),
+        VariantId::of::<Blocked512<Xxh3>>().name(),
+        VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>().name(),
+    ]
+}
 
 /// The text `BLOOMLAB_BENCH_ONLY` is matched against for the structure labelled `label` in
 /// `series`: the label itself in the main series (as before the series existed), else

@@ -1,5 +1,5 @@
 //! The restated bench targets (issue 16), judged from one run's numbers: for the XXH3 flagship of
-//! each layout ([`FLAGSHIPS`]) on string keys at the headline n and p = 1%, on criterion's medians
+//! each layout ([`flagships`](bloomlab_harness::schema::bench::flagships)) on string keys at the headline n and p = 1%, on criterion's medians
 //! and on the paired rounds alike,
 //! - split-block and blocked at least 4x faster than std `HashSet<String>` for present and for
 //!   absent keys, classic at least 1.5x;
@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use bloomlab_harness::schema::bench::{FLAGSHIPS, Group, KeyKind, Operation, label};
+use bloomlab_harness::schema::bench::{Group, KeyKind, Operation, flagships, label};
 
 use super::render::{Basis, View, fmt_ns, fmt_ratio};
 use crate::markdown::table;
@@ -24,7 +24,7 @@ use Operation::{Hash, LookupAbsent, LookupPresent};
 /// prints both measured heaps).
 pub const PEER: &str = "fastbloom+foldhash";
 
-/// The speedup over std `HashSet<String>` each flagship must reach, in [`FLAGSHIPS`] order.
+/// The speedup over std `HashSet<String>` each flagship must reach, in [`flagships`](bloomlab_harness::schema::bench::flagships) order.
 pub const VS_STD: [f64; 3] = [4.0, 4.0, 1.5];
 
 /// The rate the targets are judged at.
@@ -89,10 +89,10 @@ const BASES: [Basis; 2] = [Basis::Medians, Basis::Paired];
 /// The figures of every flagship at `n` (string keys, main series).
 pub(super) fn judge(v: &View, n: u64) -> Vec<Judged> {
     let peer = label(PEER, Some(P));
-    FLAGSHIPS
-        .iter()
+    flagships()
+        .into_iter()
         .zip(VS_STD)
-        .map(|(&flagship, target)| {
+        .map(|(flagship, target)| {
             let me = label(flagship, Some(P));
             let figures = |f: &dyn Fn(Operation, Basis) -> Option<f64>| {
                 [LookupPresent, LookupAbsent].map(|op| BASES.map(|basis| f(op, basis)))
@@ -293,7 +293,7 @@ pub(super) mod tests {
             put(&mut m, present, structure, N, p_ns);
             put(&mut m, absent, structure, N, a_ns);
         }
-        for f in FLAGSHIPS {
+        for f in flagships() {
             records.push(record(
                 Series::Main,
                 KeyKind::Str,
