@@ -1,5 +1,5 @@
 //! The restated bench targets (issue 16), judged from one run's numbers: for the XXH3 flagship of
-//! each layout ([`flagships`](bloomlab_harness::schema::bench::flagships)) on string keys at the headline n and p = 1%, on criterion's medians
+//! each layout ([`flagships`]) on string keys at the headline n and p = 1%, on criterion's medians
 //! and on the paired rounds alike,
 //! - split-block and blocked at least 4x faster than std `HashSet<String>` for present and for
 //!   absent keys, classic at least 1.5x;
@@ -24,7 +24,7 @@ use Operation::{Hash, LookupAbsent, LookupPresent};
 /// prints both measured heaps).
 pub const PEER: &str = "fastbloom+foldhash";
 
-/// The speedup over std `HashSet<String>` each flagship must reach, in [`flagships`](bloomlab_harness::schema::bench::flagships) order.
+/// The speedup over std `HashSet<String>` each flagship must reach, in [`flagships`] order.
 pub const VS_STD: [f64; 3] = [4.0, 4.0, 1.5];
 
 /// The rate the targets are judged at.
