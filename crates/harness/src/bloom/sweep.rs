@@ -127,7 +127,7 @@ impl SweepConfig {
         }
     }
 
-    /// The default run: [`DEFAULT_FILTERS`] on every key set but files, n = 1e4..1e6 at
+    /// The default run: [`default_filters`] on every key set but files, n = 1e4..1e6 at
     /// p = 1e-1..1e-4; n = 1e7 at p = 1e-2 and 1e-4 on `random-u64`; and an overfill series
     /// (0.5x..3x) at n = 1e5, p = 1e-2 on `random-u64` and `article`.
     pub fn default_grids() -> Vec<Grid> {
