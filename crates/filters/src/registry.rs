@@ -22,13 +22,13 @@ use crate::classic::Bloom;
 use crate::counting::{Counting4, Counting8};
 use crate::error::{BloomError, Result};
 use crate::filter::{Filter, Layout, Variant};
-use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
-use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
+use crate::hash::{Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, IndexScheme, KirschMitzenmacher};
 use crate::sbbf::SplitBlock;
 use crate::scalable::{Scalable, TextbookScalable};
 use crate::shared::ConcurrentFill;
 use crate::sizing::Params;
-use crate::store::{AtomicBits, FlatBits};
+use crate::store::{AtomicBits, ConcurrentBitStore, FlatBits};
 use crate::textbook::TextbookFnv1aI32;
 use crate::textbook_counting::TextbookCountingFnv1aI32;
 
@@ -132,7 +132,8 @@ pub struct Capabilities {
     pub remove: bool,
     /// Implements [`Growable`].
     pub grow: bool,
-    /// Implements [`ConcurrentFill`]: many threads may insert at once.
+    /// Many threads may insert at once: it implements [`ConcurrentFill`], or its store inserts
+    /// through a shared reference (the atomic store, `Bloom::insert_shared`).
     pub concurrent: bool,
     /// Has a file format another implementation reads: Guava's `BloomFilter.writeTo`
     /// ([`crate::GuavaBloom`], the layout `classic/murmur3/mitz64/flat`).
@@ -185,6 +186,19 @@ fn table() -> &'static [VariantInfo] {
             };
         }
         for_each_concurrent!(concurrent);
+        // The atomic store inserts through `&self` (`Bloom::insert_shared`).
+        fn shared_name<H: HashStrategy, I: IndexScheme, S: ConcurrentBitStore>() -> String {
+            Bloom::<H, I, S>::variant_name()
+        }
+        macro_rules! shared {
+            (@hashes $($h:ty),*) => {$(
+                shared!(@index $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
+            )*};
+            (@index $h:ty; $($i:ty),*) => {$(
+                concurrent.push(shared_name::<$h, $i, AtomicBits>());
+            )*};
+        }
+        shared!(@hashes Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
         let removable = removable_names();
         let growable = growable_names();
         let guava = <Bloom<Murmur3, GuavaMitz64, FlatBits> as Variant>::variant_name();
@@ -707,7 +721,9 @@ mod tests {
         let caps = guava.capabilities();
         assert!(caps.serializable && caps.concurrent && !caps.remove && !caps.grow);
         let atomic = VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, AtomicBits>>();
-        assert!(!atomic.capabilities().concurrent && !atomic.capabilities().serializable);
+        assert!(atomic.capabilities().concurrent && !atomic.capabilities().serializable);
+        let textbook = VariantId::of::<TextbookFnv1aI32>();
+        assert!(!textbook.capabilities().concurrent);
         let scalable = VariantId::of::<Scalable<SplitBlock<Xxh3>>>();
         assert_eq!(scalable.axes().hash, Some("xxh3"));
         assert!(scalable.capabilities().grow);

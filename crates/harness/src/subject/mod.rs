@@ -37,7 +37,8 @@ pub struct Capabilities {
     pub removable: bool,
     /// It grows past the n it was sized for while keeping its rate (the grow workload's promise).
     pub growable: bool,
-    /// Many threads can insert at once (the 10^10-key scale run).
+    /// Many threads can insert at once (a shared inserter, as the 10^10-key scale run uses, or
+    /// the atomic store).
     pub concurrent: bool,
     /// It has a file format another implementation reads (Guava's).
     pub serializable: bool,
