@@ -205,3 +205,38 @@ fn plain_sweep_is_the_static_mode() {
     assert_eq!(plain, named);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--list` prints the whole catalogue, one subject per line with what it can do: every
+/// registered variant, the adapters and the Redis subjects.
+#[test]
+fn list_prints_every_subject_of_the_catalogue_with_its_capabilities() {
+    let out = sweep(&["--list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listing = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(
+        lines.len(),
+        bloomlab_harness::Subject::all().len(),
+        "{listing}"
+    );
+    let line = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{listing}"))
+            .split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(line("counting4/xxh3/km"), "remove");
+    assert_eq!(
+        line("classic/murmur3/mitz64/flat"),
+        "concurrent serializable"
+    );
+    assert_eq!(line("classic/xxh3/km/atomic"), "concurrent");
+    assert_eq!(line("textbook-fnv1a-i32"), "");
+    assert_eq!(line("scalable/sbbf/xxh3"), "grow");
+    assert_eq!(line("peer/growable-bloom-filter"), "grow (adapter)");
+    assert_eq!(line("redis/classic/xxh3/km"), "remote (with --redis URL)");
+}
