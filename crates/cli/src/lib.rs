@@ -107,6 +107,12 @@ pub fn parse_subject(s: &str) -> Result<Selection, String> {
     }
 }
 
+/// Parses a registered variant's name (`--filter` of the scenarios), resolved by the registry's
+/// table ([`VariantId`](bloomlab_filters::VariantId)): an unknown name is an error listing the registered ones.
+pub fn parse_variant(s: &str) -> Result<bloomlab_filters::VariantId, String> {
+    bloomlab_filters::VariantId::parse(s.trim()).map_err(|e| e.to_string())
+}
+
 /// The selection `--filters` items make together: all, if any item is `all`; otherwise every
 /// named subject in order.
 pub fn joined(items: Vec<Selection>) -> Selection {

@@ -303,7 +303,11 @@ fn postgres_killed_between_penetration_modes_keeps_the_modes_measured() {
         return;
     };
     let db: DbUrl = pg.url.parse().unwrap();
-    let mut c = PenetrationConfig::new(db, "classic/xxh3/km/flat", vec![0.01, 0.001]);
+    let mut c = PenetrationConfig::new(
+        db,
+        "classic/xxh3/km/flat".parse().unwrap(),
+        vec![0.01, 0.001],
+    );
     c.valid_ids = 20_000;
     c.requests = 40_000;
     // The kill lands as the first guarded mode starts (its first progress call): the unguarded
@@ -346,7 +350,7 @@ fn postgres_killed_mid_swap_is_a_measured_failure_naming_the_server() {
         return;
     };
     let db: DbUrl = pg.url.parse().unwrap();
-    let mut c = SwapConfig::new(db, "classic/xxh3/km/atomic", 0.01);
+    let mut c = SwapConfig::new(db, "classic/xxh3/km/atomic".parse().unwrap(), 0.01);
     c.initial_ids = 20_000;
     c.rebuilds = 4;
     c.quiet = Duration::from_millis(500);
@@ -391,7 +395,7 @@ fn postgres_killed_in_the_filter_mode_reports_both_modes_over_the_common_days() 
         return;
     };
     let db: DbUrl = pg.url.parse().unwrap();
-    let mut c = DedupConfig::new(db, "classic/xxh3/km/flat", 0.01);
+    let mut c = DedupConfig::new(db, "classic/xxh3/km/flat".parse().unwrap(), 0.01);
     c.days = 5;
     c.per_day = 2000;
     c.capacity = 5000;

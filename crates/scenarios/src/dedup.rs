@@ -44,7 +44,9 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use bloomlab_filters::{Filter, FilterExt, Spec, registry};
+use bloomlab_filters::{
+    Bloom, Filter, FilterExt, FlatBits, KirschMitzenmacher, Spec, VariantId, Xxh3, registry,
+};
 use bloomlab_harness::keys::derive_seed;
 use rand::{RngExt as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -71,8 +73,11 @@ pub const TABLE: TableSpec = TableSpec {
     ],
 };
 
-/// The filter the `scenario` binary uses when none is named (dedup and penetration).
-pub const DEFAULT_FILTER: &str = "classic/xxh3/km/flat";
+/// The filter the `scenario` binary uses when none is named (dedup and penetration):
+/// `classic/xxh3/km/flat`.
+pub fn default_filter() -> VariantId {
+    VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>()
+}
 /// Days in the default run: 500,000 articles per mode, about a minute on SQLite.
 pub const DEFAULT_DAYS: u64 = 10;
 /// Distinct articles the default filter is sized for: fewer than the 150,000 the default run
@@ -85,7 +90,7 @@ pub struct DedupConfig {
     /// The database of record.
     pub db: DbUrl,
     /// Registry name of the filter.
-    pub filter: String,
+    pub filter: VariantId,
     /// Target false-positive rate the filter is sized for.
     pub p: f64,
     /// Days of ingestion (1 to 3,650).
@@ -104,7 +109,7 @@ pub struct DedupConfig {
 
 impl DedupConfig {
     /// The chapter's workload on `db` with the given filter and rate, for [`DEFAULT_DAYS`].
-    pub fn new(db: DbUrl, filter: &str, p: f64) -> Self {
+    pub fn new(db: DbUrl, filter: VariantId, p: f64) -> Self {
         DedupConfig {
             db,
             filter: filter.to_owned(),
@@ -126,7 +131,7 @@ impl DedupConfig {
         check_count("--capacity", self.capacity, 1, 1 << 40)?;
         check_share("--duplicate-share", self.duplicate_share)?;
         check_share("--fill-alert", self.fill_alert)?;
-        registry::sized_bytes(&self.filter, self.capacity, self.p)?;
+        registry::sized_bytes(self.filter.name(), self.capacity, self.p)?;
         Ok(())
     }
 
@@ -136,7 +141,7 @@ impl DedupConfig {
         DedupSettings {
             backend: self.db.backend().to_owned(),
             database: self.db.to_string(),
-            filter: self.filter.clone(),
+            filter: self.filter.to_string(),
             p: self.p,
             days: self.days,
             per_day: self.per_day,
@@ -266,7 +271,7 @@ pub fn run(config: &DedupConfig, progress: Progress<'_>) -> Result<DedupOutcome>
     // Built before the first mode, so the report can describe it even if the run stops before
     // the filter mode; it stays empty until that mode.
     let mut fresh_filter = Some(registry::build(
-        &config.filter,
+        config.filter.name(),
         Spec::Target {
             n: config.capacity,
             p: config.p,
@@ -540,7 +545,7 @@ fn day_row(
     DayRow {
         backend: config.db.backend().to_owned(),
         mode,
-        filter: config.filter.clone(),
+        filter: config.filter.to_string(),
         p: config.p,
         day,
         articles,

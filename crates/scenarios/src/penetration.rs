@@ -32,7 +32,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
-use bloomlab_filters::{Filter, FilterExt, Spec, registry};
+use bloomlab_filters::{Filter, FilterExt, Spec, VariantId, registry};
 use bloomlab_harness::keys::derive_seed;
 use bloomlab_harness::stats::clopper_pearson;
 use rand::{RngExt as _, SeedableRng};
@@ -67,7 +67,7 @@ pub struct PenetrationConfig {
     /// The database of record.
     pub db: DbUrl,
     /// Registry name of the filter.
-    pub filter: String,
+    pub filter: VariantId,
     /// Target rates, one guarded mode each.
     pub ps: Vec<f64>,
     /// Rows (valid ids) in the database.
@@ -82,7 +82,7 @@ pub struct PenetrationConfig {
 
 impl PenetrationConfig {
     /// 100,000 valid ids, 200,000 requests per mode, half of them attacks.
-    pub fn new(db: DbUrl, filter: &str, ps: Vec<f64>) -> Self {
+    pub fn new(db: DbUrl, filter: VariantId, ps: Vec<f64>) -> Self {
         PenetrationConfig {
             db,
             filter: filter.to_owned(),
@@ -101,7 +101,7 @@ impl PenetrationConfig {
         }
         for &p in &self.ps {
             check_p(p)?;
-            registry::sized_bytes(&self.filter, self.valid_ids, p)?;
+            registry::sized_bytes(self.filter.name(), self.valid_ids, p)?;
         }
         check_count("--valid-ids", self.valid_ids, 1, 100_000_000)?;
         check_count("--requests", self.requests, 1, 1_000_000_000)?;
@@ -113,7 +113,7 @@ impl PenetrationConfig {
         PenetrationSettings {
             backend: self.db.backend().to_owned(),
             database: self.db.to_string(),
-            filter: self.filter.clone(),
+            filter: self.filter.to_string(),
             valid_ids: self.valid_ids,
             requests: self.requests,
             attack_share: self.attack_share,
@@ -292,7 +292,7 @@ fn guard(config: &PenetrationConfig, p: Option<f64>) -> Result<Option<Box<dyn Fi
         return Ok(None);
     };
     let mut f = registry::build(
-        &config.filter,
+        config.filter.name(),
         Spec::Target {
             n: config.valid_ids,
             p,
@@ -448,7 +448,7 @@ fn mode_row(
         backend: config.db.backend().to_owned(),
         mode: if p.is_some() { "guarded" } else { "unguarded" }.to_owned(),
         filter: if p.is_some() {
-            config.filter.clone()
+            config.filter.to_string()
         } else {
             String::new()
         },

@@ -43,8 +43,8 @@ use std::time::{Duration, Instant};
 use arc_swap::{ArcSwap, ArcSwapOption};
 use bloomlab_filters::{
     AtomicBits, Bloom, EnhancedDoubleHash, Filter, FilterExt, Fnv1a, GuavaMitz32, GuavaMitz64,
-    HashStrategy, IndexScheme, KirschMitzenmacher, Murmur3, Variant, Xxh3, Xxh3Wide, Xxh64,
-    registry,
+    HashStrategy, IndexScheme, KirschMitzenmacher, Murmur3, Variant, VariantId, Xxh3, Xxh3Wide,
+    Xxh64, registry,
 };
 use bloomlab_harness::keys::derive_seed;
 use rand::{RngExt as _, SeedableRng};
@@ -75,8 +75,11 @@ pub const LOG: TableSpec = TableSpec {
     ],
 };
 
-/// The filter the `scenario` binary uses when none is named: swap needs an atomic bit store.
-pub const DEFAULT_FILTER: &str = "classic/xxh3/km/atomic";
+/// The filter the `scenario` binary uses when none is named, `classic/xxh3/km/atomic`: swap needs
+/// an atomic bit store.
+pub fn default_filter() -> VariantId {
+    VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, AtomicBits>>()
+}
 /// Default reader threads.
 pub const DEFAULT_THREADS: u64 = 2;
 
@@ -86,7 +89,7 @@ pub struct SwapConfig {
     /// The database of record.
     pub db: DbUrl,
     /// Registry name of the filter: a `classic/<hash>/<index>/atomic` variant.
-    pub filter: String,
+    pub filter: VariantId,
     /// Target rate each generation is sized for.
     pub p: f64,
     /// Reader threads, 1 to 64.
@@ -109,7 +112,7 @@ pub struct SwapConfig {
 
 impl SwapConfig {
     /// 100,000 initial rows, 4 rebuilds 0.5 s apart.
-    pub fn new(db: DbUrl, filter: &str, p: f64) -> Self {
+    pub fn new(db: DbUrl, filter: VariantId, p: f64) -> Self {
         SwapConfig {
             db,
             filter: filter.to_owned(),
@@ -130,14 +133,14 @@ impl SwapConfig {
         check_count("--threads", self.threads, 1, 64)?;
         check_count("--initial-ids", self.initial_ids, 1, 10_000_000)?;
         check_count("--rebuilds", self.rebuilds, 1, 1000)?;
-        build_shared(&self.filter, self.initial_ids, self.p).map(|_| ())
+        build_shared(self.filter.name(), self.initial_ids, self.p).map(|_| ())
     }
 
     /// The settings as the report prints them.
     pub fn settings(&self) -> SwapSettings {
         SwapSettings {
             backend: self.db.backend().to_owned(),
-            filter: self.filter.clone(),
+            filter: self.filter.to_string(),
             p: self.p,
             threads: self.threads,
             initial_ids: self.initial_ids,
@@ -419,7 +422,11 @@ fn seed_table(db: &mut Db, config: &SwapConfig, progress: Progress<'_>) -> Resul
 /// Generation 0, built from a snapshot before the readers start, with its record.
 fn first_generation(db: &mut Db, config: &SwapConfig, pg: bool) -> Result<(Generation, GenRecord)> {
     let (seq0, ids0) = snapshot(db, pg)?;
-    let f0 = build_shared(&config.filter, (ids0.len() as u64 * 3 / 2).max(1), config.p)?;
+    let f0 = build_shared(
+        config.filter.name(),
+        (ids0.len() as u64 * 3 / 2).max(1),
+        config.p,
+    )?;
     for &id in &ids0 {
         f0.insert_id(id);
     }
@@ -628,7 +635,7 @@ fn rebuild_one(sh: &Shared<'_>, db: &mut Db, g: u32) -> Result<GenRecord> {
     let n = (sh.published.load(Ordering::Acquire) as u64 * 3 / 2).max(1);
     let next = Arc::new(Generation {
         number: g,
-        filter: build_shared(&config.filter, n, config.p)?,
+        filter: build_shared(config.filter.name(), n, config.p)?,
     });
     {
         let _writer_between_transactions = sh.race.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use bloomlab_cli::{CountingAlloc, git_revision};
+use bloomlab_cli::{CountingAlloc, git_revision, parse_variant};
+use bloomlab_filters::VariantId;
 use bloomlab_scenarios::db::{DbUrl, TempSqlite, redact};
 use bloomlab_scenarios::{ScenarioError, dedup, penetration, swap};
 use clap::{Parser, ValueEnum};
@@ -66,8 +67,8 @@ struct Args {
     /// The filter, by registry name (`sweep --list` prints them). Default: classic/xxh3/km/flat;
     /// for swap classic/xxh3/km/atomic (swap needs an atomic store: the writer inserts while
     /// readers query).
-    #[arg(long, value_name = "NAME")]
-    filter: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = parse_variant)]
+    filter: Option<VariantId>,
     /// Target false-positive rate(s), each in (0, 1), comma-separated. Default: 0.01 for dedup
     /// and swap, 0.01,0.001 for penetration. dedup and swap use the first.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
@@ -246,9 +247,9 @@ fn measure_and_report(
     revision: &str,
     progress: bloomlab_scenarios::Progress<'_>,
 ) -> Result<PathBuf, ScenarioError> {
-    let filter = args.filter.as_deref().unwrap_or(match args.scenario {
-        Kind::Swap => swap::DEFAULT_FILTER,
-        _ => dedup::DEFAULT_FILTER,
+    let filter = args.filter.unwrap_or_else(|| match args.scenario {
+        Kind::Swap => swap::default_filter(),
+        _ => dedup::default_filter(),
     });
     let interrupted = match args.scenario {
         Kind::Dedup => {
