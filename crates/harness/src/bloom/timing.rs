@@ -109,19 +109,13 @@ pub fn time_filter<F: Filter>(
     batches: &TimingBatches,
     passes: usize,
 ) -> FilterTiming {
-    let insert_ns = per_key(passes, batches.present.len(), || {
-        batches
-            .present
-            .for_each_bytes(|b| filled.insert_bytes(black_box(b)));
-        black_box(&*filled);
-    });
-    let (present_ns, absent_ns) =
-        time_lookups(&*filled, batches, passes, |f, b| f.contains_bytes(b));
-    FilterTiming {
-        insert_ns,
-        present_ns,
-        absent_ns,
-    }
+    time_with(
+        filled,
+        batches,
+        passes,
+        |f, b| f.insert_bytes(b),
+        |f, b| f.contains_bytes(b),
+    )
 }
 
 /// [`time_filter`] for a filter measured through [`MeasuredFilter`] (an adapter's: one dynamic
@@ -131,12 +125,31 @@ pub fn time_measured(
     batches: &TimingBatches,
     passes: usize,
 ) -> FilterTiming {
+    time_with(
+        filled,
+        batches,
+        passes,
+        |f, b| f.insert(b),
+        |f, b| f.contains(b),
+    )
+}
+
+/// The re-insert and lookup timings of `filled` through `insert` and `contains`, monomorphised
+/// for the caller's type.
+fn time_with<T: ?Sized>(
+    filled: &mut T,
+    batches: &TimingBatches,
+    passes: usize,
+    insert: impl Fn(&mut T, &[u8]),
+    contains: impl Fn(&T, &[u8]) -> bool,
+) -> FilterTiming {
     let insert_ns = per_key(passes, batches.present.len(), || {
         batches
             .present
-            .for_each_bytes(|b| filled.insert(black_box(b)));
+            .for_each_bytes(|b| insert(filled, black_box(b)));
+        black_box(&*filled);
     });
-    let (present_ns, absent_ns) = time_lookups(&*filled, batches, passes, |f, b| f.contains(b));
+    let (present_ns, absent_ns) = time_lookups(&*filled, batches, passes, contains);
     FilterTiming {
         insert_ns,
         present_ns,
