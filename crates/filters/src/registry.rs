@@ -22,8 +22,8 @@ use crate::classic::Bloom;
 use crate::counting::{Counting4, Counting8};
 use crate::error::{BloomError, Result};
 use crate::filter::{Filter, Layout, Variant};
-use crate::hash::{Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
-use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, IndexScheme, KirschMitzenmacher};
+use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
 use crate::sbbf::SplitBlock;
 use crate::scalable::{Scalable, TextbookScalable};
 use crate::shared::ConcurrentFill;
@@ -140,6 +140,22 @@ pub struct Capabilities {
     pub serializable: bool,
 }
 
+impl Capabilities {
+    /// The capabilities that are set, by name, in declaration order (`remove grow concurrent
+    /// serializable`).
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.remove, "remove"),
+            (self.grow, "grow"),
+            (self.concurrent, "concurrent"),
+            (self.serializable, "serializable"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect()
+    }
+}
+
 /// The axes a variant is built from, read from its types: the hash strategy's, index scheme's and
 /// bit store's `ID`s where the variant has that axis (a textbook port fixes its own; a scalable
 /// filter reports its stages').
@@ -172,6 +188,11 @@ pub struct VariantInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VariantId(u16);
 
+/// A store's `ID`, for a store that inserts through a shared reference.
+const fn shared_store_id<S: ConcurrentBitStore>() -> &'static str {
+    S::ID
+}
+
 fn table() -> &'static [VariantInfo] {
     static TABLE: std::sync::OnceLock<Vec<VariantInfo>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
@@ -186,22 +207,10 @@ fn table() -> &'static [VariantInfo] {
             };
         }
         for_each_concurrent!(concurrent);
-        // The atomic store inserts through `&self` (`Bloom::insert_shared`).
-        fn shared_name<H: HashStrategy, I: IndexScheme, S: ConcurrentBitStore>() -> String {
-            Bloom::<H, I, S>::variant_name()
-        }
-        macro_rules! shared {
-            (@hashes $($h:ty),*) => {$(
-                shared!(@index $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
-            )*};
-            (@index $h:ty; $($i:ty),*) => {$(
-                concurrent.push(shared_name::<$h, $i, AtomicBits>());
-            )*};
-        }
-        shared!(@hashes Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
         let removable = removable_names();
         let growable = growable_names();
         let guava = <Bloom<Murmur3, GuavaMitz64, FlatBits> as Variant>::variant_name();
+        const ATOMIC: &str = shared_store_id::<AtomicBits>();
         let mut out = Vec::new();
         macro_rules! push {
             ($t:ty) => {{
@@ -212,7 +221,10 @@ fn table() -> &'static [VariantInfo] {
                     capabilities: Capabilities {
                         remove: removable.contains(&name),
                         grow: growable.contains(&name),
-                        concurrent: concurrent.contains(&name),
+                        // A classic filter over the atomic store inserts through `&self`
+                        // (`Bloom::insert_shared`, for any `ConcurrentBitStore`).
+                        concurrent: concurrent.contains(&name)
+                            || <$t as Variant>::axes().store == Some(ATOMIC),
                         serializable: name == guava,
                     },
                     name,

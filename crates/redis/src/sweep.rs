@@ -72,7 +72,7 @@ pub fn check_subjects(grids: &[Grid], redis: bool) -> Result<(), HarnessError> {
             Selection::Only(v) => v,
         };
         for &s in subjects {
-            let remote = s.capabilities().remote;
+            let remote = s.is_remote();
             if remote && !redis {
                 return Err(HarnessError::invalid(
                     "filters",
@@ -266,7 +266,7 @@ pub fn run_as(
     for (index, planned) in plan.rows.iter().enumerate() {
         let spec = planned.spec.clone();
         let redis = spec.filter.to_string();
-        if !spec.filter.capabilities().remote {
+        if !spec.filter.is_remote() {
             return Err(HarnessError::invalid(
                 "filter",
                 spec.filter,

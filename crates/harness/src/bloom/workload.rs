@@ -845,7 +845,7 @@ pub fn subjects_for(workload: &WorkloadSettings) -> Vec<Subject> {
             .into_iter()
             .filter(|s| match s {
                 Subject::Variant(_) => true,
-                Subject::Adapter(_) => s.capabilities().growable,
+                Subject::Adapter(_) => s.capabilities().grow,
                 Subject::Redis(_) => false,
             })
             .collect(),

@@ -20,7 +20,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use bloomlab_filters::{Axes, Layout, VariantId};
+use bloomlab_filters::{Axes, Capabilities, Layout, VariantId};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::HarnessError;
@@ -29,39 +29,6 @@ pub use peer::{GROWABLE_BLOOM_FILTER, GrowableBloomFilter, GrowablePeer};
 
 /// The prefix of every Redis subject's name.
 const REDIS_PREFIX: &str = "redis/";
-
-/// What a subject can do beyond inserting and looking up keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Capabilities {
-    /// Keys can be removed (the churn workload).
-    pub removable: bool,
-    /// It grows past the n it was sized for while keeping its rate (the grow workload's promise).
-    pub growable: bool,
-    /// Many threads can insert at once (a shared inserter, as the 10^10-key scale run uses, or
-    /// the atomic store).
-    pub concurrent: bool,
-    /// It has a file format another implementation reads (Guava's).
-    pub serializable: bool,
-    /// Its bits live on a server (Redis).
-    pub remote: bool,
-}
-
-impl Capabilities {
-    /// The capabilities that are set, by name, in declaration order (`remove grow concurrent
-    /// serializable remote`).
-    pub fn names(&self) -> Vec<&'static str> {
-        [
-            (self.removable, "remove"),
-            (self.growable, "grow"),
-            (self.concurrent, "concurrent"),
-            (self.serializable, "serializable"),
-            (self.remote, "remote"),
-        ]
-        .into_iter()
-        .filter_map(|(set, name)| set.then_some(name))
-        .collect()
-    }
-}
 
 /// What a filter a workload runs must answer: the per-key operations and the row's shape columns.
 /// Implemented for the registered variants (in `workload`), the peers and any [`Adapter`]'s
@@ -147,8 +114,8 @@ pub trait Adapter: Send + Sync + 'static {
     fn layout(&self) -> Layout {
         Layout::External
     }
-    /// What it can do. Only `growable` changes what runs it (the grow workload); removal through
-    /// an adapter is not supported yet, so `removable` must stay false.
+    /// What it can do. Only `grow` changes what runs it (the grow workload); removal through an
+    /// adapter is not supported yet, so `remove` must stay false.
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()
     }
@@ -193,7 +160,7 @@ pub fn register(adapter: Arc<dyn Adapter>) -> Result<Subject, HarnessError> {
             "is a registered variant's or a Redis subject's name; choose another",
         ));
     }
-    if adapter.capabilities().removable {
+    if adapter.capabilities().remove {
         return Err(bad(
             "claims removal, which adapters cannot offer yet (the churn workload runs registered \
              variants only)",
@@ -299,25 +266,19 @@ impl Subject {
         self.variant().map(VariantId::axes).unwrap_or_default()
     }
 
-    /// What it can do.
+    /// What it can do beyond inserting and looking up keys (none for a Redis subject, whose
+    /// one difference is [`is_remote`](Self::is_remote)).
     pub fn capabilities(&self) -> Capabilities {
         match *self {
-            Subject::Variant(id) => {
-                let c = id.capabilities();
-                Capabilities {
-                    removable: c.remove,
-                    growable: c.grow,
-                    concurrent: c.concurrent,
-                    serializable: c.serializable,
-                    remote: false,
-                }
-            }
-            Subject::Redis(_) => Capabilities {
-                remote: true,
-                ..Capabilities::default()
-            },
+            Subject::Variant(id) => id.capabilities(),
+            Subject::Redis(_) => Capabilities::default(),
             Subject::Adapter(a) => a.get().capabilities(),
         }
+    }
+
+    /// Whether its bits live on a server (a Redis subject).
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Subject::Redis(_))
     }
 
     /// One line on the theory its `fpr_theory` column follows.
@@ -349,10 +310,10 @@ impl Subject {
     /// The `--list` line: name, capabilities, and how it runs when that is not in memory.
     pub fn list_line(&self, width: usize) -> String {
         let mut what = self.capabilities().names();
-        let how = match self {
-            Subject::Variant(_) => None,
-            Subject::Redis(_) => Some("(with --redis URL)"),
-            Subject::Adapter(_) => Some("(adapter)"),
+        let how: &[&str] = match self {
+            Subject::Variant(_) => &[],
+            Subject::Redis(_) => &["remote", "(with --redis URL)"],
+            Subject::Adapter(_) => &["(adapter)"],
         };
         what.extend(how);
         format!("{:<width$}  {}", self.to_string(), what.join(" "))

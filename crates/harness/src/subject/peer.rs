@@ -12,10 +12,10 @@
 //! partitioned filter of `k_i = ceil(log2(1 / (p r^i)))` slices of `ceil(n0 2^i / ln 2)` bits; a
 //! key is inserted only if no stage already reports it, into the last stage.
 
-use bloomlab_filters::{Geometry, Layout};
+use bloomlab_filters::{Capabilities, Geometry, Layout};
 use growable_bloom_filter::GrowableBloom;
 
-use super::{Adapter, Capabilities, MeasuredFilter, Shape};
+use super::{Adapter, MeasuredFilter, Shape};
 use crate::error::HarnessError;
 
 /// The name of the growable-bloom-filter adapter.
@@ -35,7 +35,7 @@ impl Adapter for GrowableBloomFilter {
     }
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            growable: true,
+            grow: true,
             ..Capabilities::default()
         }
     }

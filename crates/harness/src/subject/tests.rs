@@ -30,7 +30,7 @@ fn every_subject_round_trips_through_its_name_and_serde() {
 fn redis_subjects_name_their_twin_without_the_store() {
     let s: Subject = "redis/classic/murmur3/mitz64".parse().unwrap();
     assert_eq!(s.variant().unwrap().name(), "classic/murmur3/mitz64/flat");
-    assert!(s.capabilities().remote);
+    assert!(s.is_remote() && s.capabilities() == Capabilities::default());
     let b: Subject = "redis/blocked512/xxh3".parse().unwrap();
     assert_eq!(b.variant().unwrap().name(), "blocked512/xxh3");
     // Neither the store axis nor a layout Redis does not hold parses.
@@ -100,7 +100,7 @@ impl Adapter for Named {
     }
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            removable: self.1,
+            remove: self.1,
             ..Capabilities::default()
         }
     }
