@@ -4,8 +4,9 @@
 
 use bloomlab_filters::{
     BitPositions, Blocked512, Bloom, EnhancedDoubleHash, FlatBits, Fnv1a, GuavaMitz32, GuavaMitz64,
-    KirschMitzenmacher, Layout, Murmur3, Xxh3, Xxh3Wide, Xxh64,
+    KirschMitzenmacher, Murmur3, VariantId, Xxh3, Xxh3Wide, Xxh64,
 };
+use bloomlab_harness::Subject;
 
 use crate::error::{RedisFilterError, Result};
 
@@ -31,13 +32,11 @@ pub trait RedisVisitor {
     fn visit<F: BitPositions>(self) -> Self::Output;
 }
 
-/// The Redis name of twin type `F`: `redis/` and the twin's name without its store axis
-/// (`redis/classic/xxh3/km` for `classic/xxh3/km/flat`, `redis/blocked512/xxh3`).
+/// The Redis name of twin type `F`, as the catalogue names it ([`Subject::Redis`]): `redis/` and
+/// the twin's name without its store axis (`redis/classic/xxh3/km` for `classic/xxh3/km/flat`,
+/// `redis/blocked512/xxh3`).
 pub fn redis_name<F: BitPositions>() -> String {
-    match F::LAYOUT {
-        Layout::Classic => format!("redis/{}/{}/{}", F::LAYOUT, F::HASH_ID, F::INDEX_ID),
-        _ => format!("redis/{}/{}", F::LAYOUT, F::HASH_ID),
-    }
+    Subject::Redis(VariantId::of::<F>()).to_string()
 }
 
 /// Every Redis variant name, sorted.
@@ -97,6 +96,13 @@ mod tests {
                 "{name} -> {twin}"
             );
         }
+        // The types registered here are the catalogue's Redis subjects, one for one.
+        let catalogue: Vec<String> = Subject::all()
+            .iter()
+            .filter(|s| s.is_remote())
+            .map(Subject::to_string)
+            .collect();
+        assert_eq!(names, catalogue);
         let e = visit("redis/sbbf/xxh64", Twin).unwrap_err().to_string();
         assert!(
             e.contains("redis/sbbf/xxh64") && e.contains("redis/blocked512/xxh3"),
