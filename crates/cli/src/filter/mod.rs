@@ -1,0 +1,3 @@
+//! `bloomlab filter ...`: operate a live filter (issue 29).
+
+pub mod parquet;

@@ -1,0 +1,729 @@
+//! The split-block Bloom filters of a Parquet file, read-only: `bloomlab filter stat|check --file
+//! X.parquet` (issue 29).
+//!
+//! A Parquet writer may store one Bloom filter per column chunk (one column in one row group):
+//! Parquet's split-block filter (`BloomFilter.md` of the format), 256-bit blocks of eight 32-bit
+//! words, a value setting one bit in each word of one block, the value hashed as XXH64 with seed 0
+//! of its *plain encoding* (a BYTE_ARRAY's bytes without the length prefix, INT32/INT64/FLOAT/
+//! DOUBLE as 4 or 8 little-endian bytes). That is bloomlab's [`SplitBlock<Xxh64>`] bit for bit
+//! (`crates/filters/tests/sbbf_vectors.rs`; `tests/filter_parquet.rs` checks it again on the
+//! filters read here).
+//!
+//! Reading uses the `parquet` crate's own API, not a second Thrift parser: the footer through
+//! [`SerializedFileReader`], each filter through [`Sbbf::read_from_column_chunk`] (the call the
+//! crate's row-group reader makes for `get_column_bloom_filter` when `ReaderProperties` turns
+//! Bloom filter reading on; called directly so that one filter is held at a time and an error can
+//! name its column chunk), membership through [`Sbbf::check`]. The crate keeps the bitset private;
+//! its public serializer [`Sbbf::write`] (header, then bitset) gives the bits back, and the
+//! header's length is what the bitset leaves of it.
+//!
+//! Every read goes through a file wrapper that refuses a range past the file's end before the
+//! crate allocates for it, so a damaged length in a footer or a filter header costs at most the
+//! file's size, never an arbitrary allocation.
+//!
+//! [`SplitBlock<Xxh64>`]: bloomlab_filters::SplitBlock
+
+use std::fmt;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use bloomlab_filters::Geometry;
+use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
+use parquet::bloom_filter::Sbbf;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
+use parquet::file::reader::{ChunkReader, FileReader, Length, SerializedFileReader};
+use parquet::schema::types::ColumnDescriptor;
+
+/// The 4-byte magic a Parquet file starts and (with a plaintext footer) ends with.
+pub const MAGIC: &[u8; 4] = b"PAR1";
+/// The end magic of a file whose footer is encrypted (not readable here).
+const MAGIC_ENCRYPTED: &[u8; 4] = b"PARE";
+
+/// Words per split block and bits per word: the Parquet spec's, fixed.
+const WORDS: u32 = 8;
+const WORD_BITS: u32 = 32;
+const BLOCK_BYTES: usize = (WORDS * WORD_BITS / 8) as usize;
+
+/// Why a Parquet file could not be inspected; every case is bad input (exit code 2), and every
+/// message names the file.
+#[derive(Debug)]
+pub enum ParquetFileError {
+    /// The file could not be opened or read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// The file does not start with `PAR1`, or is too short to be Parquet.
+    NotParquet {
+        /// The file.
+        path: PathBuf,
+        /// What was found instead.
+        detail: String,
+    },
+    /// The file starts like Parquet but its footer is missing or unreadable (a truncated or
+    /// damaged file), or a Bloom filter it points to is.
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, from the crate or from the checks here.
+        detail: String,
+    },
+    /// No column chunk of the file has a Bloom filter.
+    NoFilters {
+        /// The file.
+        path: PathBuf,
+        /// Every column of the file, with its physical type.
+        columns: Vec<String>,
+    },
+    /// The column asked for has no Bloom filter in any row group.
+    ColumnWithoutFilter {
+        /// The file.
+        path: PathBuf,
+        /// The column asked for.
+        column: String,
+        /// The columns that do have a filter somewhere.
+        with_filters: Vec<String>,
+    },
+    /// No column of the file has the name asked for.
+    UnknownColumn {
+        /// The file.
+        path: PathBuf,
+        /// The name asked for.
+        column: String,
+        /// Every column of the file, with its physical type.
+        columns: Vec<String>,
+    },
+    /// A value cannot be written in the column's physical type.
+    BadValue {
+        /// The column.
+        column: String,
+        /// The value as given.
+        value: String,
+        /// What the column takes.
+        expected: String,
+    },
+}
+
+impl fmt::Display for ParquetFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, error } => write!(f, "{}: cannot read: {error}", path.display()),
+            Self::NotParquet { path, detail } => {
+                write!(f, "{}: not a Parquet file: {detail}", path.display())
+            }
+            Self::Damaged { path, detail } => write!(
+                f,
+                "{}: a truncated or damaged Parquet file: {detail}",
+                path.display()
+            ),
+            Self::NoFilters { path, columns } => write!(
+                f,
+                "{}: no column chunk of this Parquet file has a Bloom filter (its columns: {}); \
+                 writers store one only when asked (DuckDB: for dictionary-encoded chunks)",
+                path.display(),
+                columns.join(", ")
+            ),
+            Self::ColumnWithoutFilter {
+                path,
+                column,
+                with_filters,
+            } => write!(
+                f,
+                "{}: column {column:?} has no Bloom filter in any row group; columns with one: {}",
+                path.display(),
+                with_filters.join(", ")
+            ),
+            Self::UnknownColumn {
+                path,
+                column,
+                columns,
+            } => write!(
+                f,
+                "{}: no column {column:?} (--column); its columns: {}",
+                path.display(),
+                columns.join(", ")
+            ),
+            Self::BadValue {
+                column,
+                value,
+                expected,
+            } => write!(
+                f,
+                "value {value:?} cannot be checked against column {column:?}: {expected}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParquetFileError {}
+
+/// Whether `path` starts with the Parquet magic `PAR1` (a file shorter than 4 bytes does not).
+pub fn is_parquet(path: &Path) -> std::io::Result<bool> {
+    let mut head = [0u8; 4];
+    let mut file = File::open(path)?;
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..])? {
+            0 => return Ok(false),
+            n => got += n,
+        }
+    }
+    Ok(&head == MAGIC)
+}
+
+/// A file that refuses reads past its end before allocating for them: the crate sizes its
+/// buffer from lengths stored in the file (`Vec::with_capacity(length)`), so a damaged length
+/// would otherwise allocate up to 2 GiB before failing.
+struct BoundedFile {
+    file: File,
+    len: u64,
+}
+
+impl Length for BoundedFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl ChunkReader for BoundedFile {
+    type T = <File as ChunkReader>::T;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        self.file.get_read(start)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        match start.checked_add(length as u64) {
+            Some(end) if end <= self.len => self.file.get_bytes(start, length),
+            _ => Err(ParquetError::EOF(format!(
+                "a read of {length} bytes at offset {start} runs past the end of the \
+                 {}-byte file",
+                self.len
+            ))),
+        }
+    }
+}
+
+/// A Parquet file opened for its Bloom filters: the footer is read and kept; filters are read
+/// one at a time, when asked for.
+pub struct ParquetFilters {
+    path: PathBuf,
+    reader: SerializedFileReader<BoundedFile>,
+    /// A second handle on the file for the filters (the footer reader keeps its own private);
+    /// every read seeks first, so the shared file offset does not matter.
+    filters: BoundedFile,
+}
+
+/// One column of the file's schema (a leaf: nested columns are named by their dotted path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnInfo {
+    /// The dotted path (`a.b.c`), as `--column` takes it.
+    pub name: String,
+    /// The physical type (`INT32`, `BYTE_ARRAY`, ...).
+    pub physical_type: PhysicalType,
+}
+
+impl fmt::Display for ColumnInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name, self.physical_type)
+    }
+}
+
+/// A column chunk's split-block Bloom filter, as stored.
+pub struct ChunkBloom {
+    sbbf: Sbbf,
+    bytes: Vec<u8>,
+}
+
+impl ChunkBloom {
+    /// The filter's shape: `bitset_len / 32` blocks of eight 32-bit words.
+    pub fn geometry(&self) -> Geometry {
+        Geometry::SplitBlock {
+            blocks: (self.bytes.len() / BLOCK_BYTES) as u64,
+            words: WORDS,
+            word_bits: WORD_BITS,
+        }
+    }
+
+    /// The bitset's length in bytes (a positive multiple of 32).
+    pub fn bitset_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The bits: blocks in order, each word little-endian, as in the file. That is the byte
+    /// layout of [`bloomlab_filters::SplitBlock::to_le_bytes`] (its in-memory layout on a
+    /// little-endian machine); [`Geometry::fpr_given_bytes`] counts ones per 32-bit word, which
+    /// the order of bytes inside a word does not change.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The crate's filter, for [`Sbbf::check`].
+    pub fn sbbf(&self) -> &Sbbf {
+        &self.sbbf
+    }
+
+    /// The crate's answer for a value already in plain encoding ([`PlainValue`]): false means
+    /// the value is certainly not in the chunk.
+    pub fn check(&self, value: &PlainValue<'_>) -> bool {
+        self.sbbf.check(value.as_bytes())
+    }
+}
+
+/// One column chunk (a column in a row group) and its filter, if it has one.
+pub struct ColumnChunkFilter {
+    /// The row group's index in the file.
+    pub row_group: usize,
+    /// The column's index in the schema.
+    pub column_index: usize,
+    /// The column.
+    pub column: ColumnInfo,
+    /// Values in the chunk, nulls included (the footer's `num_values`).
+    pub num_values: i64,
+    /// The Bloom filter's length in the file (header and bitset), when the footer records it.
+    pub stored_len: Option<i32>,
+    /// The filter, or `None` when the chunk has none.
+    pub filter: Option<ChunkBloom>,
+}
+
+impl ParquetFilters {
+    /// Opens `path` and reads its footer. Errors: unreadable file ([`ParquetFileError::Io`]), no
+    /// `PAR1` at the start ([`ParquetFileError::NotParquet`]), no `PAR1` at the end or an
+    /// unreadable footer ([`ParquetFileError::Damaged`]). A file without any Bloom filter opens;
+    /// [`Self::require_filters`] refuses it.
+    pub fn open(path: &Path) -> Result<Self, ParquetFileError> {
+        let io = |error| ParquetFileError::Io {
+            path: path.to_owned(),
+            error,
+        };
+        let mut file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let mut head = [0u8; 4];
+        let mut tail = [0u8; 4];
+        if len >= 4 {
+            file.read_exact(&mut head).map_err(io)?;
+        }
+        if len < 4 || &head != MAGIC {
+            return Err(ParquetFileError::NotParquet {
+                path: path.to_owned(),
+                detail: format!(
+                    "it does not start with the magic \"PAR1\" (first bytes: {:?}, file size {len})",
+                    String::from_utf8_lossy(&head[..len.min(4) as usize])
+                ),
+            });
+        }
+        let damaged = |detail: String| ParquetFileError::Damaged {
+            path: path.to_owned(),
+            detail,
+        };
+        // The smallest Parquet file is magic, footer length, magic: 12 bytes.
+        if len < 12 {
+            return Err(damaged(format!(
+                "{len} bytes, too short for a footer (12 bytes at least)"
+            )));
+        }
+        file.seek(SeekFrom::End(-4)).map_err(io)?;
+        file.read_exact(&mut tail).map_err(io)?;
+        if &tail == MAGIC_ENCRYPTED {
+            return Err(damaged(
+                "its footer is encrypted (\"PARE\"), which bloomlab does not read".into(),
+            ));
+        }
+        if &tail != MAGIC {
+            return Err(damaged(format!(
+                "it does not end with the magic \"PAR1\" (last bytes {tail:02x?}): the end of \
+                 the file, where the footer is, is missing"
+            )));
+        }
+        let filters = BoundedFile {
+            file: file.try_clone().map_err(io)?,
+            len,
+        };
+        let reader = SerializedFileReader::new(BoundedFile { file, len })
+            .map_err(|e| damaged(format!("its footer cannot be read: {e}")))?;
+        Ok(Self {
+            path: path.to_owned(),
+            reader,
+            filters,
+        })
+    }
+
+    /// The file's path, as given to [`Self::open`].
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn metadata(&self) -> &ParquetMetaData {
+        self.reader.metadata()
+    }
+
+    /// The writer the footer names (`created_by`), e.g. `DuckDB version v2.0.1 (...)`.
+    pub fn created_by(&self) -> Option<&str> {
+        self.metadata().file_metadata().created_by()
+    }
+
+    /// Row groups in the file.
+    pub fn row_groups(&self) -> usize {
+        self.metadata().num_row_groups()
+    }
+
+    /// Every (leaf) column of the schema, in schema order.
+    pub fn columns(&self) -> Vec<ColumnInfo> {
+        self.metadata()
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| column_info(c))
+            .collect()
+    }
+
+    fn column_labels(&self) -> Vec<String> {
+        self.columns().iter().map(ToString::to_string).collect()
+    }
+
+    /// Whether any column chunk has a Bloom filter (from the footer alone).
+    pub fn has_filters(&self) -> bool {
+        self.metadata()
+            .row_groups()
+            .iter()
+            .flat_map(|rg| rg.columns())
+            .any(|c| c.bloom_filter_offset().is_some())
+    }
+
+    /// `Ok` if some column chunk has a Bloom filter; otherwise
+    /// [`ParquetFileError::NoFilters`], listing the file's columns.
+    pub fn require_filters(&self) -> Result<(), ParquetFileError> {
+        if self.has_filters() {
+            Ok(())
+        } else {
+            Err(ParquetFileError::NoFilters {
+                path: self.path.clone(),
+                columns: self.column_labels(),
+            })
+        }
+    }
+
+    /// The index of the column named `name` (its dotted path), or
+    /// [`ParquetFileError::UnknownColumn`] listing the columns there are.
+    pub fn column_index(&self, name: &str) -> Result<usize, ParquetFileError> {
+        self.columns()
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| ParquetFileError::UnknownColumn {
+                path: self.path.clone(),
+                column: name.to_owned(),
+                columns: self.column_labels(),
+            })
+    }
+
+    /// The chunk of column `column` in row group `row_group`, with its filter read from the
+    /// file. Panics if either index is out of range (see [`Self::row_groups`],
+    /// [`Self::columns`]); a damaged filter is [`ParquetFileError::Damaged`] naming the chunk.
+    pub fn chunk(
+        &self,
+        row_group: usize,
+        column: usize,
+    ) -> Result<ColumnChunkFilter, ParquetFileError> {
+        let meta = self.metadata().row_group(row_group).column(column);
+        let filter = self
+            .read_filter(meta)
+            .map_err(|detail| ParquetFileError::Damaged {
+                path: self.path.clone(),
+                detail: format!(
+                    "the Bloom filter of column {:?} in row group {row_group}: {detail}",
+                    meta.column_path().string()
+                ),
+            })?;
+        Ok(ColumnChunkFilter {
+            row_group,
+            column_index: column,
+            column: column_info(meta.column_descr()),
+            num_values: meta.num_values(),
+            stored_len: meta.bloom_filter_length(),
+            filter,
+        })
+    }
+
+    fn read_filter(&self, meta: &ColumnChunkMetaData) -> Result<Option<ChunkBloom>, String> {
+        let Some(sbbf) =
+            Sbbf::read_from_column_chunk(meta, &self.filters).map_err(|e| e.to_string())?
+        else {
+            return Ok(None);
+        };
+        // An empty bitset would make every check index past the end of the crate's blocks.
+        if sbbf.num_blocks() == 0 {
+            return Err("its bitset is empty (the spec's minimum is 32 bytes)".into());
+        }
+        let mut serialized = Vec::new();
+        sbbf.write(&mut serialized).map_err(|e| e.to_string())?;
+        let bitset = sbbf.num_blocks() * BLOCK_BYTES;
+        // The crate keeps whole 32-byte blocks and drops a trailing partial one without a word:
+        // when the footer records the stored length, the crate's own header plus the whole
+        // blocks must add up to it, or bits were dropped (or the header is not the spec's).
+        if let Some(stored) = meta.bloom_filter_length()
+            && i64::from(stored) != serialized.len() as i64
+        {
+            return Err(format!(
+                "the footer says it is {stored} bytes, but header and {} whole 32-byte blocks \
+                 make {} bytes: its bitset is not a whole number of blocks",
+                sbbf.num_blocks(),
+                serialized.len()
+            ));
+        }
+        let bytes = serialized.split_off(serialized.len() - bitset);
+        Ok(Some(ChunkBloom { sbbf, bytes }))
+    }
+
+    /// Every column chunk, row group by row group, each with its filter (read as the iterator
+    /// reaches it, so one filter is held at a time).
+    pub fn chunks(&self) -> impl Iterator<Item = Result<ColumnChunkFilter, ParquetFileError>> + '_ {
+        let columns = self.metadata().file_metadata().schema_descr().num_columns();
+        (0..self.row_groups()).flat_map(move |rg| (0..columns).map(move |c| self.chunk(rg, c)))
+    }
+
+    /// The filters of the column named `name` in every row group (`None` where a row group has
+    /// none). Errors: an unknown column ([`ParquetFileError::UnknownColumn`]), a column without a
+    /// filter anywhere ([`ParquetFileError::ColumnWithoutFilter`]; a file without any filter is
+    /// [`ParquetFileError::NoFilters`]), a damaged filter.
+    pub fn column_filters(&self, name: &str) -> Result<ColumnFilters, ParquetFileError> {
+        self.require_filters()?;
+        let index = self.column_index(name)?;
+        let descr = self.metadata().file_metadata().schema_descr().column(index);
+        let chunks = (0..self.row_groups())
+            .map(|rg| self.chunk(rg, index).map(|c| c.filter))
+            .collect::<Result<Vec<_>, _>>()?;
+        if chunks.iter().all(Option::is_none) {
+            let mut with_filters: Vec<String> = Vec::new();
+            for c in self.chunks() {
+                let c = c?;
+                let label = c.column.to_string();
+                if c.filter.is_some() && !with_filters.contains(&label) {
+                    with_filters.push(label);
+                }
+            }
+            return Err(ParquetFileError::ColumnWithoutFilter {
+                path: self.path.clone(),
+                column: name.to_owned(),
+                with_filters,
+            });
+        }
+        Ok(ColumnFilters {
+            column: column_info(&descr),
+            kind: ValueKind::of(&descr),
+            chunks,
+        })
+    }
+}
+
+fn column_info(descr: &ColumnDescriptor) -> ColumnInfo {
+    ColumnInfo {
+        name: descr.path().string(),
+        physical_type: descr.physical_type(),
+    }
+}
+
+/// How a column's values are written in plain encoding, the bytes Parquet hashes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValueKind {
+    Bytes,
+    FixedBytes(usize),
+    Int32 {
+        unsigned: bool,
+    },
+    Int64 {
+        unsigned: bool,
+    },
+    Float,
+    Double,
+    /// BOOLEAN and INT96: no writer stores Bloom filters for them.
+    Unsupported(PhysicalType),
+}
+
+impl ValueKind {
+    fn of(descr: &ColumnDescriptor) -> Self {
+        let unsigned = matches!(
+            descr.logical_type_ref(),
+            Some(LogicalType::Integer(int)) if !int.is_signed
+        ) || matches!(
+            descr.converted_type(),
+            ConvertedType::UINT_8
+                | ConvertedType::UINT_16
+                | ConvertedType::UINT_32
+                | ConvertedType::UINT_64
+        );
+        match descr.physical_type() {
+            PhysicalType::BYTE_ARRAY => Self::Bytes,
+            PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+                Self::FixedBytes(usize::try_from(descr.type_length()).unwrap_or(0))
+            }
+            PhysicalType::INT32 => Self::Int32 { unsigned },
+            PhysicalType::INT64 => Self::Int64 { unsigned },
+            PhysicalType::FLOAT => Self::Float,
+            PhysicalType::DOUBLE => Self::Double,
+            other => Self::Unsupported(other),
+        }
+    }
+
+    /// What a value of this kind must look like, for error messages.
+    fn expected(self) -> String {
+        match self {
+            Self::Bytes => "any text (its UTF-8 bytes)".into(),
+            Self::FixedBytes(n) => {
+                format!("text of exactly {n} UTF-8 bytes (FIXED_LEN_BYTE_ARRAY)")
+            }
+            Self::Int32 { unsigned: false } => {
+                format!("a whole number from {} to {} (INT32)", i32::MIN, i32::MAX)
+            }
+            Self::Int32 { unsigned: true } => {
+                format!("a whole number from 0 to {} (unsigned INT32)", u32::MAX)
+            }
+            Self::Int64 { unsigned: false } => {
+                format!("a whole number from {} to {} (INT64)", i64::MIN, i64::MAX)
+            }
+            Self::Int64 { unsigned: true } => {
+                format!("a whole number from 0 to {} (unsigned INT64)", u64::MAX)
+            }
+            Self::Float => "a number (FLOAT, 32-bit)".into(),
+            Self::Double => "a number (DOUBLE, 64-bit)".into(),
+            Self::Unsupported(t) => format!(
+                "its physical type {t} has no Bloom filter support here (supported: BYTE_ARRAY, \
+                 FIXED_LEN_BYTE_ARRAY, INT32, INT64, FLOAT, DOUBLE)"
+            ),
+        }
+    }
+}
+
+/// A value in a column's plain encoding, the bytes Parquet's Bloom filters hash. Borrowed text or
+/// at most 8 bytes inline: building one never allocates.
+#[derive(Debug, Clone, Copy)]
+pub enum PlainValue<'a> {
+    /// BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY: the bytes themselves (no length prefix).
+    Bytes(&'a [u8]),
+    /// A number's little-endian bytes: the first `len` (4 or 8) of `bytes`.
+    Number {
+        /// The bytes, little-endian.
+        bytes: [u8; 8],
+        /// 4 or 8.
+        len: usize,
+    },
+}
+
+impl PlainValue<'_> {
+    /// The plain-encoded bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Self::Bytes(b) => b,
+            Self::Number { bytes, len } => &bytes[..*len],
+        }
+    }
+}
+
+fn number(le: &[u8]) -> PlainValue<'static> {
+    let mut bytes = [0u8; 8];
+    bytes[..le.len()].copy_from_slice(le);
+    PlainValue::Number {
+        bytes,
+        len: le.len(),
+    }
+}
+
+/// One column's filters across the row groups of a file.
+pub struct ColumnFilters {
+    column: ColumnInfo,
+    kind: ValueKind,
+    chunks: Vec<Option<ChunkBloom>>,
+}
+
+impl ColumnFilters {
+    /// The column.
+    pub fn column(&self) -> &ColumnInfo {
+        &self.column
+    }
+
+    /// The filter of each row group, in order (`None` where the chunk has none).
+    pub fn chunks(&self) -> &[Option<ChunkBloom>] {
+        &self.chunks
+    }
+
+    /// Parses `text` as a value of the column's physical type (integers as decimal, in the
+    /// signed or, for an unsigned logical type, the unsigned range; byte arrays as the text's
+    /// UTF-8 bytes). Logical types are not interpreted: a DATE is its day number, a DECIMAL its
+    /// unscaled integer. Errors name the value, the column and what it takes.
+    pub fn parse<'t>(&self, text: &'t str) -> Result<PlainValue<'t>, ParquetFileError> {
+        let bad = || ParquetFileError::BadValue {
+            column: self.column.name.clone(),
+            value: text.to_owned(),
+            expected: self.kind.expected(),
+        };
+        let t = text.trim();
+        Ok(match self.kind {
+            ValueKind::Bytes => PlainValue::Bytes(text.as_bytes()),
+            ValueKind::FixedBytes(n) if text.len() == n => PlainValue::Bytes(text.as_bytes()),
+            ValueKind::FixedBytes(_) | ValueKind::Unsupported(_) => return Err(bad()),
+            ValueKind::Int32 { unsigned: false } => {
+                number(&t.parse::<i32>().map_err(|_| bad())?.to_le_bytes())
+            }
+            ValueKind::Int32 { unsigned: true } => {
+                number(&t.parse::<u32>().map_err(|_| bad())?.to_le_bytes())
+            }
+            ValueKind::Int64 { unsigned: false } => {
+                number(&t.parse::<i64>().map_err(|_| bad())?.to_le_bytes())
+            }
+            ValueKind::Int64 { unsigned: true } => {
+                number(&t.parse::<u64>().map_err(|_| bad())?.to_le_bytes())
+            }
+            ValueKind::Float => number(&t.parse::<f32>().map_err(|_| bad())?.to_le_bytes()),
+            ValueKind::Double => number(&t.parse::<f64>().map_err(|_| bad())?.to_le_bytes()),
+        })
+    }
+
+    /// The answer of each row group's filter for `text` ([`Self::parse`]d): `Some(false)` where
+    /// the value is certainly absent, `Some(true)` where it may be present, `None` where the
+    /// row group has no filter (it may hold anything).
+    pub fn check(&self, text: &str) -> Result<Vec<Option<bool>>, ParquetFileError> {
+        let value = self.parse(text)?;
+        Ok(self
+            .chunks
+            .iter()
+            .map(|c| c.as_ref().map(|f| f.check(&value)))
+            .collect())
+    }
+}
+
+/// The fill of a split-block bitset and what it implies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FillFigures {
+    /// Bits in the bitset (m).
+    pub bits: u64,
+    /// Bits set (X).
+    pub set_bits: u64,
+    /// X / m.
+    pub fill: f64,
+    /// Swamidass-Baldi with k = 8: n = -(m/8) ln(1 - X/m); infinite for a full bitset.
+    pub estimated_distinct: f64,
+    /// The false-positive rate the bits imply: [`Geometry::fpr_given_bytes`].
+    pub implied_fpr: f64,
+}
+
+/// The fill figures of `bytes` under `geometry` (a split-block geometry whose bits match
+/// `bytes`). One function so that `bloomlab_filters::fill::FillStat::from_bytes` (issue 29, task
+/// FILL) can replace the count and the estimate here when it lands; the implied rate is already
+/// the library's `fpr_given_bytes`.
+pub fn fill_figures(geometry: Geometry, bytes: &[u8]) -> FillFigures {
+    let bits = geometry.bits();
+    let set_bits: u64 = bytes.iter().map(|b| u64::from(b.count_ones())).sum();
+    let fill = set_bits as f64 / bits as f64;
+    let k = f64::from(WORDS);
+    FillFigures {
+        bits,
+        set_bits,
+        fill,
+        estimated_distinct: -(bits as f64 / k) * (-fill).ln_1p(),
+        implied_fpr: geometry.fpr_given_bytes(bytes),
+    }
+}

@@ -1,0 +1,405 @@
+//! The split-block Bloom filters of Parquet files written by DuckDB (issue 29), read with
+//! `bloomlab_cli::filter::parquet`.
+//!
+//! Fixtures: `tests/data/parquet/`, written by `scripts/parquet-fixture.py` with DuckDB 2.0.1
+//! (`FIXTURES.txt` there records the version, the query and the files' SHA-256). Two row groups
+//! of 8192 rows; row r of row group g = r / 8192 holds
+//!   s = "key-{g * 1024 + r % 1024}-é" (BYTE_ARRAY; 1024 distinct per row group, disjoint sets),
+//!   n = (r % 700) * 7919 - 100000      (INT64; 700 distinct per row group),
+//!   k = (r % 300) - 150                (INT32; 300 distinct per row group),
+//!   flag = r % 3 == 0                  (BOOLEAN; no filter),
+//! and DuckDB's filter of a chunk holds exactly the chunk's distinct values. `nofilter.parquet`
+//! has the same rows and no filter. No test needs DuckDB or the network.
+//!
+//! Statistical assertions treat the XXH64 hash as a random function (the model behind every
+//! Bloom filter bound) and use a false-alarm rate of 1e-6 each.
+
+use std::path::{Path, PathBuf};
+
+use bloomlab_cli::filter::parquet::{ParquetFileError, ParquetFilters, fill_figures, is_parquet};
+use bloomlab_filters::{Filter, SplitBlock, Xxh64};
+use bloomlab_harness::stats::hypothesis::binomial_test;
+
+const ALPHA: f64 = 1e-6;
+const ROW_GROUPS: usize = 2;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/parquet")
+        .join(name)
+}
+
+/// The distinct values of column `col` in row group `g`, as text (what `check` takes).
+fn members(col: &str, g: usize) -> Vec<String> {
+    match col {
+        "s" => (0..1024)
+            .map(|j| format!("key-{}-é", g * 1024 + j))
+            .collect(),
+        "n" => (0..700i64)
+            .map(|j| (j * 7919 - 100_000).to_string())
+            .collect(),
+        "k" => (0..300i32).map(|j| (j - 150).to_string()).collect(),
+        other => panic!("no filter column {other}"),
+    }
+}
+
+/// The plain encoding Parquet hashes: UTF-8 bytes, or 8 / 4 little-endian bytes.
+fn plain(col: &str, text: &str) -> Vec<u8> {
+    match col {
+        "s" => text.as_bytes().to_vec(),
+        "n" => text.parse::<i64>().unwrap().to_le_bytes().to_vec(),
+        "k" => text.parse::<i32>().unwrap().to_le_bytes().to_vec(),
+        other => panic!("no filter column {other}"),
+    }
+}
+
+/// Values never written to column `col` (in any row group), `count` of them.
+fn non_members(col: &str, count: i64) -> Vec<String> {
+    match col {
+        "s" => (0..count).map(|i| format!("absent-{i}")).collect(),
+        // j * 7919 - 100000 for j >= 700: none equals a member's (j < 700).
+        "n" => (700..700 + count)
+            .map(|j| (j * 7919 - 100_000).to_string())
+            .collect(),
+        // Members are -150..=149.
+        "k" => (0..count)
+            .map(|i| {
+                if i % 2 == 0 {
+                    150 + i / 2
+                } else {
+                    -151 - i / 2
+                }
+            })
+            .map(|v| v.to_string())
+            .collect(),
+        other => panic!("no filter column {other}"),
+    }
+}
+
+const FILTER_COLUMNS: [&str; 3] = ["s", "n", "k"];
+
+#[test]
+fn lists_every_chunk_with_its_filter() {
+    let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
+    assert!(is_parquet(&fixture("bloom.parquet")).unwrap());
+    assert!(
+        file.created_by().unwrap().contains("DuckDB version v2.0.1"),
+        "{:?}",
+        file.created_by()
+    );
+    assert_eq!(file.row_groups(), ROW_GROUPS);
+    let names: Vec<String> = file.columns().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        names,
+        ["s (BYTE_ARRAY)", "n (INT64)", "k (INT32)", "flag (BOOLEAN)"]
+    );
+    file.require_filters().unwrap();
+    let chunks: Vec<_> = file.chunks().collect::<Result<_, _>>().unwrap();
+    assert_eq!(chunks.len(), ROW_GROUPS * 4);
+    for c in &chunks {
+        assert_eq!(c.num_values, 8192, "{}/{}", c.row_group, c.column.name);
+        match (&c.filter, c.column.name.as_str()) {
+            (None, "flag") => assert_eq!(c.stored_len, None),
+            (Some(f), "s" | "n" | "k") => {
+                assert!(f.bitset_len() >= 32 && f.bitset_len() % 32 == 0);
+                let stored = c.stored_len.expect("DuckDB records the filter's length") as usize;
+                assert!(stored > f.bitset_len(), "header + bitset: {stored}");
+                assert_eq!(f.geometry().bits(), f.bitset_len() as u64 * 8);
+            }
+            (f, col) => panic!("row group {}: {col}: filter {}", c.row_group, f.is_some()),
+        }
+    }
+}
+
+/// bloomlab's `SplitBlock<Xxh64>` fed a chunk's distinct values in plain encoding sets exactly
+/// the bits DuckDB wrote, so the bytes read are in bloomlab's split-block layout (blocks in order,
+/// 32-bit words little-endian) and `Geometry::SplitBlock { words: 8, word_bits: 32 }` applies.
+#[test]
+fn bits_equal_bloomlabs_split_block_fed_the_same_values() {
+    let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
+    let mut compared = 0;
+    for c in file.chunks() {
+        let c = c.unwrap();
+        let Some(f) = &c.filter else { continue };
+        let col = c.column.name.as_str();
+        let mut ours = SplitBlock::<Xxh64>::with_bits(f.bitset_len() as u64 * 8).unwrap();
+        for v in members(col, c.row_group) {
+            ours.insert_bytes(&plain(col, &v));
+        }
+        assert_eq!(ours.geometry(), f.geometry(), "{col} in {}", c.row_group);
+        let want = ours.to_le_bytes();
+        let first_diff = want.iter().zip(f.bytes()).position(|(a, b)| a != b);
+        assert_eq!(
+            (first_diff, want.len()),
+            (None, f.bytes().len()),
+            "{col} in row group {}: first differing byte",
+            c.row_group
+        );
+        assert_eq!(
+            fill_figures(f.geometry(), f.bytes()).implied_fpr.to_bits(),
+            ours.geometry().fpr_given_bytes(&want).to_bits()
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, ROW_GROUPS * FILTER_COLUMNS.len());
+}
+
+#[test]
+fn every_value_written_is_found_in_its_row_group() {
+    let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
+    for col in FILTER_COLUMNS {
+        let filters = file.column_filters(col).unwrap();
+        assert_eq!(filters.chunks().len(), ROW_GROUPS);
+        for g in 0..ROW_GROUPS {
+            for v in members(col, g) {
+                let answers = filters.check(&v).unwrap();
+                assert_eq!(
+                    answers[g],
+                    Some(true),
+                    "{col} = {v:?} missing in row group {g}"
+                );
+            }
+        }
+    }
+}
+
+/// Non-members are absent but for false positives, whose count is consistent with the rate
+/// each filter's bits imply (`fpr_given_bytes`, exactly the chance that a random hash finds its
+/// eight bits set): an exact two-sided binomial test at 1e-6 per (column, row group). The crate's
+/// `Sbbf::check` and bloomlab's `SplitBlock` read from the same bytes agree on every query.
+#[test]
+fn non_members_are_mostly_absent_at_the_implied_rate() {
+    const QUERIES: i64 = 40_000;
+    let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
+    for col in FILTER_COLUMNS {
+        let filters = file.column_filters(col).unwrap();
+        let queries = non_members(col, QUERIES);
+        for (g, chunk) in filters.chunks().iter().enumerate() {
+            let f = chunk.as_ref().unwrap();
+            let ours = SplitBlock::<Xxh64>::from_le_bytes(f.bytes()).unwrap();
+            let mut fp = 0u64;
+            for v in &queries {
+                let hit = filters.check(v).unwrap()[g].unwrap();
+                assert_eq!(
+                    hit,
+                    ours.contains_bytes(&plain(col, v)),
+                    "{col} {v:?} in {g}"
+                );
+                fp += u64::from(hit);
+            }
+            let p = fill_figures(f.geometry(), f.bytes()).implied_fpr;
+            let pv = binomial_test(fp, QUERIES as u64, p);
+            assert!(
+                pv > ALPHA && fp < QUERIES as u64 / 50,
+                "{col}, row group {g}: {fp} false positives of {QUERIES} non-members; implied \
+                 rate {p:.3e}; two-sided p-value {pv:.3e} <= {ALPHA:e}"
+            );
+        }
+    }
+    // The string column's row groups hold disjoint sets: each group's members are non-members of
+    // the other, and are found there only by chance.
+    let s = file.column_filters("s").unwrap();
+    for g in 0..ROW_GROUPS {
+        let other = 1 - g;
+        let fp = members("s", other)
+            .iter()
+            .filter(|v| s.check(v).unwrap()[g] == Some(true))
+            .count() as u64;
+        let f = s.chunks()[g].as_ref().unwrap();
+        let p = fill_figures(f.geometry(), f.bytes()).implied_fpr;
+        let pv = binomial_test(fp, 1024, p);
+        assert!(
+            pv > ALPHA,
+            "s: {fp} of row group {other}'s 1024 values found in {g}; p {p:.3e}"
+        );
+    }
+}
+
+/// The Swamidass-Baldi estimate n^ = -(m/8) ln(1 - X/m) lies where the set-bit count X of n
+/// distinct values allows. Under a random hash each bit is left clear by one value with
+/// probability 1 - 8/m (one of B blocks, one of 32 bits per word: 1/(32 B) = 8/m), so
+/// E[X] = m (1 - (1 - 8/m)^n); one value changes X by at most 8, so McDiarmid's inequality gives
+/// P(|X - E[X]| >= t) <= 2 exp(-2 t^2 / (64 n)) = ALPHA for t = sqrt(32 n ln(2 / ALPHA)). The
+/// assertion maps [E[X] - t, E[X] + t] through the estimator (increasing in X).
+#[test]
+fn distinct_count_estimate_is_consistent_with_the_values_written() {
+    let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
+    for c in file.chunks() {
+        let c = c.unwrap();
+        let Some(f) = &c.filter else { continue };
+        let n = members(&c.column.name, c.row_group).len() as f64;
+        let fig = fill_figures(f.geometry(), f.bytes());
+        let m = fig.bits as f64;
+        let expected = m * (1.0 - (1.0 - 8.0 / m).powf(n));
+        let t = (32.0 * n * (2.0 / ALPHA).ln()).sqrt();
+        let estimate = |x: f64| -(m / 8.0) * (1.0 - x / m).ln();
+        let (lo, hi) = (
+            estimate(expected - t),
+            estimate((expected + t).min(m - 1.0)),
+        );
+        assert!(
+            (fig.set_bits as f64 - expected).abs() <= t
+                && (lo..=hi).contains(&fig.estimated_distinct),
+            "{} in row group {}: n = {n}, m = {m}, X = {}, E[X] = {expected:.1}, t = {t:.1}; \
+             estimate {:.1} outside [{lo:.1}, {hi:.1}]",
+            c.column.name,
+            c.row_group,
+            fig.set_bits,
+            fig.estimated_distinct
+        );
+        assert_eq!(fig.fill, fig.set_bits as f64 / m);
+    }
+}
+
+fn expect_err(r: Result<impl Sized, ParquetFileError>) -> (ParquetFileError, String) {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => {
+            let msg = e.to_string();
+            (e, msg)
+        }
+    }
+}
+
+#[test]
+fn a_file_without_bloom_filters_is_refused_naming_it_and_its_columns() {
+    let path = fixture("nofilter.parquet");
+    let file = ParquetFilters::open(&path).unwrap();
+    assert!(!file.has_filters());
+    for r in [
+        file.require_filters().map(|_| ()),
+        file.column_filters("s").map(|_| ()),
+    ] {
+        let (e, msg) = expect_err(r);
+        assert!(matches!(e, ParquetFileError::NoFilters { .. }), "{msg}");
+        assert!(
+            msg.contains(&path.display().to_string())
+                && msg.contains("s (BYTE_ARRAY), n (INT64), k (INT32), flag (BOOLEAN)"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn unknown_columns_and_columns_without_filters_list_the_alternatives() {
+    let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
+    let (e, msg) = expect_err(file.column_filters("nope"));
+    assert!(matches!(e, ParquetFileError::UnknownColumn { .. }), "{msg}");
+    assert!(
+        msg.contains("\"nope\"") && msg.contains("s (BYTE_ARRAY), n (INT64), k (INT32), flag"),
+        "{msg}"
+    );
+    let (e, msg) = expect_err(file.column_filters("flag"));
+    assert!(
+        matches!(e, ParquetFileError::ColumnWithoutFilter { .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("\"flag\"") && msg.contains("s (BYTE_ARRAY), n (INT64), k (INT32)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn values_are_parsed_per_physical_type_with_the_range_named() {
+    let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
+    let k = file.column_filters("k").unwrap();
+    let n = file.column_filters("n").unwrap();
+    for (filters, bad, range) in [
+        (&k, "3000000000", "-2147483648 to 2147483647 (INT32)"),
+        (&k, "1.5", "(INT32)"),
+        (
+            &n,
+            "abc",
+            "-9223372036854775808 to 9223372036854775807 (INT64)",
+        ),
+    ] {
+        let (e, msg) = expect_err(filters.check(bad));
+        assert!(matches!(e, ParquetFileError::BadValue { .. }), "{msg}");
+        assert!(
+            msg.contains(&format!("{bad:?}")) && msg.contains(range),
+            "{msg}"
+        );
+    }
+    assert_eq!(
+        k.parse(" -150 ").unwrap().as_bytes(),
+        (-150i32).to_le_bytes()
+    );
+    assert_eq!(
+        n.parse("-100000").unwrap().as_bytes(),
+        (-100_000i64).to_le_bytes()
+    );
+}
+
+fn scratch(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn files_that_are_not_parquet_or_are_truncated_are_errors_naming_them() {
+    let whole = std::fs::read(fixture("bloom.parquet")).unwrap();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty.parquet", vec![], "not a Parquet file"),
+        (
+            "text.parquet",
+            b"id,name\n1,a\n".to_vec(),
+            "not a Parquet file",
+        ),
+        (
+            "short.parquet",
+            b"PAR1PAR1".to_vec(),
+            "too short for a footer",
+        ),
+        (
+            "half.parquet",
+            whole[..whole.len() / 2].to_vec(),
+            "does not end with",
+        ),
+        (
+            "cut-footer.parquet",
+            [&whole[..100], &whole[whole.len() - 20..]].concat(),
+            "footer cannot be read",
+        ),
+    ];
+    for (name, bytes, want) in cases {
+        let (_dir, path) = scratch(name, &bytes);
+        let (_, msg) = expect_err(ParquetFilters::open(&path));
+        assert!(
+            msg.contains(want) && msg.contains(&path.display().to_string()),
+            "{name}: {msg}"
+        );
+    }
+    let (_, msg) = expect_err(ParquetFilters::open(Path::new("/nonexistent/x.parquet")));
+    assert!(msg.contains("/nonexistent/x.parquet: cannot read"), "{msg}");
+}
+
+/// A filter whose header is damaged (zeroed here, footer intact) is an error naming its column
+/// chunk, never a panic or a made-up filter; the chunks before it still read.
+#[test]
+fn a_damaged_filter_is_an_error_naming_its_chunk() {
+    let path = fixture("bloom.parquet");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let meta = parquet::file::serialized_reader::SerializedFileReader::new(
+        std::fs::File::open(&path).unwrap(),
+    )
+    .unwrap();
+    use parquet::file::reader::FileReader;
+    let chunk = meta.metadata().row_group(1).column(2);
+    let offset = chunk.bloom_filter_offset().unwrap() as usize;
+    let len = chunk.bloom_filter_length().unwrap() as usize;
+    bytes[offset..offset + len].fill(0);
+    let (_dir, damaged) = scratch("damaged.parquet", &bytes);
+    let file = ParquetFilters::open(&damaged).unwrap();
+    file.chunk(1, 1).unwrap();
+    let (e, msg) = expect_err(file.chunk(1, 2));
+    assert!(matches!(e, ParquetFileError::Damaged { .. }), "{msg}");
+    assert!(
+        msg.contains("column \"k\" in row group 1") && msg.contains("damaged.parquet"),
+        "{msg}"
+    );
+    let (_, msg) = expect_err(file.column_filters("k"));
+    assert!(msg.contains("column \"k\" in row group 1"), "{msg}");
+}
