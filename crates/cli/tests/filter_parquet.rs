@@ -403,3 +403,57 @@ fn a_damaged_filter_is_an_error_naming_its_chunk() {
     let (_, msg) = expect_err(file.column_filters("k"));
     assert!(msg.contains("column \"k\" in row group 1"), "{msg}");
 }
+
+/// `bloom.parquet` with the footer's `bloom_filter_length` of row group 1's `k` filter replaced:
+/// field 15, an i32, is Thrift compact header byte 0x15 then the zigzag varint of 528
+/// (0xa0 0x08); `varint` is the new value's two-byte zigzag varint.
+fn with_k_filter_length(varint: [u8; 2]) -> (tempfile::TempDir, PathBuf) {
+    let mut bytes = std::fs::read(fixture("bloom.parquet")).unwrap();
+    let field = [0x15u8, 0xa0, 0x08];
+    let at: Vec<usize> = bytes
+        .windows(3)
+        .enumerate()
+        .filter(|(_, w)| *w == field)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(
+        at.len(),
+        2,
+        "the k filters' lengths (528) in the footer: {at:?}"
+    );
+    bytes[at[1] + 1..at[1] + 3].copy_from_slice(&varint);
+    scratch("patched.parquet", &bytes)
+}
+
+/// The parquet crate keeps whole 32-byte blocks and silently drops a trailing partial one: a
+/// recorded filter length of 540 (12 bytes past the 512-byte bitset) must be refused, not read
+/// with bits missing.
+#[test]
+fn a_filter_that_is_not_whole_blocks_is_refused() {
+    let (_dir, path) = with_k_filter_length([0xb8, 0x08]);
+    let file = ParquetFilters::open(&path).unwrap();
+    let (e, msg) = expect_err(file.chunk(1, 2));
+    assert!(matches!(e, ParquetFileError::Damaged { .. }), "{msg}");
+    assert!(
+        msg.contains("column \"k\" in row group 1")
+            && msg.contains("says it is 540 bytes")
+            && msg.contains("not a whole number of blocks"),
+        "{msg}"
+    );
+    file.chunk(0, 2).unwrap();
+}
+
+/// A recorded length that runs past the end of the file (8000 bytes from near its end) is
+/// refused before any buffer is sized from it.
+#[test]
+fn a_filter_past_the_end_of_the_file_is_refused_before_reading() {
+    let (_dir, path) = with_k_filter_length([0x80, 0x7d]);
+    let file = ParquetFilters::open(&path).unwrap();
+    let (_, msg) = expect_err(file.chunk(1, 2));
+    assert!(
+        msg.contains("column \"k\" in row group 1")
+            && msg.contains("a read of 8000 bytes at offset")
+            && msg.contains("runs past the end of the"),
+        "{msg}"
+    );
+}
