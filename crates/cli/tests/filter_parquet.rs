@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomlab_cli::filter::parquet::{ParquetFileError, ParquetFilters, fill_figures, is_parquet};
+use bloomlab_cli::filter::parquet::{ParquetFileError, ParquetFilters, is_parquet};
 use bloomlab_filters::{Filter, SplitBlock, Xxh64};
 use bloomlab_harness::stats::hypothesis::binomial_test;
 
@@ -136,7 +136,7 @@ fn bits_equal_bloomlabs_split_block_fed_the_same_values() {
             c.row_group
         );
         assert_eq!(
-            fill_figures(f.geometry(), f.bytes()).implied_fpr.to_bits(),
+            f.fill_stat().unwrap().implied_fpr.to_bits(),
             ours.geometry().fpr_given_bytes(&want).to_bits()
         );
         compared += 1;
@@ -187,7 +187,7 @@ fn non_members_are_mostly_absent_at_the_implied_rate() {
                 );
                 fp += u64::from(hit);
             }
-            let p = fill_figures(f.geometry(), f.bytes()).implied_fpr;
+            let p = f.fill_stat().unwrap().implied_fpr;
             let pv = binomial_test(fp, QUERIES as u64, p);
             assert!(
                 pv > ALPHA && fp < QUERIES as u64 / 50,
@@ -206,7 +206,7 @@ fn non_members_are_mostly_absent_at_the_implied_rate() {
             .filter(|v| s.check(v).unwrap()[g] == Some(true))
             .count() as u64;
         let f = s.chunks()[g].as_ref().unwrap();
-        let p = fill_figures(f.geometry(), f.bytes()).implied_fpr;
+        let p = f.fill_stat().unwrap().implied_fpr;
         let pv = binomial_test(fp, 1024, p);
         assert!(
             pv > ALPHA,
@@ -228,8 +228,8 @@ fn distinct_count_estimate_is_consistent_with_the_values_written() {
         let c = c.unwrap();
         let Some(f) = &c.filter else { continue };
         let n = members(&c.column.name, c.row_group).len() as f64;
-        let fig = fill_figures(f.geometry(), f.bytes());
-        let m = fig.bits as f64;
+        let fig = f.fill_stat().unwrap();
+        let m = f.geometry().bits() as f64;
         let expected = m * (1.0 - (1.0 - 8.0 / m).powf(n));
         let t = (32.0 * n * (2.0 / ALPHA).ln()).sqrt();
         let estimate = |x: f64| -(m / 8.0) * (1.0 - x / m).ln();
@@ -239,15 +239,15 @@ fn distinct_count_estimate_is_consistent_with_the_values_written() {
         );
         assert!(
             (fig.set_bits as f64 - expected).abs() <= t
-                && (lo..=hi).contains(&fig.estimated_distinct),
+                && (lo..=hi).contains(&fig.estimated_count()),
             "{} in row group {}: n = {n}, m = {m}, X = {}, E[X] = {expected:.1}, t = {t:.1}; \
              estimate {:.1} outside [{lo:.1}, {hi:.1}]",
             c.column.name,
             c.row_group,
             fig.set_bits,
-            fig.estimated_distinct
+            fig.estimated_count()
         );
-        assert_eq!(fig.fill, fig.set_bits as f64 / m);
+        assert_eq!(fig.fill(), fig.set_bits as f64 / m);
     }
 }
 
@@ -322,11 +322,11 @@ fn values_are_parsed_per_physical_type_with_the_range_named() {
         );
     }
     assert_eq!(
-        k.parse(" -150 ").unwrap().as_bytes(),
+        k.parse(b" -150 ").unwrap().as_bytes(),
         (-150i32).to_le_bytes()
     );
     assert_eq!(
-        n.parse("-100000").unwrap().as_bytes(),
+        n.parse(b"-100000").unwrap().as_bytes(),
         (-100_000i64).to_le_bytes()
     );
 }
@@ -456,4 +456,224 @@ fn a_filter_past_the_end_of_the_file_is_refused_before_reading() {
             && msg.contains("runs past the end of the"),
         "{msg}"
     );
+}
+
+// The command line: `bloomlab filter stat|check --file X.parquet`.
+
+fn bloomlab(args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomlab"))
+        .args(["filter"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `stat` prints one row per row group and column with the library's figures.
+#[test]
+fn stat_prints_a_row_per_column_chunk() {
+    let path = fixture("bloom.parquet");
+    let p = path.to_str().unwrap();
+    let (code, out, err) = bloomlab(&["stat", "--file", p], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("DuckDB version v2.0.1"), "{out}");
+    let file = ParquetFilters::open(&path).unwrap();
+    for c in file.chunks() {
+        let c = c.unwrap();
+        let prefix = format!(
+            "{} {} {}",
+            c.row_group, c.column.name, c.column.physical_type
+        );
+        let row: Vec<&str> = out
+            .lines()
+            .find(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ") == prefix)
+            .unwrap_or_else(|| panic!("no row {prefix:?} in\n{out}"))
+            .split_whitespace()
+            .collect();
+        assert_eq!(row[3], c.num_values.to_string(), "{row:?}");
+        match &c.filter {
+            None => assert!(row.ends_with(&["no", "filter"]), "{row:?}"),
+            Some(f) => {
+                let fill = f.fill_stat().unwrap();
+                assert_eq!(row[4], f.bitset_len().to_string(), "{row:?}");
+                assert_eq!(row[5], (f.bitset_len() / 32).to_string(), "{row:?}");
+                assert_eq!(row[6], fill.set_bits.to_string(), "{row:?}");
+                assert_eq!(row[7], format!("{:.4}", fill.fill()), "{row:?}");
+                assert_eq!(row[8], format!("{:.0}", fill.estimated_count()), "{row:?}");
+                assert_eq!(
+                    row.last().unwrap(),
+                    &format!("{:.4e}", fill.implied_fpr),
+                    "{row:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn check_answers_per_row_group_and_counts() {
+    let p = fixture("bloom.parquet");
+    let p = p.to_str().unwrap();
+    // Row group 0's values of s, then row group 1's: each found where it was written.
+    let keys: Vec<String> = members("s", 0).into_iter().chain(members("s", 1)).collect();
+    let stdin = keys.join("\n") + "\n";
+    let (code, out, err) = bloomlab(
+        &["check", "--file", p, "--column", "s", "--members"],
+        &stdin,
+    );
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), keys.len());
+    for (i, line) in lines.iter().enumerate() {
+        let g = i / 1024;
+        let field: Vec<&str> = line.split(' ').collect();
+        assert_eq!(field.len(), ROW_GROUPS, "{line}");
+        assert_eq!(field[g], "1", "key {:?}: {line}", keys[i]);
+    }
+    let (code, out, err) = bloomlab(
+        &["check", "--file", p, "--column", "k", "--count"],
+        "-150\n149\n150\n-151\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    let s = file_column("k");
+    let answers: Vec<Vec<Option<bool>>> = ["-150", "149", "150", "-151"]
+        .iter()
+        .map(|k| s.check(k).unwrap())
+        .collect();
+    let anywhere = answers.iter().filter(|a| a.contains(&Some(true))).count();
+    assert!(
+        out.starts_with(&format!(
+            "4 keys against column \"k\": {anywhere} may be in some row group, {} in none\n",
+            4 - anywhere
+        )),
+        "{out}"
+    );
+    for g in 0..ROW_GROUPS {
+        let maybe = answers.iter().filter(|a| a[g] == Some(true)).count();
+        assert!(
+            out.contains(&format!(
+                "row group {g}: {maybe} maybe present, {} absent\n",
+                4 - maybe
+            )),
+            "{out}"
+        );
+    }
+}
+
+fn file_column(col: &str) -> bloomlab_cli::filter::parquet::ColumnFilters {
+    ParquetFilters::open(&fixture("bloom.parquet"))
+        .unwrap()
+        .column_filters(col)
+        .unwrap()
+}
+
+/// `--members` exits 1 naming the first key no row group may hold.
+#[test]
+fn check_members_fails_on_a_value_never_written() {
+    let p = fixture("bloom.parquet");
+    let s = file_column("s");
+    let absent = non_members("s", 1000)
+        .into_iter()
+        .find(|v| s.check(v).unwrap().iter().all(|a| *a == Some(false)))
+        .unwrap();
+    let stdin = format!("key-1-é\n{absent}\n");
+    let (code, out, err) = bloomlab(
+        &[
+            "check",
+            "--file",
+            p.to_str().unwrap(),
+            "--column",
+            "s",
+            "--members",
+        ],
+        &stdin,
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("1 of 2 member keys") && err.contains(&format!("line 2: {absent:?}")),
+        "{err}"
+    );
+}
+
+/// Each bad input exits 2 with a message naming the file, flag or value.
+#[test]
+fn cli_bad_inputs_exit_2_with_a_clear_message() {
+    let bloom = fixture("bloom.parquet");
+    let bloom = bloom.to_str().unwrap();
+    let nofilter = fixture("nofilter.parquet");
+    let nofilter = nofilter.to_str().unwrap();
+    let whole = std::fs::read(fixture("bloom.parquet")).unwrap();
+    let (_dir, half) = scratch("half.parquet", &whole[..whole.len() / 2]);
+    let half = half.to_str().unwrap();
+    let manifest = fixture("FIXTURES.txt");
+    let manifest = manifest.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str, Vec<&str>)> = vec![
+        (
+            vec!["stat", "--file", nofilter],
+            "",
+            vec![
+                nofilter,
+                "no column chunk",
+                "s (BYTE_ARRAY), n (INT64), k (INT32), flag (BOOLEAN)",
+            ],
+        ),
+        (
+            vec!["check", "--file", nofilter, "--column", "s"],
+            "x\n",
+            vec![nofilter, "no column chunk"],
+        ),
+        (
+            vec!["stat", "--file", half],
+            "",
+            vec![half, "truncated or damaged"],
+        ),
+        (
+            vec!["check", "--file", bloom],
+            "x\n",
+            vec!["--column", "s (BYTE_ARRAY), n (INT64), k (INT32)"],
+        ),
+        (
+            vec!["check", "--file", bloom, "--column", "zz"],
+            "x\n",
+            vec!["no column \"zz\"", "flag (BOOLEAN)"],
+        ),
+        (
+            vec!["check", "--file", bloom, "--column", "flag"],
+            "x\n",
+            vec!["\"flag\" has no Bloom filter", "k (INT32)"],
+        ),
+        (
+            vec!["check", "--file", bloom, "--column", "n"],
+            "5\nfive\n",
+            vec!["line 2", "\"five\"", "(INT64)"],
+        ),
+        (
+            vec!["check", "--file", manifest, "--column", "s"],
+            "x\n",
+            vec!["--column \"s\" applies to a Parquet file", manifest],
+        ),
+    ];
+    for (args, stdin, wants) in cases {
+        let (code, _out, err) = bloomlab(&args, stdin);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        for w in wants {
+            assert!(err.contains(w), "{args:?}: {w:?} not in {err}");
+        }
+    }
 }

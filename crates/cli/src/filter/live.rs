@@ -60,6 +60,10 @@ pub struct CheckArgs {
     /// The keys are members: every one must be found (exit 1 naming the first absent one).
     #[arg(long)]
     members: bool,
+    /// A Parquet file (--file X.parquet): the column whose Bloom filters answer. Each answer
+    /// line then has one field per row group: 1 may be there, 0 is not, - no filter.
+    #[arg(long)]
+    column: Option<String>,
 }
 
 /// Flags of `filter drop`.
@@ -230,6 +234,15 @@ impl OnFilter for Add<'_> {
 
 /// `filter check`.
 pub fn check(a: &CheckArgs) -> Outcome {
+    let parquet = super::parquet::Request::Check {
+        column: a.column.as_deref(),
+        source: &a.source,
+        count: a.count,
+        members: a.members,
+    };
+    if let Some(outcome) = super::parquet::run(&a.target, parquet) {
+        return outcome;
+    }
     let (urls, name) = redis_place(&a.target, "check")?;
     open_and(&urls, &name, Check(a))
 }

@@ -25,16 +25,21 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use bloomlab_filters::Geometry;
+use bloomlab_filters::fill::FillStat;
+use bloomlab_harness::keys::quote_prefix;
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::bloom_filter::Sbbf;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use parquet::file::reader::{ChunkReader, FileReader, Length, SerializedFileReader};
 use parquet::schema::types::ColumnDescriptor;
+
+use super::{Failure, KeySource, Outcome, Place, Target, bad, for_each_batch};
 
 /// The 4-byte magic a Parquet file starts and (with a plaintext footer) ends with.
 pub const MAGIC: &[u8; 4] = b"PAR1";
@@ -101,7 +106,7 @@ pub enum ParquetFileError {
     BadValue {
         /// The column.
         column: String,
-        /// The value as given.
+        /// The value as given, quoted (its first bytes if long).
         value: String,
         /// What the column takes.
         expected: String,
@@ -153,7 +158,7 @@ impl fmt::Display for ParquetFileError {
                 expected,
             } => write!(
                 f,
-                "value {value:?} cannot be checked against column {column:?}: {expected}"
+                "value {value} cannot be checked against column {column:?}: {expected}"
             ),
         }
     }
@@ -260,6 +265,13 @@ impl ChunkBloom {
     /// the order of bytes inside a word does not change.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The fill statistics of the bits, by the library's [`FillStat`]: set bits, fill, the
+    /// Swamidass-Baldi estimate of distinct values with m = bits and k = 8, its interval, and
+    /// the implied false-positive rate ([`Geometry::fpr_given_bytes`]).
+    pub fn fill_stat(&self) -> bloomlab_filters::error::Result<FillStat> {
+        FillStat::from_bytes(self.geometry(), &self.bytes)
     }
 
     /// The crate's filter, for [`Sbbf::check`].
@@ -395,6 +407,21 @@ impl ParquetFilters {
             .any(|c| c.bloom_filter_offset().is_some())
     }
 
+    /// The columns (with their physical types) that have a Bloom filter in at least one row
+    /// group, in schema order; from the footer alone.
+    pub fn columns_with_filters(&self) -> Vec<String> {
+        let meta = self.metadata();
+        let schema = meta.file_metadata().schema_descr();
+        (0..schema.num_columns())
+            .filter(|&c| {
+                meta.row_groups()
+                    .iter()
+                    .any(|rg| rg.column(c).bloom_filter_offset().is_some())
+            })
+            .map(|c| column_info(schema.column(c).as_ref()).to_string())
+            .collect()
+    }
+
     /// `Ok` if some column chunk has a Bloom filter; otherwise
     /// [`ParquetFileError::NoFilters`], listing the file's columns.
     pub fn require_filters(&self) -> Result<(), ParquetFileError> {
@@ -498,18 +525,10 @@ impl ParquetFilters {
             .map(|rg| self.chunk(rg, index).map(|c| c.filter))
             .collect::<Result<Vec<_>, _>>()?;
         if chunks.iter().all(Option::is_none) {
-            let mut with_filters: Vec<String> = Vec::new();
-            for c in self.chunks() {
-                let c = c?;
-                let label = c.column.to_string();
-                if c.filter.is_some() && !with_filters.contains(&label) {
-                    with_filters.push(label);
-                }
-            }
             return Err(ParquetFileError::ColumnWithoutFilter {
                 path: self.path.clone(),
                 column: name.to_owned(),
-                with_filters,
+                with_filters: self.columns_with_filters(),
             });
         }
         Ok(ColumnFilters {
@@ -650,80 +669,351 @@ impl ColumnFilters {
         &self.chunks
     }
 
-    /// Parses `text` as a value of the column's physical type (integers as decimal, in the
-    /// signed or, for an unsigned logical type, the unsigned range; byte arrays as the text's
-    /// UTF-8 bytes). Logical types are not interpreted: a DATE is its day number, a DECIMAL its
-    /// unscaled integer. Errors name the value, the column and what it takes.
-    pub fn parse<'t>(&self, text: &'t str) -> Result<PlainValue<'t>, ParquetFileError> {
+    /// Parses `key` (a key line's bytes) as a value of the column's physical type: byte arrays
+    /// take the bytes as they are (no length prefix); numbers take decimal text (surrounding
+    /// spaces ignored), integers in the signed range or, for an unsigned logical type, the
+    /// unsigned one. Logical types are not interpreted: a DATE is its day number, a DECIMAL its
+    /// unscaled integer. Errors name the value, the column and what it takes. Never allocates
+    /// on success.
+    pub fn parse<'k>(&self, key: &'k [u8]) -> Result<PlainValue<'k>, ParquetFileError> {
         let bad = || ParquetFileError::BadValue {
             column: self.column.name.clone(),
-            value: text.to_owned(),
+            value: quote_prefix(key),
             expected: self.kind.expected(),
         };
-        let t = text.trim();
+        let text = || std::str::from_utf8(key).map(str::trim).map_err(|_| bad());
         Ok(match self.kind {
-            ValueKind::Bytes => PlainValue::Bytes(text.as_bytes()),
-            ValueKind::FixedBytes(n) if text.len() == n => PlainValue::Bytes(text.as_bytes()),
+            ValueKind::Bytes => PlainValue::Bytes(key),
+            ValueKind::FixedBytes(n) if key.len() == n => PlainValue::Bytes(key),
             ValueKind::FixedBytes(_) | ValueKind::Unsupported(_) => return Err(bad()),
             ValueKind::Int32 { unsigned: false } => {
-                number(&t.parse::<i32>().map_err(|_| bad())?.to_le_bytes())
+                number(&text()?.parse::<i32>().map_err(|_| bad())?.to_le_bytes())
             }
             ValueKind::Int32 { unsigned: true } => {
-                number(&t.parse::<u32>().map_err(|_| bad())?.to_le_bytes())
+                number(&text()?.parse::<u32>().map_err(|_| bad())?.to_le_bytes())
             }
             ValueKind::Int64 { unsigned: false } => {
-                number(&t.parse::<i64>().map_err(|_| bad())?.to_le_bytes())
+                number(&text()?.parse::<i64>().map_err(|_| bad())?.to_le_bytes())
             }
             ValueKind::Int64 { unsigned: true } => {
-                number(&t.parse::<u64>().map_err(|_| bad())?.to_le_bytes())
+                number(&text()?.parse::<u64>().map_err(|_| bad())?.to_le_bytes())
             }
-            ValueKind::Float => number(&t.parse::<f32>().map_err(|_| bad())?.to_le_bytes()),
-            ValueKind::Double => number(&t.parse::<f64>().map_err(|_| bad())?.to_le_bytes()),
+            ValueKind::Float => number(&text()?.parse::<f32>().map_err(|_| bad())?.to_le_bytes()),
+            ValueKind::Double => number(&text()?.parse::<f64>().map_err(|_| bad())?.to_le_bytes()),
         })
     }
 
-    /// The answer of each row group's filter for `text` ([`Self::parse`]d): `Some(false)` where
-    /// the value is certainly absent, `Some(true)` where it may be present, `None` where the
-    /// row group has no filter (it may hold anything).
-    pub fn check(&self, text: &str) -> Result<Vec<Option<bool>>, ParquetFileError> {
-        let value = self.parse(text)?;
-        Ok(self
-            .chunks
-            .iter()
-            .map(|c| c.as_ref().map(|f| f.check(&value)))
-            .collect())
+    /// Calls `answer(row_group, a)` for each row group's filter's answer on `key`
+    /// ([`Self::parse`]d): `Some(false)` where the value is certainly absent, `Some(true)` where
+    /// it may be present, `None` where the row group has no filter (it may hold anything).
+    /// Allocates nothing.
+    pub fn check_each(
+        &self,
+        key: &[u8],
+        mut answer: impl FnMut(usize, Option<bool>),
+    ) -> Result<(), ParquetFileError> {
+        let value = self.parse(key)?;
+        for (g, c) in self.chunks.iter().enumerate() {
+            answer(g, c.as_ref().map(|f| f.check(&value)));
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_each`]'s answers, collected (one per row group).
+    pub fn check(&self, key: impl AsRef<[u8]>) -> Result<Vec<Option<bool>>, ParquetFileError> {
+        let mut out = Vec::with_capacity(self.chunks.len());
+        self.check_each(key.as_ref(), |_, a| out.push(a))?;
+        Ok(out)
     }
 }
 
-/// The fill of a split-block bitset and what it implies.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FillFigures {
-    /// Bits in the bitset (m).
-    pub bits: u64,
-    /// Bits set (X).
-    pub set_bits: u64,
-    /// X / m.
-    pub fill: f64,
-    /// Swamidass-Baldi with k = 8: n = -(m/8) ln(1 - X/m); infinite for a full bitset.
-    pub estimated_distinct: f64,
-    /// The false-positive rate the bits imply: [`Geometry::fpr_given_bytes`].
-    pub implied_fpr: f64,
+// The command line: `filter stat --file X.parquet` and `filter check --file X.parquet --column C`.
+
+impl From<ParquetFileError> for Failure {
+    fn from(e: ParquetFileError) -> Self {
+        Failure::BadInput(e.to_string())
+    }
 }
 
-/// The fill figures of `bytes` under `geometry` (a split-block geometry whose bits match
-/// `bytes`). One function so that `bloomlab_filters::fill::FillStat::from_bytes` (issue 29, task
-/// FILL) can replace the count and the estimate here when it lands; the implied rate is already
-/// the library's `fpr_given_bytes`.
-pub fn fill_figures(geometry: Geometry, bytes: &[u8]) -> FillFigures {
-    let bits = geometry.bits();
-    let set_bits: u64 = bytes.iter().map(|b| u64::from(b.count_ones())).sum();
-    let fill = set_bits as f64 / bits as f64;
-    let k = f64::from(WORDS);
-    FillFigures {
-        bits,
-        set_bits,
-        fill,
-        estimated_distinct: -(bits as f64 / k) * (-fill).ln_1p(),
-        implied_fpr: geometry.fpr_given_bytes(bytes),
+/// What `filter stat` or `filter check` asks of a Parquet file.
+pub enum Request<'a> {
+    /// `stat`: the fill of every column chunk's filter, each estimate with its interval at
+    /// `confidence`.
+    Stat {
+        /// Confidence of the distinct-count interval, already checked to be in (0, 1).
+        confidence: f64,
+    },
+    /// `check`: keys, one per line, against one column's filters in every row group.
+    Check {
+        /// `--column`: which column's filters answer (required for a Parquet file).
+        column: Option<&'a str>,
+        /// Where the keys come from.
+        source: &'a KeySource,
+        /// `--count`: print totals only.
+        count: bool,
+        /// `--members`: every key must be in some row group's filter (exit 1 otherwise).
+        members: bool,
+    },
+}
+
+/// The Parquet side of `filter stat` and `filter check`, detected by the `PAR1` magic at the
+/// start of `--file`: `None` when the target is not a Parquet file (the caller goes on with its
+/// own readers; `--column` with anything but a Parquet file is an error), otherwise the
+/// command's outcome. Output:
+/// - `stat`: the file, its writer, then one table row per row group and column: physical type,
+///   values in the chunk, bitset bytes and blocks, set bits, fill, estimated distinct values
+///   (Swamidass-Baldi, with its interval) and the false-positive rate the bits imply.
+/// - `check`: one line per key with one field per row group: `1` the value may be there, `0`
+///   it is not, `-` that row group has no filter; with `--count`, totals per row group.
+///
+/// Errors (exit 2): not Parquet, damaged, no filter in the file, no such column, a column
+/// without filters, a key that is not a value of the column's type (naming its line).
+pub fn run(target: &Target, request: Request<'_>) -> Option<Outcome> {
+    let column = match &request {
+        Request::Check { column, .. } => *column,
+        Request::Stat { .. } => None,
+    };
+    let not_parquet = |what: String| {
+        column.map(|c| {
+            Err(bad(format!(
+                "--column {c:?} applies to a Parquet file (--file X.parquet) only; {what}"
+            )))
+        })
+    };
+    let path = match target.place() {
+        Ok(Place::File(p)) => p,
+        Ok(Place::Redis { name, .. }) => return not_parquet(format!("{name:?} is in Redis")),
+        Err(_) => return None,
+    };
+    match is_parquet(&path) {
+        Ok(true) => {}
+        Ok(false) => {
+            return not_parquet(format!("{} does not start with \"PAR1\"", path.display()));
+        }
+        Err(e) => return Some(Err(bad(format!("{}: cannot read: {e}", path.display())))),
+    }
+    Some(match request {
+        Request::Stat { confidence } => stat(&path, confidence),
+        Request::Check {
+            column,
+            source,
+            count,
+            members,
+        } => check(&path, column, source, count, members),
+    })
+}
+
+/// Text columns are left-aligned, numbers right-aligned; two spaces between columns.
+fn table(rows: &[Vec<String>], left: &[bool]) -> String {
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut s = String::new();
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .zip(left)
+            .map(|((cell, &w), &l)| {
+                if l {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect();
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+fn stat_row(c: &ColumnChunkFilter, confidence: f64) -> Result<Vec<String>, Failure> {
+    let mut row = vec![
+        c.row_group.to_string(),
+        c.column.name.clone(),
+        c.column.physical_type.to_string(),
+        c.num_values.to_string(),
+    ];
+    let Some(f) = &c.filter else {
+        row.extend(["-", "-", "-", "-", "-", "no filter"].map(String::from));
+        return Ok(row);
+    };
+    let fill = f.fill_stat().map_err(|e| {
+        bad(format!(
+            "column {:?} in row group {}: {e}",
+            c.column.name, c.row_group
+        ))
+    })?;
+    let interval = fill
+        .count_interval(confidence)
+        .map_or(String::new(), |(lo, hi)| format!(" ({lo:.0}..{hi:.0})"));
+    row.extend([
+        f.bitset_len().to_string(),
+        (f.bitset_len() / BLOCK_BYTES).to_string(),
+        fill.set_bits.to_string(),
+        format!("{:.4}", fill.fill()),
+        format!("{:.0}{interval}", fill.estimated_count()),
+        format!("{:.4e}", fill.implied_fpr),
+    ]);
+    Ok(row)
+}
+
+fn stat(path: &Path, confidence: f64) -> Outcome {
+    let file = ParquetFilters::open(path)?;
+    file.require_filters()?;
+    let mut rows = vec![
+        [
+            "row group",
+            "column",
+            "type",
+            "values",
+            "bytes",
+            "blocks",
+            "set bits",
+            "fill",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    rows[0].push(format!("est. distinct ({}% interval)", confidence * 100.0));
+    rows[0].push("implied FPR".into());
+    for c in file.chunks() {
+        rows.push(stat_row(&c?, confidence)?);
+    }
+    println!("file        {}", path.display());
+    println!(
+        "written by  {}",
+        file.created_by().unwrap_or("(not recorded)")
+    );
+    println!(
+        "filters     Parquet split-block: 32-byte blocks of 8 x 32-bit words, k = 8, XXH64 seed 0 \
+         of the plain-encoded value; {} row groups, {} columns",
+        file.row_groups(),
+        file.columns().len()
+    );
+    print!(
+        "{}",
+        table(
+            &rows,
+            &[
+                false, true, true, false, false, false, false, false, false, false
+            ]
+        )
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(
+    path: &Path,
+    column: Option<&str>,
+    source: &KeySource,
+    count_only: bool,
+    members: bool,
+) -> Outcome {
+    let file = ParquetFilters::open(path)?;
+    file.require_filters()?;
+    let Some(column) = column else {
+        return Err(bad(format!(
+            "{}: a Parquet file has one filter per column and row group: say which column \
+             with --column (columns with filters: {})",
+            path.display(),
+            file.columns_with_filters().join(", ")
+        )));
+    };
+    let filters = file.column_filters(column)?;
+    let mut tally = Tally {
+        maybe: vec![0; filters.chunks().len()],
+        ..Tally::default()
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut line = String::new();
+    let mut write_err = None;
+    for_each_batch(source, |keys| {
+        for key in keys {
+            tally.keys += 1;
+            line.clear();
+            let mut anywhere = false;
+            filters
+                .check_each(key, |g, a| {
+                    if g > 0 {
+                        line.push(' ');
+                    }
+                    line.push(match a {
+                        Some(true) => '1',
+                        Some(false) => '0',
+                        None => '-',
+                    });
+                    if a != Some(false) {
+                        tally.maybe[g] += 1;
+                        anywhere = true;
+                    }
+                })
+                .map_err(|e| bad(format!("key on line {}: {e}", tally.keys)))?;
+            tally.anywhere += u64::from(anywhere);
+            if !anywhere && tally.first_absent.is_none() {
+                tally.first_absent = Some((tally.keys, key.clone()));
+            }
+            if !count_only && let Err(e) = writeln!(out, "{line}") {
+                write_err.get_or_insert(e);
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(e) = write_err.or_else(|| out.flush().err()) {
+        return Err(bad(format!(
+            "cannot write the answers to standard output: {e}"
+        )));
+    }
+    drop(out);
+    if count_only {
+        print!("{}", tally.render(column, &filters));
+    }
+    tally.verdict(column, members)
+}
+
+/// What `check` counted.
+#[derive(Default)]
+struct Tally {
+    keys: u64,
+    /// Keys some row group may hold (its filter says maybe, or it has none).
+    anywhere: u64,
+    /// Per row group: keys its filter says may be there (all keys where it has no filter).
+    maybe: Vec<u64>,
+    /// The first key no row group may hold: its line and bytes.
+    first_absent: Option<(u64, Vec<u8>)>,
+}
+
+impl Tally {
+    fn render(&self, column: &str, filters: &ColumnFilters) -> String {
+        let mut s = format!(
+            "{} keys against column {column:?}: {} may be in some row group, {} in none\n",
+            self.keys,
+            self.anywhere,
+            self.keys - self.anywhere
+        );
+        for (g, (m, c)) in self.maybe.iter().zip(filters.chunks()).enumerate() {
+            let note = if c.is_none() { " (no filter)" } else { "" };
+            s.push_str(&format!(
+                "row group {g}: {m} maybe present, {} absent{note}\n",
+                self.keys - m
+            ));
+        }
+        s
+    }
+
+    fn verdict(&self, column: &str, members: bool) -> Outcome {
+        match &self.first_absent {
+            Some((line, key)) if members => Err(Failure::CheckFailed(format!(
+                "{} of {} member keys are in no row group's filter of column {column:?} (the \
+                 first on line {line}: {}); a Bloom filter never forgets a value, so these are \
+                 not the column's values, or the file was rewritten",
+                self.keys - self.anywhere,
+                self.keys,
+                quote_prefix(key)
+            ))),
+            _ => Ok(ExitCode::SUCCESS),
+        }
     }
 }

@@ -162,6 +162,12 @@ fn check_unit(flag: &str, v: f64, closed_top: bool) -> Result<(), Failure> {
 pub fn stat(a: &StatArgs) -> Result<ExitCode, Failure> {
     check_unit("--confidence", a.confidence, false)?;
     check_unit("--fill", a.fill, false)?;
+    let parquet = super::parquet::Request::Stat {
+        confidence: a.confidence,
+    };
+    if let Some(outcome) = super::parquet::run(&a.target, parquet) {
+        return outcome;
+    }
     let r = report(&a.target)?;
     print!("{}", render(&r, a.confidence, a.fill)?);
     Ok(ExitCode::SUCCESS)
