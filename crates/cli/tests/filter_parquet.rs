@@ -677,3 +677,113 @@ fn cli_bad_inputs_exit_2_with_a_clear_message() {
         }
     }
 }
+
+/// The other physical types a filter can cover, in a file written here by the parquet crate's
+/// own writer (a second writer beside DuckDB): unsigned integers take their unsigned range,
+/// floats their IEEE bytes, fixed-length byte arrays exactly their length; every value written
+/// is found and out-of-range values are refused naming the range.
+#[test]
+fn unsigned_float_and_fixed_length_columns_parse_per_type() {
+    use parquet::data_type::{
+        ByteArray, DoubleType, FixedLenByteArray, FixedLenByteArrayType, FloatType, Int32Type,
+        Int64Type,
+    };
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use std::sync::Arc;
+
+    let schema = parquet::schema::parser::parse_message_type(
+        "message m {
+           required int32 u (INTEGER(32,false));
+           required int64 ul (INTEGER(64,false));
+           required float x;
+           required double d;
+           required fixed_len_byte_array(4) f;
+         }",
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_bloom_filter_enabled(true)
+        .build();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("types.parquet");
+    let mut writer = SerializedFileWriter::new(
+        std::fs::File::create(&path).unwrap(),
+        Arc::new(schema),
+        Arc::new(props),
+    )
+    .unwrap();
+    let u: Vec<i32> = [0u32, 7, 3_000_000_000, u32::MAX]
+        .map(|v| v as i32)
+        .to_vec();
+    let ul: Vec<i64> = [0u64, 5, 1 << 63, u64::MAX].map(|v| v as i64).to_vec();
+    let x = vec![0.5f32, -1.25, 3e10, 1.0];
+    let d = vec![0.5f64, -1.25, 1e300, 2.0];
+    let f: Vec<FixedLenByteArray> = ["abcd", "wxyz", "1234", "é!!"]
+        .map(|s| FixedLenByteArray::from(ByteArray::from(s)))
+        .to_vec();
+    let mut rg = writer.next_row_group().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<Int32Type>()
+        .write_batch(&u, None, None)
+        .unwrap();
+    col.close().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<Int64Type>()
+        .write_batch(&ul, None, None)
+        .unwrap();
+    col.close().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<FloatType>()
+        .write_batch(&x, None, None)
+        .unwrap();
+    col.close().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<DoubleType>()
+        .write_batch(&d, None, None)
+        .unwrap();
+    col.close().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<FixedLenByteArrayType>()
+        .write_batch(&f, None, None)
+        .unwrap();
+    col.close().unwrap();
+    rg.close().unwrap();
+    writer.close().unwrap();
+
+    let file = ParquetFilters::open(&path).unwrap();
+    let found: [(&str, &[&str]); 5] = [
+        ("u", &["0", "7", "3000000000", "4294967295"]),
+        (
+            "ul",
+            &["0", "5", "9223372036854775808", "18446744073709551615"],
+        ),
+        ("x", &["0.5", "-1.25", "3e10", "1"]),
+        ("d", &["0.5", "-1.25", "1e300", "2.0"]),
+        ("f", &["abcd", "wxyz", "1234", "é!!"]),
+    ];
+    for (col, values) in found {
+        let filters = file.column_filters(col).unwrap();
+        for v in values {
+            assert_eq!(filters.check(v).unwrap(), [Some(true)], "{col} = {v}");
+        }
+    }
+    let refused = [
+        ("u", "-1", "from 0 to 4294967295 (unsigned INT32)"),
+        (
+            "ul",
+            "-1",
+            "from 0 to 18446744073709551615 (unsigned INT64)",
+        ),
+        ("x", "half", "(FLOAT, 32-bit)"),
+        ("f", "abc", "exactly 4 UTF-8 bytes"),
+    ];
+    for (col, v, want) in refused {
+        let (e, msg) = expect_err(file.column_filters(col).unwrap().check(v));
+        assert!(matches!(e, ParquetFileError::BadValue { .. }), "{msg}");
+        assert!(
+            msg.contains(want) && msg.contains(&format!("{v:?}")),
+            "{msg}"
+        );
+    }
+}
