@@ -44,7 +44,7 @@
 //! variance over the per-block occupancy) overstates the blocked layout's variance many times: the
 //! loads of all blocks sum to exactly n, so the part of X's spread that is linear in the loads
 //! cancels between blocks and only the curvature remains. At 2,000 keys in 38 blocks of 512 bits
-//! (k = 7) the Poisson model's variance is about 16 times the exact one. The exact form is what the
+//! (k = 7) the Poisson model's variance is about 15 times the exact one (its interval 3.9 times as wide). The exact form is what the
 //! coverage tests in `tests/fill.rs` confirm.
 //!
 //! **Interval.** [`FillStat::count_interval`] is the delta method around the estimate:
