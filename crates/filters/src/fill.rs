@@ -44,15 +44,15 @@
 //! variance over the per-block occupancy) overstates the blocked layout's variance many times: the
 //! loads of all blocks sum to exactly n, so the part of X's spread that is linear in the loads
 //! cancels between blocks and only the curvature remains. At 2,000 keys in 38 blocks of 512 bits
-//! (k = 7) the Poisson model's variance is about 15 times the exact one (its interval 3.9 times as wide). The exact form is what the
-//! coverage tests in `tests/fill.rs` confirm.
+//! (k = 7) the Poisson model's variance is about 15 times the exact one (its interval 3.9 times
+//! as wide). The exact form is what the coverage tests in `tests/fill.rs` confirm.
 //!
 //! **Interval.** [`FillStat::count_interval`] is the delta method around the estimate:
 //! `n_hat +- z sd`, with `sd = sqrt(Var X) / (d E[X] / dn)` both at `n = n_hat`, z the normal
 //! quantile of the confidence; the lower end is raised to `ceil(X / k)` (a key sets at most k bits)
 //! but never above the estimate. It assumes X is close to normal and the estimate close to linear
 //! in X over a few standard deviations: true once more than a few dozen bits are set and a few
-//! dozen are clear (the tests check coverage at fills 0.5 and 0.9 on 20,000-bit filters). No bit
+//! dozen are clear (the tests check coverage at fills 0.5 and 0.88 on 19,200-bit filters). No bit
 //! set means no key (the interval is `[0, 0]`, exactly). Every bit set gives an estimate of
 //! infinity and the interval `[lo, inf)`, where lo is the count at which "no clear bit left" has
 //! probability `(1 - confidence)/2` if the clear bits are Poisson with mean `m (1 - r)^n`.
@@ -108,7 +108,7 @@ fn shape(g: &Geometry) -> Result<Shape> {
             words,
             word_bits,
         } => {
-            if word_bits == 0 || word_bits % 8 != 0 {
+            if word_bits == 0 || !word_bits.is_multiple_of(8) {
                 return Err(bad("words must be a positive whole number of bytes"));
             }
             let block_bits = words.checked_mul(word_bits).unwrap_or(0);
@@ -116,7 +116,7 @@ fn shape(g: &Geometry) -> Result<Shape> {
         }
     };
     let bits = bits.ok_or_else(|| bad("its bit count must fit in 64 bits"))?;
-    if bits == 0 || bits % 8 != 0 || unit_bits == 0 || unit_bits % 8 != 0 {
+    if bits == 0 || !bits.is_multiple_of(8) || unit_bits == 0 || !unit_bits.is_multiple_of(8) {
         return Err(bad(
             "it must have at least 1 bit, and its bit count and block size must be whole bytes",
         ));
@@ -212,7 +212,7 @@ impl FillCounter {
             });
         }
         let flat_tail = matches!(self.geometry, Geometry::Flat { .. }) && len == left;
-        if chunk.len() % shape.unit_bytes != 0 && !flat_tail {
+        if !chunk.len().is_multiple_of(shape.unit_bytes) && !flat_tail {
             return Err(BloomError::OutOfRange {
                 what: "chunk length",
                 value: format!("{len} bytes"),

@@ -70,9 +70,9 @@ const COVERAGE_ASSERTIONS: f64 = 18.0;
 /// The coverage test's false-alarm rate for the whole test, Bonferroni-split over its assertions.
 const COVERAGE_FAMILY_ALPHA: f64 = 1e-3;
 
-/// For each layout, TRIALS independently keyed filters sized for 2,000 keys at p = 0.01 (19,170
-/// bits: 300 words, 38 blocks of 512 bits, 75 split blocks), measured after 2,000 keys (fill about
-/// 0.5) and again after 6,000 (fill about 0.88). At each point:
+/// For each layout, TRIALS independently keyed filters sized for 2,000 keys at p = 0.01 (about
+/// 19,200 bits: 300 words, 38 blocks of 512 bits, 75 split blocks), measured after 2,000 keys
+/// (fill about 0.5) and again after 6,000 (fill about 0.88). At each point:
 ///
 /// - **coverage**: the 95% interval contains the true n in a number of trials inside the
 ///   two-sided exact acceptance region of Binomial(TRIALS, 0.95);
