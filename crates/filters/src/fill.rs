@@ -48,12 +48,17 @@
 //! as wide). The exact form is what the coverage tests in `tests/fill.rs` confirm.
 //!
 //! **Interval.** [`FillStat::count_interval`] is the delta method around the estimate:
-//! `n_hat +- z sd`, with `sd = sqrt(Var X) / (d E[X] / dn)` both at `n = n_hat`, z the normal
-//! quantile of the confidence; the lower end is raised to `ceil(X / k)` (a key sets at most k bits)
-//! but never above the estimate. It assumes X is close to normal and the estimate close to linear
-//! in X over a few standard deviations: true once more than a few dozen bits are set and a few
-//! dozen are clear (the tests check coverage at fills 0.5 and 0.88 on 19,200-bit filters). No bit
-//! set means no key (the interval is `[0, 0]`, exactly). Every bit set gives an estimate of
+//! `[g(X - 1/2) - z sd, g(X + 1/2) + z sd]`, g the estimate as a function of the set-bit count,
+//! `sd = sqrt(Var X) / (d E[X] / dn)` at `n = n_hat`, z the normal quantile of the confidence. Both
+//! ends are at least `ceil(X / k)`: a key sets at most k bits, so fewer keys are impossible. With a
+//! few dozen keys the spread of X is a bit or two and one collision of two probes moves the
+//! estimate below the true count by more than z sd; the floor brings the true count back inside
+//! (the estimate itself can then lie below the floor, so outside the interval). The half bits are
+//! the continuity correction of a count, which keeps the coverage up at a few hundred keys. The
+//! interval assumes X close to normal and the estimate close to linear in X over a few standard
+//! deviations; `tests/fill.rs` checks the coverage at fills 0.5 and 0.88 of 19,200-bit filters,
+//! and that it is at least the confidence from 1 to 300 keys. No bit set means no key (the
+//! interval is `[0, 0]`, exactly). Every bit set gives an estimate of
 //! infinity and the interval `[lo, inf)`, where lo is the count at which "no clear bit left" has
 //! probability `(1 - confidence)/2` if the clear bits are Poisson with mean `m (1 - r)^n`.
 //!
@@ -431,8 +436,16 @@ impl FillStat {
             return Ok((lo.max(floor), f64::INFINITY));
         }
         let z = Normal::standard().inverse_cdf(1.0 - tail);
-        let (n, sd) = (self.estimated_count(), self.count_sd());
-        Ok(((n - z * sd).max(floor).min(n), n + z * sd))
+        let sd = self.count_sd();
+        // X is a count: the interval is that of X -+ 1/2 (continuity correction), which matters
+        // only while the spread is a few bits (a few hundred keys).
+        let m = m as f64;
+        let at = |x: f64| self.geometry.count_at_fill(x / m);
+        let x = self.set_bits as f64;
+        Ok((
+            (at(x - 0.5) - z * sd).max(floor),
+            (at(x + 0.5) + z * sd).max(floor),
+        ))
     }
 
     /// How many more distinct keys, beyond [`estimated_count`](Self::estimated_count), until the
