@@ -452,20 +452,30 @@ impl FillStat {
     /// layout theory [`Geometry::fpr`] reaches `p`: `N - estimate` for the smallest integer N with
     /// `fpr(N) >= p`, found by bisection on the theory (the same function as an in-memory filter's
     /// `fpr_theory` for every layout whose index scheme keeps 64 hash bits). 0 when the theory at
-    /// the rounded estimate is already at or past p, +inf when no count below 2^64 reaches it.
-    /// Errors unless p is in (0, 1).
-    pub fn keys_to_rate(&self, p: f64) -> Result<f64> {
-        if !(p > 0.0 && p < 1.0) {
-            return Err(BloomError::InvalidRate { p });
+    /// the rounded estimate is already at or past p, or every bit is set.
+    ///
+    /// Total over `f64`, each answer the exact one: `p <= 0` gives 0 (reached with no key), `p >= 1`
+    /// gives +inf (the theory stays below 1 at every finite count; also when no count below 2^64
+    /// reaches p), NaN gives NaN. A caller taking p from a user checks it is in (0, 1) first and
+    /// names the flag in its error.
+    pub fn keys_to_rate(&self, p: f64) -> f64 {
+        if p.is_nan() {
+            return f64::NAN;
+        }
+        if p >= 1.0 {
+            return f64::INFINITY;
+        }
+        if p <= 0.0 {
+            return 0.0;
         }
         let now = self.estimated_count();
         if !now.is_finite() {
-            return Ok(0.0);
+            return 0.0;
         }
         let reached = |n: u64| self.geometry.fpr(n) >= p;
         let base = now.round() as u64;
         if reached(base) {
-            return Ok(0.0);
+            return 0.0;
         }
         // fpr is increasing in n: double the step until past p, then bisect, keeping
         // fpr(lo) < p <= fpr(hi).
@@ -476,7 +486,7 @@ impl FillStat {
                 break next;
             }
             if next == u64::MAX {
-                return Ok(f64::INFINITY);
+                return f64::INFINITY;
             }
             lo = next;
             step = step.saturating_mul(2);
@@ -489,25 +499,27 @@ impl FillStat {
                 lo = mid;
             }
         }
-        Ok((hi as f64 - now).max(0.0))
+        (hi as f64 - now).max(0.0)
     }
 
     /// How many more distinct keys, beyond [`estimated_count`](Self::estimated_count), until the
     /// expected fill ([`Geometry::expected_fill`]) reaches `fill`: 0 when the filter is already
-    /// that full. Errors unless `fill` is in (0, 1) (an array never fills completely in
-    /// expectation).
-    pub fn keys_to_fill(&self, fill: f64) -> Result<f64> {
-        if !(fill > 0.0 && fill < 1.0) {
-            return Err(BloomError::OutOfRange {
-                what: "fill",
-                value: Compact(fill).to_string(),
-                allowed: "it must be a number in the open interval (0, 1)".to_string(),
-            });
+    /// that full.
+    ///
+    /// Total over `f64`, each answer the exact one: `fill <= 0` gives 0, `fill >= 1` gives +inf
+    /// (the expected fill stays below 1 at every finite count), NaN gives NaN. A caller taking the
+    /// fill from a user checks it is in (0, 1) first and names the flag in its error.
+    pub fn keys_to_fill(&self, fill: f64) -> f64 {
+        if fill.is_nan() {
+            return f64::NAN;
+        }
+        if fill >= 1.0 {
+            return f64::INFINITY;
         }
         if self.fill() >= fill {
-            return Ok(0.0);
+            return 0.0;
         }
-        Ok((self.geometry.count_at_fill(fill) - self.estimated_count()).max(0.0))
+        (self.geometry.count_at_fill(fill) - self.estimated_count()).max(0.0)
     }
 }
 
