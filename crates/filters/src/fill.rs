@@ -250,7 +250,8 @@ impl FillCounter {
                     // As in `fpr_given_bytes`: the product over words from 1.0, in word order.
                     let mut rate = 1.0;
                     for word in block.chunks_exact(word_bytes) {
-                        // Parquet's 32-bit words counted whole, not byte by byte (256 MiB streamed: 1.2 -> 2.0 GB/s).
+                        // Parquet's 32-bit words counted whole, not byte by byte (256 MiB
+                        // streamed: 1.2 -> 2.0 GB/s).
                         let set = match <[u8; 4]>::try_from(word) {
                             Ok(w) => u64::from(u32::from_ne_bytes(w).count_ones()),
                             Err(_) => ones(word),
@@ -458,9 +459,9 @@ impl FillStat {
     /// `fpr_theory` for every layout whose index scheme keeps 64 hash bits). 0 when the theory at
     /// the rounded estimate is already at or past p, or every bit is set.
     ///
-    /// Total over `f64`, each answer the exact one: `p <= 0` gives 0 (reached with no key), `p >= 1`
-    /// gives +inf (the theory stays below 1 at every finite count; also when no count below 2^64
-    /// reaches p), NaN gives NaN. A caller taking p from a user checks it is in (0, 1) first and
+    /// Total over `f64`, each answer the exact one: `p <= 0` gives 0 (reached with no key),
+    /// `p >= 1` gives +inf (the theory stays below 1 at every finite count; also when no count
+    /// below 2^64 reaches p), NaN gives NaN. A caller taking p from a user checks it is in (0, 1) first and
     /// names the flag in its error.
     pub fn keys_to_rate(&self, p: f64) -> f64 {
         if p.is_nan() {
