@@ -461,8 +461,8 @@ impl FillStat {
     ///
     /// Total over `f64`, each answer the exact one: `p <= 0` gives 0 (reached with no key),
     /// `p >= 1` gives +inf (the theory stays below 1 at every finite count; also when no count
-    /// below 2^64 reaches p), NaN gives NaN. A caller taking p from a user checks it is in (0, 1) first and
-    /// names the flag in its error.
+    /// below 2^64 reaches p), NaN gives NaN. A caller taking p from a user checks it is in (0, 1)
+    /// first and names the flag in its error.
     pub fn keys_to_rate(&self, p: f64) -> f64 {
         if p.is_nan() {
             return f64::NAN;
