@@ -215,14 +215,17 @@ fn non_members_are_mostly_absent_at_the_implied_rate() {
     }
 }
 
-/// The Swamidass-Baldi estimate n^ = -(m/8) ln(1 - X/m) lies where the set-bit count X of n
-/// distinct values allows. Under a random hash each bit is left clear by one value with
-/// probability 1 - 8/m (one of B blocks, one of 32 bits per word: 1/(32 B) = 8/m), so
-/// E[X] = m (1 - (1 - 8/m)^n); one value changes X by at most 8, so McDiarmid's inequality gives
-/// P(|X - E[X]| >= t) <= 2 exp(-2 t^2 / (64 n)) = ALPHA for t = sqrt(32 n ln(2 / ALPHA)). The
-/// assertion maps [E[X] - t, E[X] + t] through the estimator (increasing in X).
+/// The distinct-count estimates lie where the set-bit count X of n distinct values allows.
+/// Under a random hash each bit is left clear by one value with probability 1 - 8/m (one of B
+/// blocks, one of 32 bits per word: 1/(32 B) = 8/m), so E[X] = m (1 - (1 - 8/m)^n); one value
+/// changes X by at most 8, so McDiarmid's inequality gives
+/// P(|X - E[X]| >= t) <= 2 exp(-2 t^2 / (64 n)) = ALPHA for t = sqrt(32 n ln(2 / ALPHA)). Both
+/// estimators increase with X: Swamidass-Baldi -(m/8) ln(1 - X/m), and the library's
+/// `estimated_count` (that mean fill solved for n, ln(1 - X/m) / ln(1 - 8/m)); each must lie in
+/// the image of [E[X] - t, E[X] + t]. The library's interval at confidence 1 - ALPHA (a normal
+/// approximation) must contain n.
 #[test]
-fn distinct_count_estimate_is_consistent_with_the_values_written() {
+fn distinct_count_estimates_are_consistent_with_the_values_written() {
     let file = ParquetFilters::open(&fixture("bloom.parquet")).unwrap();
     for c in file.chunks() {
         let c = c.unwrap();
@@ -232,21 +235,34 @@ fn distinct_count_estimate_is_consistent_with_the_values_written() {
         let m = f.geometry().bits() as f64;
         let expected = m * (1.0 - (1.0 - 8.0 / m).powf(n));
         let t = (32.0 * n * (2.0 / ALPHA).ln()).sqrt();
-        let estimate = |x: f64| -(m / 8.0) * (1.0 - x / m).ln();
-        let (lo, hi) = (
-            estimate(expected - t),
-            estimate((expected + t).min(m - 1.0)),
-        );
-        assert!(
-            (fig.set_bits as f64 - expected).abs() <= t
-                && (lo..=hi).contains(&fig.estimated_count()),
+        let (x_lo, x_hi) = (expected - t, (expected + t).min(m - 1.0));
+        let sb = |x: f64| -(m / 8.0) * (1.0 - x / m).ln();
+        let mean_fill = |x: f64| (1.0 - x / m).ln() / (1.0 - 8.0 / m).ln();
+        let (lo, hi) = fig.count_interval(1.0 - ALPHA).unwrap();
+        let what = format!(
             "{} in row group {}: n = {n}, m = {m}, X = {}, E[X] = {expected:.1}, t = {t:.1}; \
-             estimate {:.1} outside [{lo:.1}, {hi:.1}]",
+             Swamidass-Baldi {:.1} (allowed {:.1}..{:.1}), estimate {:.1} (allowed \
+             {:.1}..{:.1}), interval {lo:.1}..{hi:.1}",
             c.column.name,
             c.row_group,
             fig.set_bits,
-            fig.estimated_count()
+            fig.swamidass_baldi(),
+            sb(x_lo),
+            sb(x_hi),
+            fig.estimated_count(),
+            mean_fill(x_lo),
+            mean_fill(x_hi)
         );
+        assert!((fig.set_bits as f64 - expected).abs() <= t, "{what}");
+        assert!(
+            (sb(x_lo)..=sb(x_hi)).contains(&fig.swamidass_baldi()),
+            "{what}"
+        );
+        assert!(
+            (mean_fill(x_lo)..=mean_fill(x_hi)).contains(&fig.estimated_count()),
+            "{what}"
+        );
+        assert!(lo <= n && n <= hi, "{what}");
         assert_eq!(fig.fill(), fig.set_bits as f64 / m);
     }
 }
@@ -515,7 +531,10 @@ fn stat_prints_a_row_per_column_chunk() {
                 assert_eq!(row[5], (f.bitset_len() / 32).to_string(), "{row:?}");
                 assert_eq!(row[6], fill.set_bits.to_string(), "{row:?}");
                 assert_eq!(row[7], format!("{:.4}", fill.fill()), "{row:?}");
+                let (lo, hi) = fill.count_interval(0.95).unwrap();
                 assert_eq!(row[8], format!("{:.0}", fill.estimated_count()), "{row:?}");
+                assert_eq!(row[9], format!("({lo:.0}..{hi:.0})"), "{row:?}");
+                assert_eq!(row[10], format!("{:.0}", fill.swamidass_baldi()), "{row:?}");
                 assert_eq!(
                     row.last().unwrap(),
                     &format!("{:.4e}", fill.implied_fpr),

@@ -268,8 +268,9 @@ impl ChunkBloom {
     }
 
     /// The fill statistics of the bits, by the library's [`FillStat`]: set bits, fill, the
-    /// Swamidass-Baldi estimate of distinct values with m = bits and k = 8, its interval, and
-    /// the implied false-positive rate ([`Geometry::fpr_given_bytes`]).
+    /// estimate of distinct values (the layout's mean fill solved for n, with its interval; and
+    /// Swamidass-Baldi with m = bits and k = 8), and the implied false-positive rate
+    /// ([`Geometry::fpr_given_bytes`]).
     pub fn fill_stat(&self) -> bloomlab_filters::error::Result<FillStat> {
         FillStat::from_bytes(self.geometry(), &self.bytes)
     }
@@ -762,7 +763,8 @@ pub enum Request<'a> {
 /// command's outcome. Output:
 /// - `stat`: the file, its writer, then one table row per row group and column: physical type,
 ///   values in the chunk, bitset bytes and blocks, set bits, fill, estimated distinct values
-///   (Swamidass-Baldi, with its interval) and the false-positive rate the bits imply.
+///   (the layout's mean fill solved for n, with its interval, and Swamidass-Baldi with m = bits
+///   and k = 8) and the false-positive rate the bits imply.
 /// - `check`: one line per key with one field per row group: `1` the value may be there, `0`
 ///   it is not, `-` that row group has no filter; with `--count`, totals per row group.
 ///
@@ -828,6 +830,21 @@ fn table(rows: &[Vec<String>], left: &[bool]) -> String {
     s
 }
 
+/// The columns of `stat`'s table: name, and whether it is text (left-aligned).
+const STAT_COLUMNS: [(&str, bool); 11] = [
+    ("row group", false),
+    ("column", true),
+    ("type", true),
+    ("values", false),
+    ("bytes", false),
+    ("blocks", false),
+    ("set bits", false),
+    ("fill", false),
+    ("est. distinct (interval)", false),
+    ("S-B", false),
+    ("implied FPR", false),
+];
+
 fn stat_row(c: &ColumnChunkFilter, confidence: f64) -> Result<Vec<String>, Failure> {
     let mut row = vec![
         c.row_group.to_string(),
@@ -836,7 +853,8 @@ fn stat_row(c: &ColumnChunkFilter, confidence: f64) -> Result<Vec<String>, Failu
         c.num_values.to_string(),
     ];
     let Some(f) = &c.filter else {
-        row.extend(["-", "-", "-", "-", "-", "no filter"].map(String::from));
+        row.resize(STAT_COLUMNS.len() - 1, "-".into());
+        row.push("no filter".into());
         return Ok(row);
     };
     let fill = f.fill_stat().map_err(|e| {
@@ -845,15 +863,16 @@ fn stat_row(c: &ColumnChunkFilter, confidence: f64) -> Result<Vec<String>, Failu
             c.column.name, c.row_group
         ))
     })?;
-    let interval = fill
+    let (lo, hi) = fill
         .count_interval(confidence)
-        .map_or(String::new(), |(lo, hi)| format!(" ({lo:.0}..{hi:.0})"));
+        .map_err(|e| bad(e.to_string()))?;
     row.extend([
         f.bitset_len().to_string(),
         (f.bitset_len() / BLOCK_BYTES).to_string(),
         fill.set_bits.to_string(),
         format!("{:.4}", fill.fill()),
-        format!("{:.0}{interval}", fill.estimated_count()),
+        format!("{:.0} ({lo:.0}..{hi:.0})", fill.estimated_count()),
+        format!("{:.0}", fill.swamidass_baldi()),
         format!("{:.4e}", fill.implied_fpr),
     ]);
     Ok(row)
@@ -862,22 +881,7 @@ fn stat_row(c: &ColumnChunkFilter, confidence: f64) -> Result<Vec<String>, Failu
 fn stat(path: &Path, confidence: f64) -> Outcome {
     let file = ParquetFilters::open(path)?;
     file.require_filters()?;
-    let mut rows = vec![
-        [
-            "row group",
-            "column",
-            "type",
-            "values",
-            "bytes",
-            "blocks",
-            "set bits",
-            "fill",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    rows[0].push(format!("est. distinct ({}% interval)", confidence * 100.0));
-    rows[0].push("implied FPR".into());
+    let mut rows = vec![STAT_COLUMNS.map(|(name, _)| name.to_owned()).to_vec()];
     for c in file.chunks() {
         rows.push(stat_row(&c?, confidence)?);
     }
@@ -892,15 +896,12 @@ fn stat(path: &Path, confidence: f64) -> Outcome {
         file.row_groups(),
         file.columns().len()
     );
-    print!(
-        "{}",
-        table(
-            &rows,
-            &[
-                false, true, true, false, false, false, false, false, false, false
-            ]
-        )
+    println!(
+        "estimates   distinct values: the split-block layout's mean fill solved for n, with its \
+         {}% interval; S-B: Swamidass-Baldi -(m/8) ln(1 - X/m)",
+        confidence * 100.0
     );
+    print!("{}", table(&rows, &STAT_COLUMNS.map(|(_, text)| text)));
     Ok(ExitCode::SUCCESS)
 }
 
