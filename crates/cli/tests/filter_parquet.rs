@@ -111,6 +111,43 @@ fn lists_every_chunk_with_its_filter() {
     }
 }
 
+/// The filters read one at a time (`Sbbf::read_from_column_chunk`) are the ones the crate's
+/// row-group reader gives with Bloom filter reading turned on in `ReaderProperties`
+/// (`get_column_bloom_filter`), bit for bit.
+#[test]
+fn filters_equal_the_crates_row_group_reader() {
+    use parquet::file::properties::ReaderProperties;
+    use parquet::file::reader::FileReader;
+    use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
+
+    let path = fixture("bloom.parquet");
+    let options = ReadOptionsBuilder::new()
+        .with_reader_properties(
+            ReaderProperties::builder()
+                .set_read_bloom_filter(true)
+                .build(),
+        )
+        .build();
+    let crate_reader =
+        SerializedFileReader::new_with_options(std::fs::File::open(&path).unwrap(), options)
+            .unwrap();
+    let ours = ParquetFilters::open(&path).unwrap();
+    let mut compared = 0;
+    for c in ours.chunks() {
+        let c = c.unwrap();
+        let rg = crate_reader.get_row_group(c.row_group).unwrap();
+        let theirs = rg.get_column_bloom_filter(c.column_index);
+        assert_eq!(theirs.is_some(), c.filter.is_some(), "{}", c.column.name);
+        if let (Some(theirs), Some(f)) = (theirs, &c.filter) {
+            let mut bits = Vec::new();
+            theirs.write_bitset(&mut bits).unwrap();
+            assert_eq!(bits, f.bytes(), "{} in {}", c.column.name, c.row_group);
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, ROW_GROUPS * FILTER_COLUMNS.len());
+}
+
 /// bloomlab's `SplitBlock<Xxh64>` fed a chunk's distinct values in plain encoding sets exactly
 /// the bits DuckDB wrote, so the bytes read are in bloomlab's split-block layout (blocks in order,
 /// 32-bit words little-endian) and `Geometry::SplitBlock { words: 8, word_bits: 32 }` applies.
