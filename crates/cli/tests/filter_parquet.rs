@@ -843,3 +843,19 @@ fn unsigned_float_and_fixed_length_columns_parse_per_type() {
         );
     }
 }
+
+/// A recorded length that leaves no bitset after the 16-byte header (16, written as the
+/// two-byte varint 0xa0 0x00) would give the crate a filter of no blocks, whose every check
+/// indexes past its end: refused as damaged instead. (Here the recorded-length check refuses it
+/// first; the reader's separate no-block guard covers footers that record no length, which this
+/// fixture cannot show.)
+#[test]
+fn a_filter_with_an_empty_bitset_is_refused() {
+    let (_dir, path) = with_k_filter_length([0xa0, 0x00]);
+    let file = ParquetFilters::open(&path).unwrap();
+    let (e, msg) = expect_err(file.chunk(1, 2));
+    assert!(matches!(e, ParquetFileError::Damaged { .. }), "{msg}");
+    assert!(msg.contains("column \"k\" in row group 1"), "{msg}");
+    let (_, msg) = expect_err(file.column_filters("k"));
+    assert!(msg.contains("column \"k\" in row group 1"), "{msg}");
+}
