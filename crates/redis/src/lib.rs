@@ -134,6 +134,7 @@
 pub mod config;
 pub mod conn;
 pub mod costs;
+pub mod dump;
 pub mod error;
 pub mod filter;
 pub mod hll;
@@ -145,7 +146,7 @@ pub mod variants;
 pub use config::Config;
 pub use conn::Connection;
 pub use error::{RedisFilterError, Result};
-pub use filter::RedisBloom;
+pub use filter::{Loading, RedisBloom};
 pub use hll::RedisHll;
 pub use redact::{redact, redact_words};
 pub use variants::{RedisVisitor, names, redis_name, visit};
