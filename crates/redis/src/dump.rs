@@ -59,11 +59,12 @@ use bloomlab_filters::{BitPositions, Bloom, FlatBits, GuavaMitz32, GuavaMitz64, 
 use thiserror::Error;
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::admin::stored_config;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::error::RedisFilterError;
 use crate::filter::RedisBloom;
-use crate::keys::{check_name, config_key};
+use crate::keys::check_name;
 use crate::variants::{RedisVisitor, visit};
 
 /// The first 16 bytes of a bloomlab filter file.
@@ -78,11 +79,10 @@ pub const MAX_FIELDS: u32 = 32;
 /// The longest field name or value a file may declare, in bytes.
 pub const MAX_FIELD_BYTES: u16 = 256;
 
-/// The bytes read from Redis (one GETRANGE) or from the file (one SETRANGE) at a time: the bound
-/// on an export's or import's memory, whatever the filter's size. 4 MiB: a few milliseconds of
-/// transfer on loopback, so round trips cost little, and far below Redis's 512 MiB string.
-/// A multiple of 8, so every chunk is whole 64-bit words.
-pub const CHUNK_BYTES: u64 = 4 << 20;
+/// The bytes read from Redis (one GETRANGE) or written (one SETRANGE) at a time, the admin
+/// module's chunk: the bound on an export's or import's memory, whatever the filter's size. A
+/// multiple of 8, so every chunk is whole 64-bit words (tested).
+pub use crate::admin::CHUNK_BYTES;
 
 /// The expiry a filter's keys carry while an import loads them: a killed importer's keys are gone
 /// after at most this long. Re-armed while the load writes.
@@ -192,32 +192,6 @@ pub struct Summary {
     pub set_bits: u64,
     /// Wall-clock seconds the transfer took.
     pub seconds: f64,
-}
-
-/// The Redis variant name of a config (`redis/classic/xxh3/km`, `redis/blocked512/xxh3`), as
-/// [`crate::variants::names`] lists them.
-fn variant_name(config: &Config) -> String {
-    match config.layout {
-        Layout::Blocked512 => format!("redis/{}/{}", config.layout, config.hash),
-        _ => format!("redis/{}/{}/{}", config.layout, config.hash, config.index),
-    }
-}
-
-/// Reads the stored config of filter `name` (any variant).
-fn stored_config(conn: &mut Connection, name: &str) -> Result<Config> {
-    check_name(name)?;
-    let key = config_key(name);
-    let hash: std::collections::HashMap<String, String> =
-        conn.query(redis::cmd("HGETALL").arg(&key), "open", &key)?;
-    if hash.is_empty() {
-        return Err(RedisFilterError::NotFound {
-            url: conn.url().to_owned(),
-            name: name.to_owned(),
-            key,
-        }
-        .into());
-    }
-    Ok(Config::parse(name, &key, &hash)?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,7 +331,7 @@ fn guava_strategy(config: &Config) -> Result<GuavaStrategy> {
         _ => {
             return Err(DumpError::Unsupported(format!(
                 "{} has layout {}, hash {}, index {}: Guava's format holds only layout classic, hash murmur3, index mitz64 (or mitz32); export it with --format bloomlab",
-                variant_name(config),
+                config.variant_name()?,
                 config.layout,
                 config.hash,
                 config.index
@@ -427,7 +401,7 @@ pub fn export(
         }
     }
     visit(
-        &variant_name(&config),
+        &config.variant_name()?,
         Export {
             conn,
             name,
@@ -679,7 +653,7 @@ fn check_expected(path: &Path, config: &Config, expected: &Expected) -> Result<(
         } else {
             format!("redis/{v}")
         };
-        let have = variant_name(config);
+        let have = config.variant_name()?;
         if want != have {
             return Err(mismatch("variant", have, want));
         }
@@ -778,7 +752,7 @@ pub fn import(
         }
     }
     visit(
-        &variant_name(&src.config),
+        &src.config.variant_name()?,
         Import {
             conn,
             name,

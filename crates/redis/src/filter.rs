@@ -798,8 +798,9 @@ impl<F: BitPositions> RedisBloom<F> {
     ///   half-written filter whose missing bits would be false negatives.
     /// - *Never overwrites by accident.* Without `replace`, an existing config hash is
     ///   [`RedisFilterError::Exists`]; with it, the existing filter's keys (as its stored config
-    ///   names them; a corrupt config is an error and nothing is deleted) are deleted first, its
-    ///   config hash before its shards. A shard key that exists is `Exists` in both cases, and
+    ///   names them; a foreign key or a corrupt config is an error and nothing is deleted) are
+    ///   deleted first, its config hash before its shards (clients that have it open then read
+    ///   missing shards as zero bits: replacing a live filter is `swap`'s job). A shard key that exists is `Exists` in both cases, and
     ///   whatever this call created is deleted.
     /// - *Leftovers go away.* Every key carries `expiry` (at least 1 ms) until the commit, re-armed
     ///   while the load writes, so a loader killed mid-way leaves nothing after `expiry`.
@@ -832,9 +833,10 @@ impl<F: BitPositions> RedisBloom<F> {
                     key,
                 });
             }
-            let mut old = Self::assemble(conn, name, config.clone());
-            let stored = old.read_config()?;
-            let mut old = Self::assemble(old.conn, name, stored);
+            // A foreign key or a damaged config under the name is an error, and nothing is
+            // deleted.
+            let stored = crate::admin::stored_config(&mut conn, name)?;
+            let mut old = Self::assemble(conn, name, stored);
             // The config first: a client opening the name from now on gets NotFound rather than
             // a filter with missing shards.
             let keys: Vec<String> = old.keys().map(str::to_owned).collect();
