@@ -51,6 +51,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -159,6 +160,9 @@ pub enum DumpError {
         /// The value the caller gave.
         requested: String,
     },
+    /// The caller's progress callback asked to stop (Ctrl-C): nothing was written.
+    #[error("interrupted: nothing was written")]
+    Interrupted,
     /// The filter cannot be written or read in the requested format, or the import lacks what
     /// the format does not store (Guava's n and p).
     #[error("{0}")]
@@ -175,6 +179,10 @@ impl DumpError {
         }
     }
 }
+
+/// Called after each chunk with (payload bytes done, payload bytes in all); a
+/// [`ControlFlow::Break`] stops the transfer with [`DumpError::Interrupted`].
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> ControlFlow<()>;
 
 /// The result type of this module.
 pub type Result<T> = std::result::Result<T, DumpError>;
@@ -373,13 +381,14 @@ fn swap_words(bytes: &mut [u8]) {
 /// was before, and no temporary file is left. Memory is bounded by [`CHUNK_BYTES`] whatever the
 /// filter's size. The payload is the filter's bytes as [`RedisBloom::bytes`] returns them (for
 /// Guava, the same words big-endian). `progress(done, total)` is called after each chunk with
-/// payload bytes.
+/// payload bytes; when it breaks, the export stops with [`DumpError::Interrupted`] (nothing
+/// written, as for any error).
 pub fn export(
     mut conn: Connection,
     name: &str,
     out: &Path,
     format: Format,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: Progress<'_>,
 ) -> Result<Summary> {
     let config = stored_config(&mut conn, name)?;
     let strategy = match format {
@@ -391,7 +400,7 @@ pub fn export(
         name: &'a str,
         out: &'a Path,
         strategy: Option<GuavaStrategy>,
-        progress: &'a mut dyn FnMut(u64, u64),
+        progress: Progress<'a>,
     }
     impl RedisVisitor for Export<'_> {
         type Output = Result<Summary>;
@@ -416,7 +425,7 @@ fn write_file<F: BitPositions>(
     mut filter: RedisBloom<F>,
     out: &Path,
     strategy: Option<GuavaStrategy>,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: Progress<'_>,
 ) -> Result<Summary> {
     let started = Instant::now();
     let config = filter.config().clone();
@@ -445,8 +454,10 @@ fn write_file<F: BitPositions>(
         }
         w.write_all(piece).map_err(DumpError::io("write", out))?;
         done += piece.len() as u64;
-        progress(done, total);
-        Ok(())
+        match progress(done, total) {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(()) => Err(DumpError::Interrupted),
+        }
     })?;
     if strategy.is_none() {
         w.write_all(&hasher.digest().to_le_bytes())
@@ -724,13 +735,14 @@ fn check_trailer(src: &mut Source, digest: u64) -> Result<()> {
 /// Guarantees (see the module doc): the header, size and stated config are checked before the
 /// server is touched; the filter becomes visible only once every byte was written and the
 /// checksum matched; on any failure what was written is deleted. Memory is bounded by
-/// [`CHUNK_BYTES`]. `progress(done, total)` is called after each chunk with payload bytes.
+/// [`CHUNK_BYTES`]. `progress(done, total)` is called after each chunk with payload bytes; when
+/// it breaks, the import stops with [`DumpError::Interrupted`] and what it wrote is deleted.
 pub fn import(
     conn: Connection,
     name: &str,
     path: &Path,
     opts: &ImportOptions,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: Progress<'_>,
 ) -> Result<Summary> {
     check_name(name)?;
     let mut src = open_source(path, opts, conn.default_shard_bits())?;
@@ -743,7 +755,7 @@ pub fn import(
         name: &'a str,
         src: Source,
         replace: bool,
-        progress: &'a mut dyn FnMut(u64, u64),
+        progress: Progress<'a>,
     }
     impl RedisVisitor for Import<'_> {
         type Output = Result<Summary>;
@@ -768,7 +780,7 @@ fn load<F: BitPositions>(
     name: &str,
     mut src: Source,
     replace: bool,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: Progress<'_>,
 ) -> Result<Summary> {
     let started = Instant::now();
     let c = src.config.clone();
@@ -800,7 +812,9 @@ fn load<F: BitPositions>(
             set_bits += piece.iter().map(|b| u64::from(b.count_ones())).sum::<u64>();
             loading.write(done, piece)?;
             done += take as u64;
-            progress(done, total);
+            if progress(done, total).is_break() {
+                return Err(DumpError::Interrupted);
+            }
         }
         if src.format == Format::Bloomlab {
             check_trailer(&mut src, hasher.digest())?;

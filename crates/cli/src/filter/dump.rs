@@ -1,8 +1,11 @@
 //! `export` and `import`: a Redis filter to a file and back, through `bloomlab_redis::dump`
 //! (bloomlab's own format, or Guava's `writeTo` format for Guava's layout).
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bloomlab_redis::RedisFilterError;
 use bloomlab_redis::dump::{self, DumpError, Expected, Format, ImportOptions, Summary};
@@ -104,6 +107,7 @@ pub fn export(a: &ExportArgs) -> Outcome {
     let conn = connect(&a.redis)?;
     let url = conn.url().to_owned();
     let bar = super::progress(Some(0));
+    let stop = interrupt_flag();
     let summary = dump::export(
         conn,
         &a.name,
@@ -112,10 +116,14 @@ pub fn export(a: &ExportArgs) -> Outcome {
         &mut |done, total| {
             bar.set_length(total);
             bar.set_position(done);
+            keep_going(&stop)
         },
     );
     bar.finish_and_clear();
-    let s = summary?;
+    let s = match summary {
+        Err(DumpError::Interrupted) => return Ok(interrupted("the file was not written")),
+        other => other?,
+    };
     println!(
         "exported {:?} from {url} to {}: {}",
         a.name,
@@ -152,12 +160,19 @@ pub fn import(a: &ImportArgs) -> Outcome {
         },
     };
     let bar = super::progress(Some(0));
+    let stop = interrupt_flag();
     let summary = dump::import(conn, &a.name, &a.file, &opts, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
+        keep_going(&stop)
     });
     bar.finish_and_clear();
-    let s = summary?;
+    let s = match summary {
+        Err(DumpError::Interrupted) => {
+            return Ok(interrupted("what was loaded was deleted from the server"));
+        }
+        other => other?,
+    };
     println!(
         "imported {} into {:?} at {url}: {}",
         a.file.display(),
@@ -165,6 +180,31 @@ pub fn import(a: &ImportArgs) -> Outcome {
         describe(&s, a.format)?
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A flag Ctrl-C (SIGINT) sets, so that a transfer stops between chunks and cleans up (an
+/// export's temporary file removed, an import's keys deleted) instead of dying mid-write. If no
+/// handler can be installed, Ctrl-C kills the process as usual: an export leaves the old file
+/// whole, an import's keys expire within `dump::LOAD_EXPIRY`.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = Arc::clone(&flag);
+    let _ = ctrlc::set_handler(move || set.store(true, Ordering::Relaxed));
+    flag
+}
+
+fn keep_going(stop: &AtomicBool) -> ControlFlow<()> {
+    if stop.load(Ordering::Relaxed) {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
+/// Exit status 130 after saying what an interruption left.
+fn interrupted(what: &str) -> ExitCode {
+    eprintln!("bloomlab: interrupted: {what}");
+    ExitCode::from(130)
 }
 
 /// A missing or unreadable file is named before any server is contacted.

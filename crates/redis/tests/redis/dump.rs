@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,8 +24,8 @@ type Km = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
 type Guava64 = Bloom<Murmur3, GuavaMitz64, FlatBits>;
 type Guava32 = Bloom<Murmur3, GuavaMitz32, FlatBits>;
 
-fn no_progress() -> impl FnMut(u64, u64) {
-    |_, _| {}
+fn no_progress() -> impl FnMut(u64, u64) -> ControlFlow<()> {
+    |_, _| ControlFlow::Continue(())
 }
 
 /// Every key of filter `name` on the server(s) at `urls` (SCAN, each node of a cluster).
@@ -268,7 +269,10 @@ fn a_filter_larger_than_the_chunk_streams_in_chunks() {
         &name,
         &file,
         Format::Bloomlab,
-        &mut |done, all| steps.push((done, all)),
+        &mut |done, all| {
+            steps.push((done, all));
+            ControlFlow::Continue(())
+        },
     )
     .unwrap();
     // Every read was at most one chunk: the bound on the export's memory.
@@ -290,13 +294,56 @@ fn a_filter_larger_than_the_chunk_streams_in_chunks() {
         &copy,
         &file,
         &ImportOptions::default(),
-        &mut |done, _| steps.push(done),
+        &mut |done, _| {
+            steps.push(done);
+            ControlFlow::Continue(())
+        },
     )
     .unwrap();
     assert_eq!(steps.len() as u64, total.div_ceil(CHUNK_BYTES));
     let mut dst = RedisBloom::<Km>::open(Connection::single(&url).unwrap(), &copy).unwrap();
     assert!(dst.bytes().unwrap() == src.bytes().unwrap());
     all_found(&mut dst, &members);
+
+    // Stopped after the first chunk (Ctrl-C): the export leaves the old file and no temporary
+    // one; the import leaves no key.
+    let stop_after_one = || {
+        let mut calls = 0;
+        move |_: u64, _: u64| {
+            calls += 1;
+            if calls == 1 {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        }
+    };
+    let old = std::fs::read(&file).unwrap();
+    let e = dump::export(
+        Connection::single(&url).unwrap(),
+        &name,
+        &file,
+        Format::Bloomlab,
+        &mut stop_after_one(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, DumpError::Interrupted), "{e}");
+    assert!(std::fs::read(&file).unwrap() == old);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let stopped = common::unique_name("dump-big-stopped");
+    let e = dump::import(
+        Connection::single(&url).unwrap(),
+        &stopped,
+        &file,
+        &ImportOptions::default(),
+        &mut stop_after_one(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, DumpError::Interrupted), "{e}");
+    assert_eq!(
+        keys_of(std::slice::from_ref(&url), &stopped),
+        Vec::<String>::new()
+    );
     src.destroy().unwrap();
     dst.destroy().unwrap();
 }
