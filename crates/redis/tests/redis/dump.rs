@@ -433,6 +433,17 @@ fn truncated_and_damaged_files_are_named_and_leave_nothing_on_the_server() {
         keys_of(std::slice::from_ref(&url), &name),
         Vec::<String>::new()
     );
+    // The same on the cluster, in shards of 512 bits spread over every node: the written shards
+    // are deleted on each node.
+    if let Some(cluster) = common::cluster_urls(test) {
+        let opts = ImportOptions {
+            shard_bits: Some(512),
+            ..ImportOptions::default()
+        };
+        let e = import_from(&cluster.join(","), &name, &file, &opts).unwrap_err();
+        assert!(format_error(&e).contains("checksum mismatch"), "{e}");
+        assert_eq!(keys_of(&cluster, &name), Vec::<String>::new());
+    }
 
     // Trailing bytes and a bad magic.
     let mut longer = good.clone();
@@ -558,6 +569,27 @@ fn a_stated_config_that_differs_and_a_taken_name_are_refused() {
     assert!(replaced.bytes().unwrap() == o.bytes().unwrap());
     replaced.destroy().unwrap();
     o.destroy().unwrap();
+
+    // A key of another program under the name: not replaced, not deleted.
+    let mut raw = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let foreign = bloomlab_redis::keys::config_key(&name);
+    let () = redis::cmd("SET")
+        .arg(&foreign)
+        .arg("someone else's")
+        .query(&mut raw)
+        .unwrap();
+    let e = import_from(&url, &name, &other_file, &replace).unwrap_err();
+    assert!(
+        matches!(e, DumpError::Redis(RedisFilterError::Foreign { .. })),
+        "{e}"
+    );
+    let kept: String = redis::cmd("GET").arg(&foreign).query(&mut raw).unwrap();
+    assert_eq!(kept, "someone else's");
+    let deleted: i64 = redis::cmd("DEL").arg(&foreign).query(&mut raw).unwrap();
+    assert_eq!(deleted, 1);
     assert_eq!(
         keys_of(std::slice::from_ref(&url), &name),
         Vec::<String>::new()
