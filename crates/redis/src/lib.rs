@@ -86,6 +86,12 @@
 //! same trial code as in memory, and deleted. Its statistical columns equal the in-memory twin's
 //! row bit for bit ([`sweep`]; tested in `crates/cli/tests/redis_sweep.rs`).
 //!
+//! # Export and import
+//!
+//! [`dump`] copies a filter to a file and back, bit-exact, streamed in 4 MiB chunks whatever its
+//! size, in bloomlab's checksummed format or Guava's `writeTo` format; an import appears on the
+//! server only whole (`bloomlab filter export` / `import`).
+//!
 //! # What it costs
 //!
 //! [`costs`] measures a Redis filter against its in-memory twin: round trips by batch size on a

@@ -781,3 +781,79 @@ fn guava_files_import_and_export_bit_exact() {
     assert!(!out.exists());
     km.destroy().unwrap();
 }
+
+/// Hashes a file in bounded memory (to compare two 550 MB files without holding either).
+fn file_digest(path: &Path) -> (u64, u64) {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0;
+    loop {
+        let got = f.read(&mut buf).unwrap();
+        if got == 0 {
+            break;
+        }
+        h.update(&buf[..got]);
+        len += got as u64;
+    }
+    (len, h.digest())
+}
+
+#[test]
+fn a_filter_past_2_pow_32_bits_exports_and_imports_in_two_shards() {
+    let test = "a_filter_past_2_pow_32_bits_exports_and_imports_in_two_shards";
+    let Some(url) = common::single_url(test) else {
+        return;
+    };
+    if !common::big_enabled(test) {
+        return;
+    }
+    // 450M keys at 1%: about 4.31e9 bits (540 MB), past what one Redis string holds.
+    let (n, p) = (450_000_000, 0.01);
+    let members = common::keys("big-dump", 20_000);
+    let name = common::unique_name("dump-2pow32");
+    let src = filled::<Km>(
+        Connection::single(&url).unwrap(),
+        &name,
+        n,
+        p,
+        bloomlab_redis::config::DEFAULT_SHARD_BITS,
+        &members,
+    );
+    let config = src.config().clone();
+    assert!(
+        config.bits > bloomlab_redis::config::MAX_SHARD_BITS && config.shards == 2,
+        "{config:?}"
+    );
+    let dir = tmp();
+    let file = dir.path().join("big.bloomlab");
+    let mut chunks = 0u64;
+    let out = dump::export(
+        Connection::single(&url).unwrap(),
+        &name,
+        &file,
+        Format::Bloomlab,
+        &mut |_, _| {
+            chunks += 1;
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    // Two shards read in whole chunks: one more read than the bytes need at most per shard.
+    assert!(
+        chunks <= config.bits / 8 / CHUNK_BYTES + 2,
+        "{chunks} reads"
+    );
+    // Freed before the copy is loaded: the server holds one such filter at a time.
+    src.destroy().unwrap();
+    let copy = common::unique_name("dump-2pow32-copy");
+    import_from(&url, &copy, &file, &ImportOptions::default()).unwrap();
+    let mut dst = RedisBloom::<Km>::open(Connection::single(&url).unwrap(), &copy).unwrap();
+    all_found(&mut dst, &members);
+    let again = dir.path().join("again.bloomlab");
+    export_to(&url, &copy, &again, Format::Bloomlab);
+    assert_eq!(file_digest(&file), file_digest(&again));
+    assert_eq!(file_digest(&file).0, out.file_bytes);
+    dst.destroy().unwrap();
+}
