@@ -55,6 +55,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use bloomlab_filters::fill::{FillCounter, FillStat};
 use bloomlab_filters::guava::{GuavaStrategy, HEADER_BYTES as GUAVA_HEADER, MAX_WORDS};
 use bloomlab_filters::{BitPositions, Bloom, FlatBits, GuavaMitz32, GuavaMitz64, Layout, Murmur3};
 use thiserror::Error;
@@ -196,8 +197,9 @@ pub struct Summary {
     pub file_bytes: u64,
     /// Bytes of the bit array.
     pub payload_bytes: u64,
-    /// Bits set in the bit array, counted as the bytes passed.
-    pub set_bits: u64,
+    /// What the bits say (set bits, fill, implied false-positive rate, estimated count),
+    /// counted as the bytes passed, in bounded memory.
+    pub fill: FillStat,
     /// Wall-clock seconds the transfer took.
     pub seconds: f64,
 }
@@ -445,10 +447,11 @@ fn write_file<F: BitPositions>(
     w.write_all(&header).map_err(DumpError::io("write", out))?;
     let total = config.bits / 8;
     let mut hasher = Xxh3::new();
-    let (mut done, mut set_bits) = (0u64, 0u64);
+    let mut done = 0u64;
+    let mut fill = FillCounter::new(config.geometry());
     filter.read_chunks(CHUNK_BYTES, |piece: &mut [u8]| -> Result<()> {
         hasher.update(piece);
-        set_bits += piece.iter().map(|b| u64::from(b.count_ones())).sum::<u64>();
+        fill.feed(piece).map_err(RedisFilterError::from)?;
         if strategy.is_some() {
             swap_words(piece);
         }
@@ -459,6 +462,7 @@ fn write_file<F: BitPositions>(
             ControlFlow::Break(()) => Err(DumpError::Interrupted),
         }
     })?;
+    let fill = fill.finish().map_err(RedisFilterError::from)?;
     if strategy.is_none() {
         w.write_all(&hasher.digest().to_le_bytes())
             .map_err(DumpError::io("write", out))?;
@@ -481,7 +485,7 @@ fn write_file<F: BitPositions>(
         config,
         file_bytes: header.len() as u64 + total + trailer,
         payload_bytes: total,
-        set_bits,
+        fill,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -798,9 +802,9 @@ fn load<F: BitPositions>(
     let total = c.bits / 8;
     let mut buf = vec![0u8; CHUNK_BYTES.min(total) as usize];
     let mut hasher = Xxh3::new();
-    let mut set_bits = 0u64;
+    let mut fill = FillCounter::new(c.geometry());
     let mut done = 0u64;
-    let result = (|| -> Result<()> {
+    let result = (|| -> Result<FillStat> {
         while done < total {
             let take = CHUNK_BYTES.min(total - done) as usize;
             let piece = &mut buf[..take];
@@ -809,7 +813,7 @@ fn load<F: BitPositions>(
                 swap_words(piece);
             }
             hasher.update(piece);
-            set_bits += piece.iter().map(|b| u64::from(b.count_ones())).sum::<u64>();
+            fill.feed(piece).map_err(RedisFilterError::from)?;
             loading.write(done, piece)?;
             done += take as u64;
             if progress(done, total).is_break() {
@@ -831,20 +835,23 @@ fn load<F: BitPositions>(
                 src.file_len
             )));
         }
-        Ok(())
+        Ok(fill.finish().map_err(RedisFilterError::from)?)
     })();
-    if let Err(e) = result {
-        // Best effort: the error that matters is the one that stopped the load; shards not
-        // deleted expire within LOAD_EXPIRY.
-        let _ = loading.abort();
-        return Err(e);
-    }
+    let fill = match result {
+        Ok(fill) => fill,
+        Err(e) => {
+            // Best effort: the error that matters is the one that stopped the load; shards not
+            // deleted expire within LOAD_EXPIRY.
+            let _ = loading.abort();
+            return Err(e);
+        }
+    };
     let filter = loading.commit()?;
     Ok(Summary {
         config: filter.config().clone(),
         file_bytes: src.file_len,
         payload_bytes: total,
-        set_bits,
+        fill,
         seconds: started.elapsed().as_secs_f64(),
     })
 }

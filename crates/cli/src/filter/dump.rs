@@ -218,7 +218,7 @@ fn check_readable(path: &Path) -> Result<(), Failure> {
 fn describe(s: &Summary, format: FileFormat) -> Result<String, Failure> {
     let c = &s.config;
     Ok(format!(
-        "{}, n = {}, p = {}, {} bits, k = {}, {} shard(s) of {} bits; {} bytes in {} format ({} bytes of bits, {} set); {:.2} s",
+        "{}, n = {}, p = {}, {} bits, k = {}, {} shard(s) of {} bits; {} bytes in {} format ({} bytes of bits, {} set: fill {:.4}, implied false-positive rate {:.3e}); {:.2} s",
         c.variant_name()?,
         c.n,
         c.p,
@@ -229,7 +229,9 @@ fn describe(s: &Summary, format: FileFormat) -> Result<String, Failure> {
         s.file_bytes,
         Format::from(format),
         s.payload_bytes,
-        s.set_bits,
+        s.fill.set_bits,
+        s.fill.fill(),
+        s.fill.implied_fpr,
         s.seconds
     ))
 }

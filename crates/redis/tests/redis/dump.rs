@@ -142,7 +142,13 @@ fn round_trip<F: BitPositions>(url: &str, shard_bits: u64) {
         std::fs::metadata(&file).unwrap().len(),
         "{label}"
     );
-    assert_eq!(out.set_bits, src.set_bits().unwrap(), "{label}");
+    assert_eq!(out.fill.set_bits, src.set_bits().unwrap(), "{label}");
+    // The rate the bits imply, counted in chunks, is the whole array's, bit for bit.
+    assert_eq!(
+        out.fill.implied_fpr.to_bits(),
+        src.geometry().fpr_given_bytes(&bytes).to_bits(),
+        "{label}"
+    );
     // Only the target is left in the directory: the temporary file was renamed.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
