@@ -18,6 +18,14 @@ impl From<DumpError> for Failure {
         // Every dump error leaves the file or the server as it was: bad input, exit 2.
         match e {
             // The library's wording is a measuring run's; an import is an operator's.
+            DumpError::Redis(RedisFilterError::Exists { url, name, key })
+                if key.ends_with(":bits") =>
+            {
+                bad(format!(
+                    "a shard key {key:?} of {name:?} exists at {url} without the filter's config: a leftover of an interrupted import, which expires within {} s, or another program's key; nothing was imported",
+                    dump::LOAD_EXPIRY.as_secs()
+                ))
+            }
             DumpError::Redis(RedisFilterError::Exists { url, name, key }) => bad(format!(
                 "filter {name:?} already exists at {url} (key {key:?}): choose another name, or --replace to delete it first; nothing was imported"
             )),
