@@ -12,8 +12,11 @@
 //! | 4 | the file format version, [`VERSION`] (= 1) |
 //! | 4 | the number of config fields, 1 to [`MAX_FIELDS`] |
 //! | per field | `u16` name length, the name, `u16` value length, the value (ASCII) |
-//! | bits / 8 | the payload: the bit array in the in-memory layout (little-endian 64-bit words, blocks in order), i.e. the shards' bytes concatenated ([`RedisBloom::bytes`]) |
+//! | bits / 8 | the payload: the bit array in the in-memory layout |
 //! | 8 | the trailer: XXH3-64 (seed 0) of the payload |
+//!
+//! The payload is the in-memory filter's bytes (little-endian 64-bit words, blocks in order),
+//! i.e. the shards' bytes concatenated ([`RedisBloom::bytes`]).
 //!
 //! The fields are the Redis config hash's ([`Config::fields`], in that order, its own
 //! `format_version` and `checksum` included), so a file's config is validated by the same rules

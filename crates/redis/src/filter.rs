@@ -800,8 +800,8 @@ impl<F: BitPositions> RedisBloom<F> {
     ///   [`RedisFilterError::Exists`]; with it, the existing filter's keys (as its stored config
     ///   names them; a foreign key or a corrupt config is an error and nothing is deleted) are
     ///   deleted first, its config hash before its shards (clients that have it open then read
-    ///   missing shards as zero bits: replacing a live filter is `swap`'s job). A shard key that exists is `Exists` in both cases, and
-    ///   whatever this call created is deleted.
+    ///   missing shards as zero bits: replacing a live filter is `swap`'s job). A shard key that
+    ///   exists is `Exists` in both cases, and whatever this call created is deleted.
     /// - *Leftovers go away.* Every key carries `expiry` (at least 1 ms) until the commit, re-armed
     ///   while the load writes, so a loader killed mid-way leaves nothing after `expiry`.
     pub fn begin_load(
