@@ -991,7 +991,8 @@ impl<F: BitPositions> Loading<F> {
     /// Makes the loaded filter visible and permanent: writes the config hash (atomically, only if
     /// no client created one of this name during the load: else [`RedisFilterError::Exists`], and
     /// the shards are left to expire, since that client may be using them), removes every key's
-    /// expiry (PERSIST), and checks every shard's length, as [`RedisBloom::open`] does.
+    /// expiry (PERSIST), and checks every shard's length, as [`RedisBloom::open`] does; if a shard
+    /// was lost, the config and shards are deleted again and the error returned.
     pub fn commit(mut self) -> Result<RedisBloom<F>> {
         let f = &mut self.filter;
         let key = f.config_key.clone();
@@ -1008,6 +1009,18 @@ impl<F: BitPositions> Loading<F> {
                 key,
             });
         }
+        if let Err(e) = Self::persist(f, self.ttl_ms) {
+            // The config is this call's: a filter with a lost shard must not stay visible.
+            let _ = f.delete_keys();
+            return Err(e);
+        }
+        Ok(self.filter)
+    }
+
+    /// Removes every key's expiry and checks the shards' lengths. A key that no longer had an
+    /// expiry (it expired during a stall and was re-created short by a write, or vanished) is
+    /// [`RedisFilterError::Expired`].
+    fn persist(f: &mut RedisBloom<F>, ttl_ms: u64) -> Result<()> {
         let keys: Vec<String> = f.keys().map(str::to_owned).collect();
         let cmds = keys
             .iter()
@@ -1017,17 +1030,16 @@ impl<F: BitPositions> Loading<F> {
                 c
             })
             .collect();
-        let replies = f.conn.pipeline(cmds, "load (persist)", &key)?;
+        let replies = f.conn.pipeline(cmds, "load (persist)", &keys[0])?;
         if let Some(i) = replies.iter().position(|v| !matches!(v, Value::Int(1))) {
             return Err(RedisFilterError::Expired {
                 url: f.conn.url().to_owned(),
                 name: f.name.clone(),
                 key: keys[i].clone(),
-                ttl_secs: self.ttl_ms / 1000,
+                ttl_secs: ttl_ms / 1000,
             });
         }
-        f.check_shards()?;
-        Ok(self.filter)
+        f.check_shards()
     }
 
     /// Deletes the shards written so far (the config hash was never written): the server is as

@@ -660,6 +660,75 @@ fn a_load_is_invisible_and_expiring_until_committed() {
         keys_of(std::slice::from_ref(&url), &name),
         Vec::<String>::new()
     );
+
+    // A load that writes re-arms its expiry once a quarter of it has passed (a sleep is a lower
+    // bound on elapsed time, so the re-arm is certain; the PTTL read right after it is then
+    // above the remaining time an un-re-armed key could have).
+    let ttl = Duration::from_secs(4);
+    let mut loading = RedisBloom::<Km>::begin_load(
+        Connection::single(&url).unwrap(),
+        &name,
+        10_000,
+        0.01,
+        1 << 16,
+        false,
+        ttl,
+    )
+    .unwrap();
+    std::thread::sleep(ttl / 2);
+    loading.write(0, &[1; 8]).unwrap();
+    let first = loading.shard_keys().next().unwrap().to_owned();
+    let left: i64 = redis::cmd("PTTL").arg(&first).query(&mut raw).unwrap();
+    assert!(
+        left > (ttl / 2).as_millis() as i64,
+        "PTTL {left} ms: not re-armed"
+    );
+    loading.abort().unwrap();
+
+    // A shard lost before the commit (deleted here by hand): the commit fails and takes the
+    // config it wrote back, so no filter with a missing shard is left visible.
+    let loading = RedisBloom::<Km>::begin_load(
+        Connection::single(&url).unwrap(),
+        &name,
+        10_000,
+        0.01,
+        1 << 16,
+        false,
+        LOAD_EXPIRY,
+    )
+    .unwrap();
+    let lost = loading.shard_keys().last().unwrap().to_owned();
+    let deleted: i64 = redis::cmd("DEL").arg(&lost).query(&mut raw).unwrap();
+    assert_eq!(deleted, 1);
+    let e = loading.commit().unwrap_err();
+    assert!(
+        matches!(&e, RedisFilterError::Expired { key, .. } if *key == lost),
+        "{e}"
+    );
+    assert_eq!(
+        keys_of(std::slice::from_ref(&url), &name),
+        Vec::<String>::new()
+    );
+
+    // A load that stalls past its expiry finds its shards gone: an error, never a write into
+    // a re-created empty key.
+    let mut loading = RedisBloom::<Km>::begin_load(
+        Connection::single(&url).unwrap(),
+        &name,
+        10_000,
+        0.01,
+        1 << 16,
+        false,
+        Duration::from_millis(50),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let e = loading.write(0, &[1; 8]).unwrap_err();
+    assert!(matches!(e, RedisFilterError::Expired { .. }), "{e}");
+    assert_eq!(
+        keys_of(std::slice::from_ref(&url), &name),
+        Vec::<String>::new()
+    );
 }
 
 /// A Guava filter of `strategy` with `members`, as Guava's `writeTo` bytes.
