@@ -689,24 +689,50 @@ fn check_expected(path: &Path, config: &Config, expected: &Expected) -> Result<(
     Ok(())
 }
 
-/// Reads the payload once and checks its checksum (bloomlab format), then rewinds to it.
-fn verify(src: &mut Source) -> Result<()> {
-    use std::io::{Seek, SeekFrom};
+/// Reads the whole payload of a bloomlab file in chunks, passing each to `each`, and checks the
+/// trailer checksum.
+fn scan(src: &mut Source, mut each: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
     let mut hasher = Xxh3::new();
     let total = src.config.bits / 8;
     let mut buf = vec![0u8; CHUNK_BYTES.min(total) as usize];
-    let mut left = total;
-    while left > 0 {
-        let take = CHUNK_BYTES.min(left) as usize;
-        read_payload(src, &mut buf[..take], total - left)?;
+    let mut done = 0;
+    while done < total {
+        let take = CHUNK_BYTES.min(total - done) as usize;
+        read_payload(src, &mut buf[..take], done)?;
         hasher.update(&buf[..take]);
-        left -= take as u64;
+        each(&buf[..take])?;
+        done += take as u64;
     }
-    check_trailer(src, hasher.digest())?;
+    check_trailer(src, hasher.digest())
+}
+
+/// Reads the payload once and checks its checksum (bloomlab format), then rewinds to it.
+fn verify(src: &mut Source) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    scan(src, |_| Ok(()))?;
     src.reader
         .seek(SeekFrom::Start(src.header_len))
         .map_err(DumpError::io("seek in", &src.path))?;
     Ok(())
+}
+
+/// What a bloomlab filter file holds, read whole and verified (header, size, checksum) in memory
+/// bounded by [`CHUNK_BYTES`]: its config, and the statistics of its bits (set bits, fill,
+/// estimated count, implied false-positive rate: the same figures as for the filter in Redis,
+/// bit for bit). For `stat --file`.
+pub fn inspect(path: &Path) -> Result<(Config, FillStat)> {
+    let mut src = open_source(
+        path,
+        &ImportOptions::default(),
+        crate::config::DEFAULT_SHARD_BITS,
+    )?;
+    let mut fill = FillCounter::new(src.config.geometry());
+    scan(&mut src, |piece| {
+        fill.feed(piece).map_err(RedisFilterError::from)?;
+        Ok(())
+    })?;
+    let fill = fill.finish().map_err(RedisFilterError::from)?;
+    Ok((src.config, fill))
 }
 
 fn read_payload(src: &mut Source, buf: &mut [u8], offset: u64) -> Result<()> {
@@ -933,6 +959,30 @@ mod tests {
             e.contains("layout blocked512") && e.contains("murmur3"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn inspect_reads_and_checks_a_whole_file() {
+        let c = Config::sized::<Blocked512<Xxh3Hash>>(100_000, 0.01, 1 << 16).unwrap();
+        let payload: Vec<u8> = (0..c.bits / 8).map(|i| (i * 31 % 251) as u8).collect();
+        let mut file = header_bytes(&c);
+        file.extend_from_slice(&payload);
+        file.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&payload).to_le_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bloomlab");
+        std::fs::write(&path, &file).unwrap();
+        let (config, fill) = inspect(&path).unwrap();
+        assert_eq!(config, c);
+        let whole = bloomlab_filters::fill::FillStat::from_bytes(c.geometry(), &payload).unwrap();
+        assert_eq!(fill, whole);
+        let last = file.len() - 9;
+        file[last] ^= 1;
+        std::fs::write(&path, &file).unwrap();
+        let e = inspect(&path).unwrap_err().to_string();
+        assert!(e.contains("checksum mismatch"), "{e}");
+        std::fs::write(&path, &file[..file.len() - 1]).unwrap();
+        let e = inspect(&path).unwrap_err().to_string();
+        assert!(e.contains("truncated at byte"), "{e}");
     }
 
     #[test]
