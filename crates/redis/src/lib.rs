@@ -86,6 +86,12 @@
 //! same trial code as in memory, and deleted. Its statistical columns equal the in-memory twin's
 //! row bit for bit ([`sweep`]; tested in `crates/cli/tests/redis_sweep.rs`).
 //!
+//! # Export and import
+//!
+//! [`dump`] copies a filter to a file and back, bit-exact, streamed in 4 MiB chunks whatever its
+//! size, in bloomlab's checksummed format or Guava's `writeTo` format; an import appears on the
+//! server only whole (`bloomlab filter export` / `import`).
+//!
 //! # What it costs
 //!
 //! [`costs`] measures a Redis filter against its in-memory twin: round trips by batch size on a
@@ -135,6 +141,7 @@ pub mod admin;
 pub mod config;
 pub mod conn;
 pub mod costs;
+pub mod dump;
 pub mod error;
 pub mod filter;
 pub mod hll;
@@ -146,7 +153,7 @@ pub mod variants;
 pub use config::Config;
 pub use conn::Connection;
 pub use error::{RedisFilterError, Result};
-pub use filter::RedisBloom;
+pub use filter::{Loading, RedisBloom};
 pub use hll::RedisHll;
 pub use redact::{redact, redact_words};
 pub use variants::{RedisVisitor, names, redis_name, visit};

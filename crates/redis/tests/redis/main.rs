@@ -1,11 +1,13 @@
 //! The Redis store against real servers, in one test binary (one build and link instead of one per
 //! file): `server` (one server: bytes, answers, config checks, damage, racing clients, round
-//! trips), `cluster` (a 3-master cluster), `big` (a filter past 2^32 bits) and `faults` (a server
-//! stopped mid-run). What each needs and how it says it was skipped is in `common`.
+//! trips), `cluster` (a 3-master cluster), `big` (a filter past 2^32 bits), `dump` (export and
+//! import) and `faults` (a server stopped mid-run). What each needs and how it says it was
+//! skipped is in `common`.
 
 mod big;
 mod cluster;
 mod common;
+mod dump;
 mod faults;
 mod fresh;
 mod hll;
