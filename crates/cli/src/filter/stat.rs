@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use bloomlab_filters::Geometry;
 use bloomlab_filters::fill::{FillCounter, FillStat};
-use bloomlab_redis::admin;
+use bloomlab_filters::guava::{BytesFunnel, GuavaBloom, GuavaStrategy};
+use bloomlab_redis::{admin, dump};
 use clap::Args;
 
 use super::{Failure, Place, Target, bad, connect};
@@ -138,12 +139,69 @@ pub fn report(target: &Target) -> Result<Report, Failure> {
     }
 }
 
-/// Files are read by the file formats' readers (export format, Guava, Parquet).
+/// A filter file's [`Report`]: bloomlab's export format (by its magic; read and verified in
+/// bounded memory) or Guava's `writeTo` format (held in memory, as Guava holds it). Parquet files
+/// are [`super::parquet`]'s: one filter per column chunk.
 fn file_report(path: &Path) -> Result<Report, Failure> {
-    Err(bad(format!(
-        "{}: stat of a file needs its format's reader",
-        path.display()
-    )))
+    let shown = path.display().to_string();
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(|e| bad(format!("cannot read {shown}: {e}")))?;
+    let stored_bytes = std::fs::metadata(path).ok().map(|m| m.len());
+    let name = path
+        .file_name()
+        .map_or(shown.clone(), |n| n.to_string_lossy().into_owned());
+    if read == head.len() && &head == dump::MAGIC {
+        let (config, fill) = dump::inspect(path).map_err(|e| bad(e.to_string()))?;
+        return Ok(Report {
+            label: shown,
+            name,
+            variant: config.variant_name()?,
+            design: Some((config.n, config.p)),
+            shards: None,
+            stored_bytes,
+            fill,
+        });
+    }
+    let file = std::fs::File::open(path).map_err(|e| bad(format!("cannot read {shown}: {e}")))?;
+    let guava = GuavaBloom::<BytesFunnel>::read_whole(std::io::BufReader::new(file)).map_err(|e| {
+        bad(format!(
+            "{shown} is neither a bloomlab filter file (it does not start with {:?}) nor a Guava BloomFilter file: {e}",
+            String::from_utf8_lossy(dump::MAGIC).trim_end()
+        ))
+    })?;
+    let geometry = Geometry::Flat {
+        bits: guava.bit_size(),
+        hashes: guava.hashes(),
+    };
+    let mut counter = FillCounter::new(geometry);
+    let mut chunk = Vec::with_capacity(1 << 16);
+    for w in 0..guava.words() {
+        chunk.extend_from_slice(&guava.word(w).to_le_bytes());
+        if chunk.len() == chunk.capacity() {
+            counter.feed(&chunk).map_err(|e| bad(e.to_string()))?;
+            chunk.clear();
+        }
+    }
+    counter.feed(&chunk).map_err(|e| bad(e.to_string()))?;
+    Ok(Report {
+        label: format!("{shown} (Guava {})", guava.strategy().guava_name()),
+        name,
+        variant: format!("classic/murmur3/{}/flat", guava_index(guava.strategy())),
+        design: None,
+        shards: None,
+        stored_bytes,
+        fill: counter.finish().map_err(|e| bad(e.to_string()))?,
+    })
+}
+
+/// The index scheme of a Guava strategy, as the catalogue names it.
+fn guava_index(s: GuavaStrategy) -> &'static str {
+    match s {
+        GuavaStrategy::Murmur128Mitz32 => "mitz32",
+        GuavaStrategy::Murmur128Mitz64 => "mitz64",
+    }
 }
 
 fn check_unit(flag: &str, v: f64, closed_top: bool) -> Result<(), Failure> {
