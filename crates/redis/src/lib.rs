@@ -136,6 +136,7 @@ pub mod conn;
 pub mod costs;
 pub mod error;
 pub mod filter;
+pub mod generation;
 pub mod hll;
 pub mod keys;
 pub mod redact;

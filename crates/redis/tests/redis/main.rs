@@ -8,5 +8,6 @@ mod cluster;
 mod common;
 mod faults;
 mod fresh;
+mod generation;
 mod hll;
 mod server;
