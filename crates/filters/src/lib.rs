@@ -82,6 +82,7 @@ pub mod capability;
 pub mod classic;
 pub mod counting;
 pub mod error;
+pub mod fill;
 pub mod filter;
 pub mod guava;
 pub mod hash;

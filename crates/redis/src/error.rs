@@ -113,6 +113,18 @@ pub enum RedisFilterError {
         /// The config hash's key that was missing.
         key: String,
     },
+    /// A key exists where a bloomlab filter's key would be, but it is not one: a key of another
+    /// type, or another program's filter (a Redisson config hash, a RedisBloom module key). It is
+    /// neither read as a filter nor changed.
+    #[error("Redis at {url}: key {key:?} is {what}; not a bloomlab filter, left untouched")]
+    Foreign {
+        /// The URL(s), credentials redacted.
+        url: String,
+        /// The key found.
+        key: String,
+        /// What it is instead.
+        what: String,
+    },
     /// A name, size or shard parameter outside what the store supports.
     #[error("{what} = {value} is invalid: {allowed}")]
     OutOfRange {

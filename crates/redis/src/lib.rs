@@ -131,6 +131,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod config;
 pub mod conn;
 pub mod costs;

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use bloomlab_cli::guava;
+use bloomlab_cli::{filter, guava};
 use clap::{Parser, Subcommand};
 
 /// Read, write, inspect and audit Bloom filter files.
@@ -27,18 +27,48 @@ enum Command {
     /// Guava `BloomFilter` files (`writeTo`/`readFrom` format), bit-for-bit as Guava 31.1.
     #[command(subcommand)]
     Guava(guava::GuavaCommand),
+    /// Operate a live filter in Redis or in a file: create, add, check, drop, describe, stat,
+    /// monitor, export, import, swap.
+    #[command(subcommand)]
+    Filter(filter::FilterCommand),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let outcome = match cli.command {
-        Command::Guava(cmd) => guava::run(cmd),
-    };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            eprintln!("bloomlab: {failure}");
-            failure.exit_code()
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // A monitoring agent reads 2 as "critical": a monitor command it cannot parse is
+            // "unknown" (3). Help and version requests are not errors.
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ if is_monitor() => filter::Status::Unknown.exit_code(),
+                _ => ExitCode::from(2),
+            };
         }
+    };
+    match cli.command {
+        Command::Guava(cmd) => match guava::run(cmd) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(failure) => {
+                eprintln!("bloomlab: {failure}");
+                failure.exit_code()
+            }
+        },
+        Command::Filter(cmd) => match filter::run(cmd) {
+            Ok(code) => code,
+            Err(failure) => {
+                eprintln!("bloomlab: {failure}");
+                failure.exit_code()
+            }
+        },
     }
+}
+
+/// Whether the command line asks for `filter monitor`.
+fn is_monitor() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).take(2).collect();
+    args == ["filter", "monitor"]
 }

@@ -1,0 +1,327 @@
+//! `create`, `add`, `check`, `drop` and `describe` on a filter in Redis.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use bloomlab_filters::BitPositions;
+use bloomlab_redis::admin::{self, KeyRole};
+use bloomlab_redis::{Connection, RedisBloom, RedisFilterError, RedisVisitor};
+use clap::Args;
+
+use super::{Failure, KeySource, Outcome, Place, Target, bad, connect, for_each_batch};
+
+/// Flags of `filter create`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The layout, hash and index scheme, as the catalogue names them: `blocked512/<hash>` (one
+    /// round trip per key, the default) or `classic/<hash>/<index>`, with or without the `redis/`
+    /// prefix; hashes fnv1a, murmur3, xxh3, xxh3-128, xxh64; indexes km, edh, mitz64, mitz32.
+    /// `classic/murmur3/mitz64` has Guava's bit positions. `sweep --list` prints every name.
+    #[arg(long, default_value = "blocked512/xxh3")]
+    layout: String,
+    /// Expected distinct keys the filter is sized for, 1 to 2^53 (e.g. 1e6).
+    #[arg(long, value_parser = crate::count_parser("--n", 1))]
+    n: u64,
+    /// Target false-positive rate at n keys, in the open interval (0, 1).
+    #[arg(long, value_parser = crate::float_parser("--p"))]
+    p: f64,
+    /// Bits per shard (one Redis string each): a multiple of 512 up to 2^32. Default: 2^32 - 4096
+    /// on one server (a filter of up to 512 MiB is one string), 2^20 on a cluster (so a filter
+    /// spreads over every master).
+    #[arg(long)]
+    shard_bits: Option<u64>,
+    /// Delete an existing bloomlab filter of this name first (never a key of another program).
+    #[arg(long)]
+    replace: bool,
+}
+
+/// Flags of `filter add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    #[command(flatten)]
+    target: Target,
+    #[command(flatten)]
+    source: KeySource,
+}
+
+/// Flags of `filter check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    target: Target,
+    #[command(flatten)]
+    source: KeySource,
+    /// Print only the totals (keys, maybe present, absent), not one answer per key.
+    #[arg(long)]
+    count: bool,
+    /// The keys are members: every one must be found (exit 1 naming the first absent one).
+    #[arg(long)]
+    members: bool,
+}
+
+/// Flags of `filter drop`.
+#[derive(Debug, Args)]
+pub struct DropArgs {
+    #[command(flatten)]
+    target: Target,
+}
+
+/// Flags of `filter describe`.
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// Redis server URL, or the comma-separated URLs of a cluster's nodes.
+    #[arg(long, value_name = "URL[,URL...]")]
+    redis: String,
+    /// A filter name, or one of its keys (`{NAME}:config`, `{NAME:i}:bits`).
+    key: String,
+}
+
+/// The catalogue's Redis name for a `--layout` value (`redis/` prefix optional, a trailing
+/// `/flat` dropped); an unknown one is an error listing every Redis variant.
+pub fn redis_variant(layout: &str) -> Result<String, Failure> {
+    let t = layout.trim();
+    let t = t.strip_suffix("/flat").unwrap_or(t);
+    let name = if t.starts_with("redis/") {
+        t.to_owned()
+    } else {
+        format!("redis/{t}")
+    };
+    if bloomlab_redis::names().contains(&name) {
+        Ok(name)
+    } else {
+        Err(bad(format!(
+            "--layout {layout:?} is not a layout a Redis filter can have: it must be one of {}",
+            bloomlab_redis::names().join(", ")
+        )))
+    }
+}
+
+fn redis_place(target: &Target, command: &str) -> Result<(String, String), Failure> {
+    match target.place()? {
+        Place::Redis { urls, name } => Ok((urls, name)),
+        Place::File(p) => Err(bad(format!(
+            "filter {command} works on a filter in Redis (--redis URL --name NAME), not a file ({})",
+            p.display()
+        ))),
+    }
+}
+
+/// `filter create`.
+pub fn create(a: &CreateArgs) -> Outcome {
+    let (urls, name) = redis_place(&a.target, "create")?;
+    let variant = redis_variant(&a.layout)?;
+    let mut conn = connect(&urls)?;
+    match admin::stored_config(&mut conn, &name) {
+        Ok(existing) if a.replace => {
+            admin::drop_filter(&mut conn, &name)?;
+            eprintln!(
+                "bloomlab: deleted the existing filter {name:?} ({}, n = {}, p = {})",
+                existing.variant_name()?,
+                existing.n,
+                existing.p
+            );
+        }
+        Ok(existing) => {
+            return Err(bad(format!(
+                "filter {name:?} already exists at {} ({}, n = {}, p = {}): choose another name, or --replace to delete it first",
+                conn.url(),
+                existing.variant_name()?,
+                existing.n,
+                existing.p
+            )));
+        }
+        Err(RedisFilterError::NotFound { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let shard_bits = a.shard_bits.unwrap_or_else(|| conn.default_shard_bits());
+    let made = bloomlab_redis::visit(
+        &variant,
+        Create {
+            conn,
+            name: &name,
+            n: a.n,
+            p: a.p,
+            shard_bits,
+        },
+    )??;
+    let c = made;
+    println!(
+        "created {name:?}: {variant}, n = {}, p = {}, {} bits, k = {}, {} shard(s) of {} bits",
+        c.n, c.p, c.bits, c.hashes, c.shards, c.shard_bits
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Create<'a> {
+    conn: Connection,
+    name: &'a str,
+    n: u64,
+    p: f64,
+    shard_bits: u64,
+}
+
+impl RedisVisitor for Create<'_> {
+    type Output = Result<bloomlab_redis::Config, Failure>;
+    fn visit<F: BitPositions>(self) -> Self::Output {
+        let f = RedisBloom::<F>::create_new(
+            self.conn,
+            self.name,
+            self.n,
+            self.p,
+            self.shard_bits,
+            None,
+        )?;
+        Ok(f.config().clone())
+    }
+}
+
+/// What to do with an opened filter of any type ([`open_and`]).
+trait OnFilter {
+    fn run<F: BitPositions>(self, filter: RedisBloom<F>) -> Outcome;
+}
+
+struct Open<'a, T> {
+    conn: Connection,
+    name: &'a str,
+    op: T,
+}
+
+impl<T: OnFilter> RedisVisitor for Open<'_, T> {
+    type Output = Outcome;
+    fn visit<F: BitPositions>(self) -> Outcome {
+        let filter = RedisBloom::<F>::open(self.conn, self.name)?;
+        self.op.run(filter)
+    }
+}
+
+/// Opens filter `name` with its stored type and runs `op` on it.
+fn open_and<T: OnFilter>(urls: &str, name: &str, op: T) -> Outcome {
+    let mut conn = connect(urls)?;
+    let config = admin::stored_config(&mut conn, name)?;
+    let variant = config.variant_name()?;
+    bloomlab_redis::visit(&variant, Open { conn, name, op })?
+}
+
+/// `filter add`.
+pub fn add(a: &AddArgs) -> Outcome {
+    let (urls, name) = redis_place(&a.target, "add")?;
+    open_and(&urls, &name, Add(&a.source))
+}
+
+struct Add<'a>(&'a KeySource);
+
+impl OnFilter for Add<'_> {
+    fn run<F: BitPositions>(self, mut filter: RedisBloom<F>) -> Outcome {
+        let started = Instant::now();
+        let batch = self.0.batch as usize;
+        let count = for_each_batch(self.0, |keys| Ok(filter.insert_batch(keys, batch)?))?;
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "added {count} keys to {:?} in {secs:.2} s ({:.0} keys/s)",
+            filter.name(),
+            count as f64 / secs.max(1e-9)
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// `filter check`.
+pub fn check(a: &CheckArgs) -> Outcome {
+    let (urls, name) = redis_place(&a.target, "check")?;
+    open_and(&urls, &name, Check(a))
+}
+
+struct Check<'a>(&'a CheckArgs);
+
+impl OnFilter for Check<'_> {
+    fn run<F: BitPositions>(self, mut filter: RedisBloom<F>) -> Outcome {
+        let a = self.0;
+        let batch = a.source.batch as usize;
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let (mut present, mut seen) = (0u64, 0u64);
+        let mut first_absent: Option<(u64, Vec<u8>)> = None;
+        let mut write_err = None;
+        let count = for_each_batch(&a.source, |keys| {
+            filter.contains_batch(keys, batch, |i, hit| {
+                present += u64::from(hit);
+                if !hit && first_absent.is_none() {
+                    first_absent = Some((seen + i as u64 + 1, keys[i].clone()));
+                }
+                if !a.count
+                    && let Err(e) = out.write_all(if hit { b"1\n" } else { b"0\n" })
+                {
+                    write_err.get_or_insert(e);
+                }
+            })?;
+            seen += keys.len() as u64;
+            Ok(())
+        })?;
+        if let Some(e) = write_err.or_else(|| out.flush().err()) {
+            return Err(bad(format!(
+                "cannot write the answers to standard output: {e}"
+            )));
+        }
+        drop(out);
+        if a.count {
+            println!(
+                "{count} keys: {present} maybe present, {} absent",
+                count - present
+            );
+        }
+        match first_absent {
+            Some((line, key)) if a.members => Err(Failure::CheckFailed(format!(
+                "{} of {count} member keys are not in {:?} (the first on line {line}: {}); a Bloom filter never forgets a key, so this is another filter, or its bits were lost",
+                count - present,
+                filter.name(),
+                bloomlab_harness::keys::quote_prefix(&key)
+            ))),
+            _ => Ok(ExitCode::SUCCESS),
+        }
+    }
+}
+
+/// `filter drop`.
+pub fn drop_filter(a: &DropArgs) -> Outcome {
+    let (urls, name) = redis_place(&a.target, "drop")?;
+    let mut conn = connect(&urls)?;
+    let deleted = admin::drop_filter(&mut conn, &name)?;
+    println!(
+        "dropped {name:?} at {} ({deleted} keys deleted)",
+        conn.url()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `filter describe`.
+pub fn describe(a: &DescribeArgs) -> Outcome {
+    let mut conn = connect(&a.redis)?;
+    let d = admin::describe(&mut conn, &a.key)?;
+    let c = &d.config;
+    let role = match d.role {
+        KeyRole::Filter => format!("filter {:?}", d.name),
+        KeyRole::Shard { index } => format!("shard {index} of filter {:?}", d.name),
+    };
+    let server = admin::server_figures(&mut conn, &d.name, c)?;
+    println!("{}: {role} at {}", a.key, conn.url());
+    println!("variant       {}", c.variant_name()?);
+    for (field, value) in c.fields() {
+        println!("{field:<13} {value}");
+    }
+    println!(
+        "keys          {{{}}}:config, {{{}:0..{}}}:bits",
+        d.name,
+        d.name,
+        c.shards - 1
+    );
+    println!(
+        "expiry        {}",
+        server
+            .ttl_ms
+            .map_or("none".to_owned(), |ms| format!("{:.1} s", ms as f64 / 1e3))
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,252 @@
+//! `bloomlab filter ...`: operate a live filter. A filter is named by a Redis server (or cluster)
+//! and a name (`--redis URL --name NAME`), or by a file (`--file PATH`). The commands create one,
+//! add and check keys, drop it, explain any of its keys, report how full it is (`stat`), check
+//! that against thresholds for a cron job or a scrape (`monitor`), copy it to a file and back
+//! (`export`, `import`) and rebuild it under readers (`swap`).
+//!
+//! The logic is the libraries' (`bloomlab_redis::admin`, `bloomlab_filters::fill`); this module
+//! parses flags, reads key files and prints.
+
+mod live;
+mod stat;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use bloomlab_harness::keys::read_key_line;
+use bloomlab_redis::{Connection, RedisFilterError};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub use stat::{MonitorArgs, StatArgs, Status};
+
+/// Why a `bloomlab filter` command did not succeed; decides the exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// A server that cannot be reached or refuses, a missing or foreign filter, an unreadable
+    /// key file, an invalid flag: exit code 2. Nothing was changed.
+    BadInput(String),
+    /// The command ran and a check it exists to make failed (`check --members` found a key
+    /// absent): exit code 1.
+    CheckFailed(String),
+}
+
+impl Failure {
+    /// 1 for a failed check, 2 for bad input.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::CheckFailed(_) => ExitCode::from(1),
+            Self::BadInput(_) => ExitCode::from(2),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadInput(m) => write!(f, "{m}"),
+            Self::CheckFailed(m) => write!(f, "check failed: {m}"),
+        }
+    }
+}
+
+impl From<RedisFilterError> for Failure {
+    fn from(e: RedisFilterError) -> Self {
+        // The library's messages name the URL (credentials redacted), the key and the value.
+        Self::BadInput(e.to_string())
+    }
+}
+
+/// The result of a command: the exit code to leave with (0, or monitor's status), or a failure.
+pub type Outcome = Result<ExitCode, Failure>;
+
+/// Which filter a command works on: a Redis filter (`--redis` and `--name`) or a file (`--file`).
+#[derive(Debug, Clone, Args)]
+pub struct Target {
+    /// Redis server URL (`redis://[user:password@]host:port[/db]`), or the comma-separated URLs of
+    /// a cluster's nodes. Passwords are never printed.
+    #[arg(long, value_name = "URL[,URL...]")]
+    pub redis: Option<String>,
+    /// The filter's name in Redis: 1 to 200 printable ASCII characters, without spaces or braces.
+    /// Its keys are `{NAME}:config` and `{NAME:i}:bits`.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A filter file instead of Redis.
+    #[arg(long, conflicts_with_all = ["redis", "name"])]
+    pub file: Option<PathBuf>,
+}
+
+/// A [`Target`] checked: exactly one of its two forms.
+#[derive(Debug, Clone)]
+pub enum Place {
+    /// A filter in Redis.
+    Redis {
+        /// URL or comma-separated cluster URLs (as given; redacted when printed).
+        urls: String,
+        /// The filter's name.
+        name: String,
+    },
+    /// A filter file.
+    File(PathBuf),
+}
+
+impl Target {
+    /// The target as one of its two forms; an error naming what is missing otherwise.
+    pub fn place(&self) -> Result<Place, Failure> {
+        match (&self.redis, &self.name, &self.file) {
+            (Some(urls), Some(name), None) => Ok(Place::Redis {
+                urls: urls.clone(),
+                name: name.clone(),
+            }),
+            (None, None, Some(file)) => Ok(Place::File(file.clone())),
+            (Some(_), None, None) => Err(bad("--redis needs --name NAME: which filter?")),
+            (None, Some(_), None) => Err(bad(
+                "--name needs --redis URL: which server? (or give --file PATH for a file)",
+            )),
+            _ => Err(bad(
+                "say which filter: --redis URL --name NAME for a filter in Redis, or --file PATH",
+            )),
+        }
+    }
+}
+
+/// Connects to `urls` (one URL, or a cluster's comma-separated node URLs).
+pub fn connect(urls: &str) -> Result<Connection, Failure> {
+    Ok(Connection::open(urls)?)
+}
+
+/// A bad-input failure with message `m`.
+pub fn bad(m: impl Into<String>) -> Failure {
+    Failure::BadInput(m.into())
+}
+
+/// The `bloomlab filter` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum FilterCommand {
+    /// Create an empty filter in Redis for n keys at false-positive rate p, in a layout from the
+    /// catalogue. Refuses if a filter (or any key) of that name exists, unless --replace.
+    Create(live::CreateArgs),
+    /// Add keys, one per line, from a file or standard input (pipelined, with progress).
+    Add(live::AddArgs),
+    /// Ask whether keys (one per line, from a file or standard input) may be in the filter: prints
+    /// 1 or 0 per key, or with --count only the totals. With --members every key must be found
+    /// (exit 1 otherwise: a Bloom filter never forgets a key, so a miss means the wrong filter or
+    /// damage).
+    Check(live::CheckArgs),
+    /// Delete a filter from Redis (its shards and its config), after checking it is bloomlab's.
+    Drop(live::DropArgs),
+    /// Explain a Redis key of bloomlab's (a filter name, `{NAME}:config` or `{NAME:i}:bits`): the
+    /// filter's stored config, shards and keys.
+    Describe(live::DescribeArgs),
+    /// How full a filter is: bits, k, layout, shards, bytes on the server, set bits, fill, the
+    /// estimated number of distinct keys inserted (with its interval), the false-positive rate
+    /// the bits imply, and how many more keys reach the design rate or a given fill.
+    Stat(StatArgs),
+    /// `stat` against thresholds, for cron or a monitoring agent: exit 0 ok, 1 warning,
+    /// 2 critical, 3 unknown (the filter could not be read). Optionally writes the figures in
+    /// Prometheus's text format.
+    Monitor(MonitorArgs),
+}
+
+/// Runs a `bloomlab filter` subcommand.
+pub fn run(cmd: FilterCommand) -> Outcome {
+    match cmd {
+        FilterCommand::Create(a) => live::create(&a),
+        FilterCommand::Add(a) => live::add(&a),
+        FilterCommand::Check(a) => live::check(&a),
+        FilterCommand::Drop(a) => live::drop_filter(&a),
+        FilterCommand::Describe(a) => live::describe(&a),
+        FilterCommand::Stat(a) => stat::stat(&a),
+        FilterCommand::Monitor(a) => Ok(stat::monitor(&a)),
+    }
+}
+
+/// Where keys come from: `--keys PATH`, or standard input when absent or `-`.
+#[derive(Debug, Clone, Args)]
+pub struct KeySource {
+    /// Key file, one key per line (the line's bytes, without `\n` or `\r\n`, are the key), each
+    /// at most 1 MiB. `-` or absent: standard input.
+    #[arg(long, value_name = "PATH")]
+    pub keys: Option<PathBuf>,
+    /// Keys per round trip (pipelined), 1 to 65536.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub batch: u32,
+}
+
+/// Reads keys in batches of `source.batch` and hands each batch to `f`, with a progress bar on
+/// stderr when it is a terminal. Returns the number of keys read.
+pub fn for_each_batch(
+    source: &KeySource,
+    mut f: impl FnMut(&[Vec<u8>]) -> Result<(), Failure>,
+) -> Result<u64, Failure> {
+    let (mut reader, label, size): (Box<dyn BufRead>, String, Option<u64>) =
+        match source.keys.as_deref() {
+            None => (
+                Box::new(std::io::stdin().lock()),
+                "standard input".into(),
+                None,
+            ),
+            Some(p) if p.as_os_str() == "-" => (
+                Box::new(std::io::stdin().lock()),
+                "standard input".into(),
+                None,
+            ),
+            Some(p) => {
+                let file = File::open(p)
+                    .map_err(|e| bad(format!("cannot open key file {}: {e}", p.display())))?;
+                let size = file.metadata().ok().map(|m| m.len());
+                (
+                    Box::new(BufReader::with_capacity(1 << 20, file)),
+                    p.display().to_string(),
+                    size,
+                )
+            }
+        };
+    let bar = progress(size);
+    let batch = source.batch as usize;
+    let mut keys: Vec<Vec<u8>> = Vec::with_capacity(batch);
+    let mut line = Vec::new();
+    let (mut count, mut read_bytes) = (0u64, 0u64);
+    loop {
+        let more = read_key_line(&mut reader, &mut line)
+            .map_err(|e| bad(format!("{label}, line {}: {e}", count + 1)))?;
+        if more {
+            read_bytes += line.len() as u64 + 1;
+            keys.push(std::mem::take(&mut line));
+            count += 1;
+        }
+        if keys.len() == batch || (!more && !keys.is_empty()) {
+            f(&keys)?;
+            keys.clear();
+            bar.set_position(if size.is_some() { read_bytes } else { count });
+        }
+        if !more {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(count)
+}
+
+/// A progress bar on stderr (bytes of a file of known size, else a key count), drawn only when
+/// stderr is a terminal.
+fn progress(size: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match size {
+        Some(total) => ProgressBar::new(total).with_style(
+            ProgressStyle::with_template("{bar:40} {binary_bytes}/{binary_total_bytes} {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{spinner} {pos} keys {per_sec}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        ),
+    };
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar
+}

@@ -1,0 +1,483 @@
+//! `stat` and `monitor`: how full a live filter is, and whether that needs attention.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use bloomlab_filters::Geometry;
+use bloomlab_filters::fill::{FillCounter, FillStat};
+use bloomlab_redis::admin;
+use clap::Args;
+
+use super::{Failure, Place, Target, bad, connect};
+
+/// Flags of `filter stat`.
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Confidence level of the interval around the estimated key count, in (0, 1).
+    #[arg(long, default_value_t = 0.95)]
+    confidence: f64,
+    /// The fill (share of bits set) whose distance in keys is reported, in (0, 1). 0.5 is where an
+    /// optimally sized filter reaches its design rate.
+    #[arg(long, default_value_t = 0.5)]
+    fill: f64,
+}
+
+/// Flags of `filter monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Warning when the fill (share of bits set) reaches this, in (0, 1]. An optimally sized
+    /// filter is half full at its design load.
+    #[arg(long, default_value_t = 0.5)]
+    warn_fill: f64,
+    /// Critical when the fill reaches this, in (0, 1]. Default: none.
+    #[arg(long)]
+    crit_fill: Option<f64>,
+    /// Warning when the false-positive rate the bits imply reaches this, in (0, 1]. Default: none.
+    #[arg(long)]
+    warn_rate: Option<f64>,
+    /// Critical when the implied false-positive rate reaches this, in (0, 1]. Default: twice the
+    /// rate the filter was designed for (for a file without one, none).
+    #[arg(long)]
+    crit_rate: Option<f64>,
+    /// Also write the figures in Prometheus's text format to this file (written whole: a
+    /// temporary file renamed over it, for node_exporter's textfile collector), or to standard
+    /// output with `-`.
+    #[arg(long, value_name = "PATH")]
+    prometheus: Option<PathBuf>,
+}
+
+/// A monitoring status, with the exit codes monitoring agents read (Nagios plugin convention).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Below every threshold: exit 0.
+    Ok = 0,
+    /// A warning threshold reached: exit 1.
+    Warning = 1,
+    /// A critical threshold reached: exit 2.
+    Critical = 2,
+    /// The filter could not be read, or the flags are invalid: exit 3.
+    Unknown = 3,
+}
+
+impl Status {
+    /// `OK`, `WARNING`, `CRITICAL` or `UNKNOWN`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Ok => "OK",
+            Self::Warning => "WARNING",
+            Self::Critical => "CRITICAL",
+            Self::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// The exit code (0, 1, 2, 3).
+    pub fn exit_code(self) -> ExitCode {
+        ExitCode::from(self as u8)
+    }
+}
+
+/// Everything `stat` reports about one filter.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// What was read: `"NAME" at URL` or the file's path.
+    pub label: String,
+    /// The filter's name (Redis) or file name, for metric labels.
+    pub name: String,
+    /// The variant's catalogue name.
+    pub variant: String,
+    /// The (n, p) the filter was sized for, when known.
+    pub design: Option<(u64, f64)>,
+    /// Shard count and bits per shard (Redis filters).
+    pub shards: Option<(u64, u64)>,
+    /// Bytes the filter takes where it lives (server memory, or the file's size).
+    pub stored_bytes: Option<u64>,
+    /// What the bits say.
+    pub fill: FillStat,
+}
+
+/// Reads a Redis filter's bits, streamed in bounded memory, into a [`Report`].
+fn redis_report(urls: &str, name: &str) -> Result<Report, Failure> {
+    let mut conn = connect(urls)?;
+    let config = admin::stored_config(&mut conn, name)?;
+    let server = admin::server_figures(&mut conn, name, &config)?;
+    let mut counter = FillCounter::new(config.geometry());
+    admin::for_each_chunk(&mut conn, name, &config, |chunk| {
+        counter.feed(chunk).map_err(Into::into)
+    })?;
+    let fill = counter.finish().map_err(|e| bad(e.to_string()))?;
+    if fill.set_bits != server.set_bits {
+        // The filter changed between BITCOUNT and the read (clients are adding keys): the figures
+        // below are the read's, which is the later one.
+        eprintln!(
+            "bloomlab: {name:?} changed while it was read ({} bits set, then {}): figures are from the later read",
+            server.set_bits, fill.set_bits
+        );
+    }
+    Ok(Report {
+        label: format!("{name:?} at {}", conn.url()),
+        name: name.to_owned(),
+        variant: config.variant_name()?,
+        design: Some((config.n, config.p)),
+        shards: Some((config.shards, config.shard_bits)),
+        stored_bytes: server.memory_bytes,
+        fill,
+    })
+}
+
+/// The [`Report`] of a target.
+pub fn report(target: &Target) -> Result<Report, Failure> {
+    match target.place()? {
+        Place::Redis { urls, name } => redis_report(&urls, &name),
+        Place::File(path) => file_report(&path),
+    }
+}
+
+/// Files are read by the file formats' readers (export format, Guava, Parquet).
+fn file_report(path: &Path) -> Result<Report, Failure> {
+    Err(bad(format!(
+        "{}: stat of a file needs its format's reader",
+        path.display()
+    )))
+}
+
+fn check_unit(flag: &str, v: f64, closed_top: bool) -> Result<(), Failure> {
+    let ok = v.is_finite() && v > 0.0 && (v < 1.0 || (closed_top && v == 1.0));
+    if ok {
+        Ok(())
+    } else {
+        let range = if closed_top { "(0, 1]" } else { "(0, 1)" };
+        Err(bad(format!(
+            "{flag} = {v} is invalid: it must be in {range}"
+        )))
+    }
+}
+
+/// `filter stat`.
+pub fn stat(a: &StatArgs) -> Result<ExitCode, Failure> {
+    check_unit("--confidence", a.confidence, false)?;
+    check_unit("--fill", a.fill, false)?;
+    let r = report(&a.target)?;
+    print!("{}", render(&r, a.confidence, a.fill)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn mib(bytes: f64) -> String {
+    format!("{:.2} MiB", bytes / (1u64 << 20) as f64)
+}
+
+/// The text `stat` prints.
+pub fn render(r: &Report, confidence: f64, fill_target: f64) -> Result<String, Failure> {
+    let f = &r.fill;
+    let g = f.geometry;
+    let (lo, hi) = f
+        .count_interval(confidence)
+        .map_err(|e| bad(e.to_string()))?;
+    let mut s = String::new();
+    let _ = writeln!(s, "filter        {}", r.label);
+    let design = r.design.map_or(String::new(), |(n, p)| {
+        format!(" (sized for n = {n}, p = {p})")
+    });
+    let _ = writeln!(s, "variant       {}{design}", r.variant);
+    let _ = writeln!(
+        s,
+        "size          {} bits ({}), k = {}{}",
+        g.bits(),
+        mib(g.bits() as f64 / 8.0),
+        g.hashes(),
+        match g {
+            Geometry::Flat { .. } => String::new(),
+            Geometry::Blocked {
+                blocks, block_bits, ..
+            } => format!(", {blocks} blocks of {block_bits} bits"),
+            Geometry::SplitBlock {
+                blocks,
+                words,
+                word_bits,
+            } => format!(", {blocks} blocks of {words} x {word_bits}-bit words"),
+        }
+    );
+    if let Some((shards, shard_bits)) = r.shards {
+        let _ = writeln!(s, "shards        {shards} of up to {shard_bits} bits");
+    }
+    if let Some(b) = r.stored_bytes {
+        let _ = writeln!(s, "stored        {} ({b} bytes)", mib(b as f64));
+    }
+    let _ = writeln!(s, "set bits      {} (fill {:.5})", f.set_bits, f.fill());
+    let _ = writeln!(
+        s,
+        "estimated     {:.0} distinct keys inserted ({}% interval {:.0} .. {:.0}; Swamidass-Baldi from the fill)",
+        f.estimated_count(),
+        confidence * 100.0,
+        lo,
+        hi
+    );
+    let vs = r.design.map_or(String::new(), |(n, p)| {
+        format!(
+            "; design rate {p}, theory at the estimate {:.4e}, at n = {n} {:.4e}",
+            g.fpr(f.estimated_count().round() as u64),
+            g.fpr(n)
+        )
+    });
+    let _ = writeln!(s, "implied FPR   {:.4e} (from the bits{vs})", f.implied_fpr);
+    if let Some((_, p)) = r.design {
+        let _ = writeln!(
+            s,
+            "headroom      {:.0} more keys reach the design rate {p}; {:.0} reach fill {fill_target}",
+            f.keys_to_rate(p),
+            f.keys_to_fill(fill_target)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "headroom      {:.0} more keys reach fill {fill_target}",
+            f.keys_to_fill(fill_target)
+        );
+    }
+    Ok(s)
+}
+
+/// The checked thresholds of `monitor`.
+struct Thresholds {
+    warn_fill: f64,
+    crit_fill: Option<f64>,
+    warn_rate: Option<f64>,
+    crit_rate: Option<f64>,
+}
+
+fn thresholds(a: &MonitorArgs) -> Result<Thresholds, Failure> {
+    check_unit("--warn-fill", a.warn_fill, true)?;
+    for (flag, v) in [
+        ("--crit-fill", a.crit_fill),
+        ("--warn-rate", a.warn_rate),
+        ("--crit-rate", a.crit_rate),
+    ] {
+        if let Some(v) = v {
+            check_unit(flag, v, true)?;
+        }
+    }
+    Ok(Thresholds {
+        warn_fill: a.warn_fill,
+        crit_fill: a.crit_fill,
+        warn_rate: a.warn_rate,
+        crit_rate: a.crit_rate,
+    })
+}
+
+/// `filter monitor`: prints one status line (and perfdata) and returns the status's exit code.
+/// Anything that stops it from judging the filter is UNKNOWN (3), never OK.
+pub fn monitor(a: &MonitorArgs) -> ExitCode {
+    let judged = thresholds(a).and_then(|t| Ok((report(&a.target)?, t)));
+    let (status, line, metrics) = match judged {
+        Ok((r, t)) => judge(&r, &t),
+        Err(e) => (
+            Status::Unknown,
+            format!("FILTER UNKNOWN - {e}"),
+            unknown_metrics(&a.target),
+        ),
+    };
+    println!("{line}");
+    if let Some(path) = &a.prometheus
+        && let Err(e) = write_prometheus(path, &metrics)
+    {
+        println!("FILTER UNKNOWN - cannot write the Prometheus file: {e}");
+        return Status::Unknown.exit_code();
+    }
+    status.exit_code()
+}
+
+fn judge(r: &Report, t: &Thresholds) -> (Status, String, String) {
+    let f = &r.fill;
+    let crit_rate = t.crit_rate.or(r.design.map(|(_, p)| 2.0 * p));
+    let fill = f.fill();
+    let rate = f.implied_fpr;
+    let mut status = Status::Ok;
+    let mut why = Vec::new();
+    let mut over = |value: f64, limit: Option<f64>, level: Status, what: &str| {
+        if let Some(l) = limit
+            && value >= l
+        {
+            status = status.max(level);
+            why.push(format!(
+                "{what} {value:.4} >= {l} ({})",
+                level.label().to_lowercase()
+            ));
+        }
+    };
+    over(fill, t.crit_fill, Status::Critical, "fill");
+    over(rate, crit_rate, Status::Critical, "implied FPR");
+    over(fill, Some(t.warn_fill), Status::Warning, "fill");
+    over(rate, t.warn_rate, Status::Warning, "implied FPR");
+    let detail = if why.is_empty() {
+        format!("fill {fill:.4}, implied FPR {rate:.4e}")
+    } else {
+        why.join(", ")
+    };
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    let line = format!(
+        "FILTER {} - {}: {detail}, about {:.0} keys | fill={fill};{};{};0;1 implied_fpr={rate};{};{};0;1 estimated_keys={:.0};;;0",
+        status.label(),
+        r.name,
+        f.estimated_count(),
+        t.warn_fill,
+        opt(t.crit_fill),
+        opt(t.warn_rate),
+        opt(crit_rate),
+        f.estimated_count()
+    );
+    (status, line, metrics(r, status))
+}
+
+/// A Prometheus label value escaped (backslash, double quote, newline).
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn gauge(out: &mut String, metric: &str, help: &str, filter: &str, value: f64) {
+    let _ = writeln!(out, "# HELP bloomlab_filter_{metric} {help}");
+    let _ = writeln!(out, "# TYPE bloomlab_filter_{metric} gauge");
+    let _ = writeln!(
+        out,
+        "bloomlab_filter_{metric}{{filter=\"{}\"}} {value}",
+        label(filter)
+    );
+}
+
+fn metrics(r: &Report, status: Status) -> String {
+    let f = &r.fill;
+    let mut out = String::new();
+    let name = &r.name;
+    gauge(
+        &mut out,
+        "up",
+        "1 when the filter could be read.",
+        name,
+        1.0,
+    );
+    gauge(
+        &mut out,
+        "status",
+        "0 ok, 1 warning, 2 critical, 3 unknown.",
+        name,
+        status as u8 as f64,
+    );
+    gauge(
+        &mut out,
+        "bits",
+        "Bits in the filter.",
+        name,
+        f.geometry.bits() as f64,
+    );
+    gauge(
+        &mut out,
+        "hashes",
+        "Bits set per key (k).",
+        name,
+        f64::from(f.geometry.hashes()),
+    );
+    gauge(&mut out, "set_bits", "Bits set.", name, f.set_bits as f64);
+    gauge(
+        &mut out,
+        "fill_ratio",
+        "Set bits over all bits.",
+        name,
+        f.fill(),
+    );
+    gauge(
+        &mut out,
+        "estimated_keys",
+        "Distinct keys inserted, estimated from the fill.",
+        name,
+        f.estimated_count(),
+    );
+    gauge(
+        &mut out,
+        "implied_fpr",
+        "False-positive rate the current bits imply.",
+        name,
+        f.implied_fpr,
+    );
+    if let Some((n, p)) = r.design {
+        gauge(
+            &mut out,
+            "design_keys",
+            "Keys the filter was sized for.",
+            name,
+            n as f64,
+        );
+        gauge(
+            &mut out,
+            "design_fpr",
+            "False-positive rate the filter was sized for.",
+            name,
+            p,
+        );
+        gauge(
+            &mut out,
+            "keys_to_design_fpr",
+            "More distinct keys until the design rate is reached.",
+            name,
+            f.keys_to_rate(p),
+        );
+    }
+    if let Some(b) = r.stored_bytes {
+        gauge(
+            &mut out,
+            "stored_bytes",
+            "Bytes the filter takes where it is stored.",
+            name,
+            b as f64,
+        );
+    }
+    out
+}
+
+fn unknown_metrics(target: &Target) -> String {
+    let name = match target.place() {
+        Ok(Place::Redis { name, .. }) => name,
+        Ok(Place::File(p)) => p.display().to_string(),
+        Err(_) => String::new(),
+    };
+    let mut out = String::new();
+    gauge(
+        &mut out,
+        "up",
+        "1 when the filter could be read.",
+        &name,
+        0.0,
+    );
+    gauge(
+        &mut out,
+        "status",
+        "0 ok, 1 warning, 2 critical, 3 unknown.",
+        &name,
+        3.0,
+    );
+    out
+}
+
+/// Writes `text` to standard output (`-`) or whole to `path` (a temporary file beside it, then
+/// renamed over it), so a scraper never reads half a file.
+fn write_prometheus(path: &Path, text: &str) -> std::io::Result<()> {
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        return out.flush();
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
