@@ -63,7 +63,6 @@
 //! acknowledged write; a client reading from asynchronous replicas could see the pointer before
 //! the bits, and this module never reads from replicas).
 
-use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -73,6 +72,7 @@ use bloomlab_filters::{BitPositions, Key};
 use redis::Value;
 use thiserror::Error;
 
+use crate::admin;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::error::RedisFilterError;
@@ -333,15 +333,14 @@ pub fn current(conn: &mut Connection, name: &str) -> Result<Option<String>> {
     }
 }
 
-/// Reads the config of filter `filter` (any variant): `None` if it has no config hash.
+/// The config of filter `filter` (any variant, checked by [`admin::stored_config`]): `None` if
+/// it has no config hash.
 fn stored_config(conn: &mut Connection, filter: &str) -> Result<Option<Config>> {
-    let key = config_key(filter);
-    let hash: HashMap<String, String> =
-        conn.query(redis::cmd("HGETALL").arg(&key), "read config", &key)?;
-    if hash.is_empty() {
-        return Ok(None);
+    match admin::stored_config(conn, filter) {
+        Ok(c) => Ok(Some(c)),
+        Err(RedisFilterError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
     }
-    Ok(Some(Config::parse(filter, &key, &hash)?))
 }
 
 /// The current generation of `name` and its stored config. Errors: no pointer
@@ -461,6 +460,25 @@ pub fn adopt(conn: &mut Connection, name: &str) -> Result<()> {
             name: name.to_owned(),
         },
     })
+}
+
+/// Deletes generational filter `name` whole: every generation the list or the pointer names that
+/// still exists ([`admin::drop_filter`]), then the list and the pointer. Readers of it fail from
+/// then on ([`GenerationError::NoPointer`]). Returns the number of keys deleted. A bad pointer is
+/// an error and nothing is deleted.
+pub fn drop_generational(conn: &mut Connection, name: &str) -> Result<u64> {
+    check_base_name(name)?;
+    let mut deleted = 0;
+    for g in generations(conn, name)? {
+        if g.config.is_some() {
+            deleted += admin::drop_filter(conn, &g.name)?;
+        }
+    }
+    for key in [list_key(name), pointer_key(name)] {
+        let n: u64 = conn.query(redis::cmd("DEL").arg(&key), "drop", &key)?;
+        deleted += n;
+    }
+    Ok(deleted)
 }
 
 /// How [`swap`] builds and switches.

@@ -9,6 +9,7 @@
 
 mod live;
 mod stat;
+mod swap;
 
 use std::fmt;
 use std::fs::File;
@@ -149,6 +150,10 @@ pub enum FilterCommand {
     /// 2 critical, 3 unknown (the filter could not be read). Optionally writes the figures in
     /// Prometheus's text format.
     Monitor(MonitorArgs),
+    /// Rebuild a generational filter from a key file under a new name and switch every reader to
+    /// it at once (one pointer key); the old generation expires after a grace period. With
+    /// --readers, measured under concurrent readers (false negatives counted).
+    Swap(swap::SwapArgs),
 }
 
 /// Runs a `bloomlab filter` subcommand.
@@ -161,6 +166,7 @@ pub fn run(cmd: FilterCommand) -> Outcome {
         FilterCommand::Describe(a) => live::describe(&a),
         FilterCommand::Stat(a) => stat::stat(&a),
         FilterCommand::Monitor(a) => Ok(stat::monitor(&a)),
+        FilterCommand::Swap(a) => swap::swap(&a),
     }
 }
 

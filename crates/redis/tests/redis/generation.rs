@@ -120,21 +120,16 @@ fn filter_keys(name: &str, shards: u64) -> Vec<String> {
         .collect()
 }
 
-/// Deletes a generational filter's pointer, list and the generations still listed.
+/// Deletes the generational filter (the library's drop) and checks no key of it is left.
 fn cleanup(s: &Servers, name: &str) {
-    let mut conn = s.conn();
-    let gens = generation::generations(&mut conn, name).unwrap_or_default();
-    let mut raw = s.raw();
-    for g in gens {
-        if let Some(c) = g.config {
-            for k in filter_keys(&g.name, c.shards) {
-                let _: i64 = redis::cmd("DEL").arg(&k).query(&mut *raw).unwrap();
-            }
-        }
-    }
-    for k in [generation::pointer_key(name), generation::list_key(name)] {
-        let _: i64 = redis::cmd("DEL").arg(&k).query(&mut *raw).unwrap();
-    }
+    generation::drop_generational(&mut s.conn(), name)
+        .unwrap_or_else(|e| panic!("{}: drop {name}: {e}", s.label));
+    let left = s.keys_containing(name);
+    assert!(
+        left.is_empty(),
+        "{}: left after the drop: {left:?}",
+        s.label
+    );
 }
 
 /// A first generation of `name` holding `keys` (grace irrelevant: there is no old one).
@@ -294,10 +289,6 @@ fn a_naive_swap_that_points_readers_at_an_unfilled_generation_is_caught() {
         "the naive swap went unnoticed: {measured:#?}"
     );
     cleanup(&s, &name);
-    let _: i64 = redis::cmd("DEL")
-        .arg(config_key(&first.new_generation))
-        .query(&mut *s.raw())
-        .unwrap();
 }
 
 #[test]
