@@ -713,3 +713,326 @@ impl<F: BitPositions> RedisBloom<F> {
         Ok(total)
     }
 }
+
+/// The shard pieces of the global byte range `offset..offset + len` of a filter with `config`:
+/// (shard, offset inside the shard, length) in order; none straddles two shards.
+fn shard_pieces(config: &Config, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64, u64)> {
+    let shard_bytes = config.shard_bits / 8;
+    let end = offset + len;
+    let mut at = offset;
+    std::iter::from_fn(move || {
+        if at >= end {
+            return None;
+        }
+        let shard = at / shard_bytes;
+        let local = at % shard_bytes;
+        let take = (shard_bytes - local).min(end - at);
+        at += take;
+        Some((shard, local, take))
+    })
+}
+
+impl<F: BitPositions> RedisBloom<F> {
+    /// Calls `each` with the whole bit array in order (the bytes of [`Self::bytes`]), in pieces of
+    /// at most `chunk_bytes` bytes, each read with one GETRANGE, so memory stays bounded by the
+    /// chunk size whatever the filter's size. A piece never straddles two shards, and with a
+    /// `chunk_bytes` that is a multiple of 8 every piece is a whole number of 64-bit words (shards
+    /// are whole 512-bit blocks, the last one whole words). `each` may modify the piece (it is
+    /// the caller's copy). A shard that returns fewer bytes than its config says is
+    /// [`RedisFilterError::Corrupt`]; the first error of `each` stops the reading and is returned.
+    ///
+    /// A filter that other clients insert into while it is read gives, per piece, the bits of
+    /// some moment during the read: bits are only ever set, so every key inserted before the
+    /// call began is in the result.
+    pub fn read_chunks<E: From<RedisFilterError>>(
+        &mut self,
+        chunk_bytes: u64,
+        mut each: impl FnMut(&mut [u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        if chunk_bytes == 0 || !chunk_bytes.is_multiple_of(8) {
+            return Err(RedisFilterError::OutOfRange {
+                what: "chunk size (bytes)",
+                value: chunk_bytes.to_string(),
+                allowed: "a positive multiple of 8".into(),
+            }
+            .into());
+        }
+        for shard in 0..self.config.shards {
+            let len = self.config.shard_bytes(shard);
+            let key = self.shard_keys[shard as usize].clone();
+            let mut at = 0;
+            while at < len {
+                let take = chunk_bytes.min(len - at);
+                self.keep_alive()?;
+                let mut piece: Vec<u8> = self.conn.query(
+                    redis::cmd("GETRANGE").arg(&key).arg(at).arg(at + take - 1),
+                    "read shard",
+                    &key,
+                )?;
+                if piece.len() as u64 != take {
+                    return Err(RedisFilterError::Corrupt {
+                        name: self.name.clone(),
+                        key,
+                        reason: format!(
+                            "bytes {at}..{} of the shard gave {} bytes where the config says the shard holds {len}: its bits were lost or another program wrote it",
+                            at + take,
+                            piece.len()
+                        ),
+                    }
+                    .into());
+                }
+                each(&mut piece)?;
+                at += take;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts loading the filter `name`, sized for `n` keys at rate `p` by `F`'s rule in shards of
+    /// `shard_bits` bits, from bytes the caller writes ([`Loading::write`]): an import.
+    ///
+    /// Guarantees:
+    /// - *Invisible until committed.* The shards are created (zeroed, at full length, so the
+    ///   server's memory is taken or refused at once), but the config hash is written only by
+    ///   [`Loading::commit`]: until then, opening `name` is [`RedisFilterError::NotFound`], never a
+    ///   half-written filter whose missing bits would be false negatives.
+    /// - *Never overwrites by accident.* Without `replace`, an existing config hash is
+    ///   [`RedisFilterError::Exists`]; with it, the existing filter's keys (as its stored config
+    ///   names them; a foreign key or a corrupt config is an error and nothing is deleted) are
+    ///   deleted first, its config hash before its shards (clients that have it open then read
+    ///   missing shards as zero bits: replacing a live filter is `swap`'s job). A shard key that exists is `Exists` in both cases, and
+    ///   whatever this call created is deleted.
+    /// - *Leftovers go away.* Every key carries `expiry` (at least 1 ms) until the commit, re-armed
+    ///   while the load writes, so a loader killed mid-way leaves nothing after `expiry`.
+    pub fn begin_load(
+        mut conn: Connection,
+        name: &str,
+        n: u64,
+        p: f64,
+        shard_bits: u64,
+        replace: bool,
+        expiry: Duration,
+    ) -> Result<Loading<F>> {
+        check_name(name)?;
+        let ttl_ms = u64::try_from(expiry.as_millis()).unwrap_or(u64::MAX);
+        if ttl_ms == 0 {
+            return Err(RedisFilterError::OutOfRange {
+                what: "load expiry",
+                value: format!("{expiry:?}"),
+                allowed: "at least 1 ms".into(),
+            });
+        }
+        let config = Config::sized::<F>(n, p, shard_bits)?;
+        let key = config_key(name);
+        let exists: i64 = conn.query(redis::cmd("EXISTS").arg(&key), "load", &key)?;
+        if exists == 1 {
+            if !replace {
+                return Err(RedisFilterError::Exists {
+                    url: conn.url().to_owned(),
+                    name: name.to_owned(),
+                    key,
+                });
+            }
+            // A foreign key or a damaged config under the name is an error, and nothing is
+            // deleted.
+            let stored = crate::admin::stored_config(&mut conn, name)?;
+            let mut old = Self::assemble(conn, name, stored);
+            // The config first: a client opening the name from now on gets NotFound rather than
+            // a filter with missing shards.
+            let keys: Vec<String> = old.keys().map(str::to_owned).collect();
+            for k in keys {
+                old.conn
+                    .query::<i64>(redis::cmd("DEL").arg(&k), "load (replace)", &k)?;
+            }
+            conn = old.conn;
+        }
+        let filter = Self::assemble(conn, name, config);
+        let mut loading = Loading {
+            filter,
+            ttl_ms,
+            armed: Instant::now(),
+        };
+        loading.create_shards()?;
+        Ok(loading)
+    }
+}
+
+/// A filter being loaded by [`RedisBloom::begin_load`]: shards created and written piece by
+/// piece, each with an expiry, and no config hash yet. Finish with [`Loading::commit`] or
+/// [`Loading::abort`]; a `Loading` dropped without either leaves its shards to expire.
+pub struct Loading<F> {
+    filter: RedisBloom<F>,
+    ttl_ms: u64,
+    /// When the shards' expiry was last set.
+    armed: Instant,
+}
+
+impl<F> std::fmt::Debug for Loading<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loading")
+            .field("filter", &self.filter)
+            .finish()
+    }
+}
+
+impl<F: BitPositions> Loading<F> {
+    /// The config the filter gets at the commit.
+    pub fn config(&self) -> &Config {
+        &self.filter.config
+    }
+
+    /// The filter's shard keys, in order.
+    pub fn shard_keys(&self) -> impl Iterator<Item = &str> {
+        self.filter.shard_keys.iter().map(String::as_str)
+    }
+
+    fn create_shards(&mut self) -> Result<()> {
+        let f = &mut self.filter;
+        let cmds = f.shard_scripts(CREATE_FRESH_SHARD, &[self.ttl_ms]);
+        let first = f.shard_keys[0].clone();
+        let made = match f.conn.pipeline(cmds, "load (create shards)", &first) {
+            Ok(made) => made,
+            Err(e) => {
+                // A failed pipeline does not say which shards it created; the name's shards are
+                // this load's (no config hash names them), so all are deleted, best effort.
+                let _ = self.delete_shards(None);
+                return Err(e);
+            }
+        };
+        if let Some(i) = made.iter().position(|v| !matches!(v, Value::Int(1))) {
+            let taken = f.shard_keys[i].clone();
+            let mine: Vec<bool> = made.iter().map(|v| matches!(v, Value::Int(1))).collect();
+            let _ = self.delete_shards(Some(&mine));
+            return Err(RedisFilterError::Exists {
+                url: self.filter.conn.url().to_owned(),
+                name: self.filter.name.clone(),
+                key: taken,
+            });
+        }
+        self.armed = Instant::now();
+        Ok(())
+    }
+
+    /// Deletes the shards (those marked `true` in `which`, or all).
+    fn delete_shards(&mut self, which: Option<&[bool]>) -> Result<()> {
+        let f = &mut self.filter;
+        let mut first = None;
+        for (i, key) in f.shard_keys.iter().enumerate() {
+            if which.is_none_or(|w| w.get(i).copied().unwrap_or(false)) {
+                let r = f
+                    .conn
+                    .query::<i64>(redis::cmd("DEL").arg(key), "load (undo)", key);
+                if let Err(e) = r {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Re-sets the shards' expiry when a quarter of it has passed; a shard found gone is
+    /// [`RedisFilterError::Expired`].
+    fn keep_alive(&mut self) -> Result<()> {
+        if (self.armed.elapsed().as_millis() as u64) < self.ttl_ms / 4 {
+            return Ok(());
+        }
+        let f = &mut self.filter;
+        let cmds = f
+            .shard_keys
+            .iter()
+            .map(|k| {
+                let mut c = redis::cmd("PEXPIRE");
+                c.arg(k).arg(self.ttl_ms);
+                c
+            })
+            .collect();
+        let first = f.shard_keys[0].clone();
+        let replies = f.conn.pipeline(cmds, "load (re-arm expiry)", &first)?;
+        if let Some(i) = replies.iter().position(|v| !matches!(v, Value::Int(1))) {
+            return Err(RedisFilterError::Expired {
+                url: f.conn.url().to_owned(),
+                name: f.name.clone(),
+                key: f.shard_keys[i].clone(),
+                ttl_secs: self.ttl_ms / 1000,
+            });
+        }
+        self.armed = Instant::now();
+        Ok(())
+    }
+
+    /// Writes `bytes` at byte `offset` of the bit array (the in-memory layout's bytes, whatever
+    /// the shard size): one SETRANGE per shard the range touches. A range past the end of the
+    /// array is [`RedisFilterError::OutOfRange`] and writes nothing.
+    pub fn write(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        let total = self.filter.config.bits / 8;
+        let end = offset.checked_add(bytes.len() as u64);
+        if end.is_none_or(|e| e > total) {
+            return Err(RedisFilterError::OutOfRange {
+                what: "load range (bytes)",
+                value: format!("{offset}..{offset}+{}", bytes.len()),
+                allowed: format!("within the filter's {total} bytes"),
+            });
+        }
+        self.keep_alive()?;
+        let mut done = 0usize;
+        for (shard, local, len) in shard_pieces(&self.filter.config, offset, bytes.len() as u64) {
+            let key = &self.filter.shard_keys[shard as usize];
+            let piece = &bytes[done..done + len as usize];
+            self.filter.conn.query::<i64>(
+                redis::cmd("SETRANGE").arg(key).arg(local).arg(piece),
+                "load (write)",
+                key,
+            )?;
+            done += len as usize;
+        }
+        Ok(())
+    }
+
+    /// Makes the loaded filter visible and permanent: writes the config hash (atomically, only if
+    /// no client created one of this name during the load: else [`RedisFilterError::Exists`], and
+    /// the shards are left to expire, since that client may be using them), removes every key's
+    /// expiry (PERSIST), and checks every shard's length, as [`RedisBloom::open`] does.
+    pub fn commit(mut self) -> Result<RedisBloom<F>> {
+        let f = &mut self.filter;
+        let key = f.config_key.clone();
+        let mut eval = redis::cmd("EVAL");
+        eval.arg(CREATE_FRESH).arg(1).arg(&key).arg(self.ttl_ms);
+        for (field, value) in f.config.fields() {
+            eval.arg(field).arg(value);
+        }
+        let created: i64 = f.conn.query(&eval, "load (commit)", &key)?;
+        if created != 1 {
+            return Err(RedisFilterError::Exists {
+                url: f.conn.url().to_owned(),
+                name: f.name.clone(),
+                key,
+            });
+        }
+        let keys: Vec<String> = f.keys().map(str::to_owned).collect();
+        let cmds = keys
+            .iter()
+            .map(|k| {
+                let mut c = redis::cmd("PERSIST");
+                c.arg(k);
+                c
+            })
+            .collect();
+        let replies = f.conn.pipeline(cmds, "load (persist)", &key)?;
+        if let Some(i) = replies.iter().position(|v| !matches!(v, Value::Int(1))) {
+            return Err(RedisFilterError::Expired {
+                url: f.conn.url().to_owned(),
+                name: f.name.clone(),
+                key: keys[i].clone(),
+                ttl_secs: self.ttl_ms / 1000,
+            });
+        }
+        f.check_shards()?;
+        Ok(self.filter)
+    }
+
+    /// Deletes the shards written so far (the config hash was never written): the server is as
+    /// before the load (with `replace`, the replaced filter stays deleted).
+    pub fn abort(mut self) -> Result<()> {
+        self.delete_shards(None)
+    }
+}

@@ -7,6 +7,7 @@
 //! The logic is the libraries' (`bloomlab_redis::admin`, `bloomlab_filters::fill`); this module
 //! parses flags, reads key files and prints.
 
+mod dump;
 mod live;
 mod stat;
 mod swap;
@@ -150,6 +151,12 @@ pub enum FilterCommand {
     /// 2 critical, 3 unknown (the filter could not be read). Optionally writes the figures in
     /// Prometheus's text format.
     Monitor(MonitorArgs),
+    /// Copy a filter out of Redis into a file (bloomlab's format, or Guava's for Guava's layout),
+    /// bit-exact, streamed in bounded memory, written whole or not at all.
+    Export(dump::ExportArgs),
+    /// Load a filter file into Redis, bit-exact, in any shard size: the file's header, size and
+    /// stated config are checked first, and the filter appears only once its checksum matched.
+    Import(dump::ImportArgs),
     /// Rebuild a generational filter from a key file under a new name and switch every reader to
     /// it at once (one pointer key); the old generation expires after a grace period. With
     /// --readers, measured under concurrent readers (false negatives counted).
@@ -166,6 +173,8 @@ pub fn run(cmd: FilterCommand) -> Outcome {
         FilterCommand::Describe(a) => live::describe(&a),
         FilterCommand::Stat(a) => stat::stat(&a),
         FilterCommand::Monitor(a) => Ok(stat::monitor(&a)),
+        FilterCommand::Export(a) => dump::export(&a),
+        FilterCommand::Import(a) => dump::import(&a),
         FilterCommand::Swap(a) => swap::swap(&a),
     }
 }

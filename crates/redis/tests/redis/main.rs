@@ -6,6 +6,7 @@
 mod big;
 mod cluster;
 mod common;
+mod dump;
 mod faults;
 mod fresh;
 mod generation;
