@@ -48,6 +48,11 @@
 //!    deleted; the other swap's generation stays current, never lost);
 //! 7. gives the old generation's keys an expiry of the grace period.
 //!
+//! [`swap_from_file`] replaces steps 2 to 5 by a load of an exported filter file
+//! ([`dump::import`]: checked before the server is touched, visible only once complete and its
+//! checksum matched, removed on failure, expiring if killed) and a check that each of its keys is
+//! present and persistent.
+//!
 //! A swap killed between steps 5 and 6 leaves a persistent generation that is not current: it is
 //! listed by [`generations`] (not current, no expiry) for an operator to drop. The other order
 //! (switch, then persist) could leave the *current* generation expiring, which is worse.
@@ -75,6 +80,7 @@ use thiserror::Error;
 use crate::admin;
 use crate::config::Config;
 use crate::conn::Connection;
+use crate::dump;
 use crate::error::RedisFilterError;
 use crate::filter::RedisBloom;
 use crate::keys::{self, MAX_NAME_BYTES, check_name, config_key};
@@ -122,6 +128,10 @@ pub enum GenerationError {
     /// A Redis failure, a bad parameter or a damaged filter, as the store reports it.
     #[error(transparent)]
     Redis(#[from] RedisFilterError),
+    /// Loading the new generation from a filter file failed ([`swap_from_file`]); nothing was
+    /// switched and what the load wrote was deleted.
+    #[error("{0}; nothing was switched")]
+    Import(#[from] dump::DumpError),
     /// The pointer key holds something no swap writes: another type, or a value that names no
     /// generation of this filter.
     #[error(
@@ -579,6 +589,53 @@ where
     K: Key,
     I: IntoIterator<Item = io::Result<K>>,
 {
+    swap_built(urls, name, options, |generation, shard_bits| {
+        build::<F, K, I>(urls, generation, keys, options, shard_bits)
+    })
+}
+
+/// [`swap`] with a new generation loaded from a filter file exported by
+/// [`dump::export`](crate::dump::export) (or a Guava file), instead of built from keys: the file
+/// is loaded by [`dump::import`](crate::dump::import) under the new generation's name (checked
+/// before the server is touched, visible only once complete and its checksum matched, removed on
+/// any failure, its keys expiring if the importer is killed), then every key of it is checked
+/// present and persistent, and the pointer switched as by [`swap`]. The layout, n and p are the
+/// file's (`import.expected` states what they must be); `options.n`, `options.p` and
+/// `options.build_expiry` are not used, `options.shard_bits` overrides `import.shard_bits` when
+/// set. `keys_inserted` and `verified` of the outcome are 0: the file holds bits, not keys.
+pub fn swap_from_file(
+    urls: &str,
+    name: &str,
+    path: &std::path::Path,
+    import: &dump::ImportOptions,
+    options: &SwapOptions,
+) -> Result<SwapOutcome> {
+    let mut import = import.clone();
+    import.replace = false;
+    if let Some(s) = options.shard_bits {
+        import.shard_bits = Some(s);
+    }
+    swap_built(urls, name, options, |generation, _| {
+        let loaded = dump::import(
+            Connection::open(urls)?,
+            generation,
+            path,
+            &import,
+            &mut |_, _| {},
+        )?;
+        persist(urls, generation, &loaded.config)?;
+        Ok((loaded.config, 0, 0))
+    })
+}
+
+/// Steps 1, 6 and 7 around `build` (steps 2 to 5), which makes generation `generation` with
+/// shards of the given bits, complete and persistent, or deletes what it made and errs.
+fn swap_built(
+    urls: &str,
+    name: &str,
+    options: &SwapOptions,
+    build: impl FnOnce(&str, u64) -> Result<(Config, u64, u64)>,
+) -> Result<SwapOutcome> {
     check_base_name(name)?;
     options.check()?;
     let mut conn = Connection::open(urls)?;
@@ -594,8 +651,7 @@ where
         .shard_bits
         .unwrap_or_else(|| conn.default_shard_bits());
     let started = Instant::now();
-    let built = build::<F, K, I>(urls, &generation, keys, options, shard_bits);
-    let (config, keys_inserted, verified) = match built {
+    let (config, keys_inserted, verified) = match build(&generation, shard_bits) {
         Ok(x) => x,
         Err(e) => {
             forget(&mut conn, &list, &generation);

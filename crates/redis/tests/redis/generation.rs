@@ -556,3 +556,89 @@ fn a_plain_filter_is_adopted_only_when_asked_and_then_expires_after_the_grace() 
     plain.destroy().unwrap();
     cleanup(&s, &name);
 }
+
+#[test]
+fn a_swap_from_an_exported_file_under_readers_and_a_truncated_file_switches_nothing() {
+    let test = "generation_swap_from_file";
+    for s in servers(test) {
+        swap_from_file(&s);
+    }
+}
+
+fn swap_from_file(s: &Servers) {
+    use bloomlab_redis::dump::{self, Format, ImportOptions};
+    let label = s.label;
+    let urls = s.joined();
+    let name = common::unique_name("gen-file");
+    let members = common::keys("gen-member", 3000);
+    let first = first_generation(s, &name, &members);
+
+    // The new generation, built elsewhere and exported: members plus 2000 new keys.
+    let mut new_keys = members.clone();
+    new_keys.extend(common::keys("gen-file-only", 2000));
+    let built = common::unique_name("gen-file-src");
+    let mut src = RedisBloom::<Km>::create_new(
+        Connection::open(&urls).unwrap(),
+        &built,
+        8000,
+        0.01,
+        SHARD_BITS,
+        None,
+    )
+    .unwrap();
+    src.insert_batch(&new_keys, 256).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gen.blf");
+    dump::export(
+        Connection::open(&urls).unwrap(),
+        &built,
+        &file,
+        Format::Bloomlab,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    src.destroy().unwrap();
+
+    // A truncated copy: refused, nothing switched, no key left.
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = dir.path().join("cut.blf");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+    let before = s.keys_containing(&format!("{name}@"));
+    let import = ImportOptions::default();
+    let opts = options(Duration::from_secs(1));
+    let e = generation::swap_from_file(&urls, &name, &cut, &import, &opts).unwrap_err();
+    assert!(
+        matches!(e, GenerationError::Import(_))
+            && e.to_string().contains("truncated")
+            && e.to_string().contains("nothing was switched"),
+        "{label}: {e}"
+    );
+    assert_eq!(s.keys_containing(&format!("{name}@")), before, "{label}");
+    assert_eq!(
+        generation::current(&mut s.conn(), &name).unwrap(),
+        Some(first.new_generation.clone()),
+        "{label}"
+    );
+
+    let measured = generation::swap_under_readers::<Km, _>(
+        &urls,
+        &name,
+        &members,
+        &ReaderPlan::new(4),
+        || generation::swap_from_file(&urls, &name, &file, &import, &opts),
+    )
+    .unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert_eq!(measured.false_negatives(), 0, "{label}: {measured:#?}");
+    assert_eq!(measured.readers_on_new(), 4, "{label}: {measured:#?}");
+    let new = &measured.swap.new_generation;
+    for k in filter_keys(new, measured.swap.config.shards) {
+        assert_eq!(pttl(&mut *s.raw(), &k), -1, "{label}: {k}");
+    }
+    let mut reader = Reader::<Km>::open(&urls, &name).unwrap();
+    let mut found = 0;
+    reader
+        .contains_batch(&new_keys, 512, |_, hit| found += usize::from(hit))
+        .unwrap();
+    assert_eq!(found, new_keys.len(), "{label}");
+    cleanup(s, &name);
+}
