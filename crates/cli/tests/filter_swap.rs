@@ -264,3 +264,118 @@ fn bad_input_exits_2_and_switches_nothing() {
         generation::drop_generational(&mut conn, &name).unwrap();
     }
 }
+
+#[test]
+fn swap_from_an_exported_file_under_readers_and_list_the_generations() {
+    for urls in servers("filter_swap_from_file") {
+        let dir = tempfile::tempdir().unwrap();
+        let (members, old, new) = (
+            dir.path().join("members"),
+            dir.path().join("old"),
+            dir.path().join("new"),
+        );
+        write_keys(&members, &[("member", 3000)]);
+        write_keys(&old, &[("member", 3000), ("old-only", 1000)]);
+        write_keys(&new, &[("member", 3000), ("file-only", 2000)]);
+        let s = |p: &Path| p.to_str().unwrap().to_owned();
+        let name = unique("swap-cli-file");
+        let source = unique("swap-cli-src");
+        let layout = ["--layout", "classic/xxh3/km", "--n", "10000", "--p", "0.01"];
+        let run = |args: &[&str]| {
+            let o = bloomlab(args);
+            assert!(o.status.success(), "{urls}: {args:?}: {}", text(&o));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let mut first = vec!["filter", "swap", "--redis", &urls, "--name", &name];
+        let old_s = s(&old);
+        first.extend(["--keys", &old_s]);
+        first.extend(layout);
+        let g1 = field(&run(&first), "new generation  ").to_owned();
+
+        // The next generation built elsewhere and exported.
+        let mut create = vec!["filter", "create", "--redis", &urls, "--name", &source];
+        create.extend(layout);
+        run(&create);
+        let new_s = s(&new);
+        run(&[
+            "filter", "add", "--redis", &urls, "--name", &source, "--keys", &new_s,
+        ]);
+        let file = s(&dir.path().join("next.blf"));
+        run(&[
+            "filter", "export", "--redis", &urls, "--name", &source, "--out", &file,
+        ]);
+        run(&["filter", "drop", "--redis", &urls, "--name", &source]);
+
+        // A truncated copy is refused, nothing switched.
+        let cut = s(&dir.path().join("cut.blf"));
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let o = bloomlab(&[
+            "filter",
+            "swap",
+            "--redis",
+            &urls,
+            "--name",
+            &name,
+            "--from-file",
+            &cut,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{urls}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("truncated"),
+            "{urls}: {}",
+            text(&o)
+        );
+
+        let members_s = s(&members);
+        let out = run(&[
+            "filter",
+            "swap",
+            "--redis",
+            &urls,
+            "--name",
+            &name,
+            "--from-file",
+            &file,
+            "--readers",
+            "4",
+            "--probe-keys",
+            &members_s,
+            "--grace",
+            "30",
+        ]);
+        assert!(
+            out.contains(", 0 false negatives, 4 of 4 on the new generation at the end"),
+            "{urls}: {out}"
+        );
+        assert_eq!(field(&out, "old generation  "), g1, "{out}");
+        let g2 = field(&out, "new generation  ").to_owned();
+        run(&[
+            "filter",
+            "check",
+            "--redis",
+            &urls,
+            "--name",
+            &g2,
+            "--keys",
+            &new_s,
+            "--members",
+            "--count",
+        ]);
+        let listed = run(&[
+            "filter", "swap", "--redis", &urls, "--name", &name, "--list",
+        ]);
+        let lines: Vec<&str> = listed.lines().collect();
+        assert_eq!(lines.len(), 3, "{urls}: {listed}");
+        assert!(
+            lines[1].starts_with(&format!("current {g2} (redis/classic/xxh3/km, n = 10000"))
+                && lines[1].ends_with("; persistent)"),
+            "{listed}"
+        );
+        assert!(
+            lines[2].starts_with(&format!("old     {g1} ")) && lines[2].contains("; expires in "),
+            "{listed}"
+        );
+        generation::drop_generational(&mut Connection::open(&urls).unwrap(), &name).unwrap();
+    }
+}

@@ -131,7 +131,7 @@ pub enum GenerationError {
     /// Loading the new generation from a filter file failed ([`swap_from_file`]); nothing was
     /// switched and what the load wrote was deleted.
     #[error("{0}; nothing was switched")]
-    Import(#[from] dump::DumpError),
+    Import(Box<dump::DumpError>),
     /// The pointer key holds something no swap writes: another type, or a value that names no
     /// generation of this filter.
     #[error(
@@ -256,6 +256,13 @@ pub enum GenerationError {
 
 /// The result type of this module.
 pub type Result<T> = std::result::Result<T, GenerationError>;
+
+impl From<dump::DumpError> for GenerationError {
+    fn from(e: dump::DumpError) -> Self {
+        // Boxed: a dump error is large, and every result of this module would carry its size.
+        Self::Import(Box::new(e))
+    }
+}
 
 /// The pointer of generational filter `name`: `{name}:current`, a string naming its current
 /// generation.

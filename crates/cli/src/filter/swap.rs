@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use bloomlab_filters::BitPositions;
 use bloomlab_harness::keys::read_key_line;
+use bloomlab_redis::dump::{Expected, Format, ImportOptions};
 use bloomlab_redis::generation::{
-    self, GenerationError, ReaderPlan, SwapOptions, SwapOutcome, SwapUnderReaders,
+    self, GenerationError, Lifetime, ReaderPlan, SwapOptions, SwapOutcome, SwapUnderReaders,
 };
 use bloomlab_redis::{Config, RedisVisitor};
 use clap::Args;
@@ -23,6 +24,7 @@ pub const MAX_PROBE_KEYS: usize = 1_000_000;
 
 /// Flags of `filter swap`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["keys", "from_file", "list"])))]
 pub struct SwapArgs {
     #[command(flatten)]
     target: Target,
@@ -30,7 +32,15 @@ pub struct SwapArgs {
     /// most 1 MiB; `-` for standard input. A file that cannot be read to its end switches
     /// nothing.
     #[arg(long, value_name = "PATH")]
-    keys: PathBuf,
+    keys: Option<PathBuf>,
+    /// Load the new generation from a filter file written by `filter export` (bloomlab's format)
+    /// instead of building it from keys: its layout, n and p are the file's (--layout, --n, --p,
+    /// if given, must match them). A damaged or truncated file switches nothing.
+    #[arg(long, value_name = "PATH")]
+    from_file: Option<PathBuf>,
+    /// Only list the generations (the current one first) with their expiries; change nothing.
+    #[arg(long)]
+    list: bool,
     /// The new generation's layout (as `filter create` names it). Default: the current
     /// generation's, or `blocked512/xxh3` for a first generation.
     #[arg(long)]
@@ -151,17 +161,24 @@ pub fn swap(a: &SwapArgs) -> Outcome {
     };
     generation::check_base_name(&name).map_err(failure)?;
     // Opened first: a key file that cannot be opened is refused before anything is sent.
-    let keys = KeyLines::open(&a.keys)?;
+    let keys = a.keys.as_deref().map(KeyLines::open).transpose()?;
     let mut conn = connect(&urls)?;
+    if a.list {
+        return list(&mut conn, &name);
+    }
     let current = current_config(&mut conn, &name, a.adopt)?;
     let variant = match (&a.layout, &current) {
-        (Some(l), _) => redis_variant(l)?,
-        (None, Some(c)) => c.variant_name()?,
-        (None, None) => redis_variant("blocked512/xxh3")?,
+        (Some(l), _) => Some(redis_variant(l)?),
+        (None, Some(c)) if a.from_file.is_none() => Some(c.variant_name()?),
+        (None, None) if a.from_file.is_none() => Some(redis_variant("blocked512/xxh3")?),
+        // From a file: the file's, checked against the current one's when readers measure.
+        (None, _) => None,
     };
     let (n, p) = match (a.n, a.p, &current) {
         (Some(n), Some(p), _) => (n, p),
         (n, p, Some(c)) => (n.unwrap_or(c.n), p.unwrap_or(c.p)),
+        // From a file: the file's (n, p); these are not used.
+        _ if a.from_file.is_some() => (1, 0.5),
         _ => {
             return Err(bad(
                 "a first generation needs --n N and --p P (there is no current generation to take them from)",
@@ -169,20 +186,24 @@ pub fn swap(a: &SwapArgs) -> Outcome {
         }
     };
     let mut options = SwapOptions::new(n, p);
-    options.shard_bits = a.shard_bits.or(current.as_ref().map(|c| c.shard_bits));
+    options.shard_bits = a.shard_bits.or(current
+        .as_ref()
+        .filter(|_| a.from_file.is_none())
+        .map(|c| c.shard_bits));
     options.grace = Duration::from_secs(a.grace);
     options.build_expiry = Duration::from_secs(a.build_expiry);
     options.per_round_trip = a.batch as usize;
     options.adopt_plain = a.adopt;
-    let probes = match (&a.probe_keys, &current) {
-        (Some(path), Some(c)) => {
+    // Readers read both generations with the current one's type.
+    let reader_variant = match (&a.probe_keys, &current) {
+        (Some(_), Some(c)) => {
             let old_variant = c.variant_name()?;
-            if old_variant != variant {
+            if let Some(v) = variant.as_ref().filter(|v| **v != old_variant) {
                 return Err(bad(format!(
-                    "--readers read the current generation ({old_variant}) and the new one ({variant}) with one type: measure a swap that keeps the layout"
+                    "--readers read the current generation ({old_variant}) and the new one ({v}) with one type: measure a swap that keeps the layout"
                 )));
             }
-            Some(read_probes(path)?)
+            Some(old_variant)
         }
         (Some(_), None) => {
             return Err(bad(format!(
@@ -191,20 +212,82 @@ pub fn swap(a: &SwapArgs) -> Outcome {
         }
         (None, _) => None,
     };
+    let readers = match (&a.probe_keys, a.readers) {
+        (Some(path), Some(r)) => {
+            let mut plan = ReaderPlan::new(r as usize);
+            plan.batch = a.reader_batch as usize;
+            plan.per_round_trip = a.reader_batch as usize;
+            Some((read_probes(path)?, plan))
+        }
+        _ => None,
+    };
+    let source = match (keys, &a.from_file) {
+        (Some(keys), _) => Source::Keys(keys),
+        (None, Some(path)) => Source::File {
+            path,
+            import: ImportOptions {
+                format: Format::Bloomlab,
+                replace: false,
+                shard_bits: a.shard_bits,
+                expected: Expected {
+                    variant: variant.clone().or(reader_variant.clone()),
+                    n: a.n,
+                    p: a.p,
+                },
+            },
+        },
+        (None, None) => return Err(bad("give --keys PATH, --from-file PATH or --list")),
+    };
     let run = Run {
         urls: &urls,
         name: &name,
-        keys,
+        source,
         options: &options,
-        readers: probes.map(|p| {
-            let mut plan = ReaderPlan::new(a.readers.unwrap_or(1) as usize);
-            plan.batch = a.reader_batch as usize;
-            plan.per_round_trip = a.reader_batch as usize;
-            (p, plan)
-        }),
+        readers,
     };
-    let done = bloomlab_redis::visit(&variant, run)?.map_err(failure)?;
-    report(conn.url(), &variant, &done)
+    let typed = reader_variant
+        .or(variant)
+        .unwrap_or_else(|| "redis/blocked512/xxh3".to_owned());
+    let done = bloomlab_redis::visit(&typed, run)?.map_err(failure)?;
+    let shown = done_swap(&done).config.variant_name()?;
+    report(conn.url(), &shown, &done)
+}
+
+/// `filter swap --list`: the generations, current first, with their expiries.
+fn list(conn: &mut bloomlab_redis::Connection, name: &str) -> Outcome {
+    let gens = generation::generations(conn, name).map_err(failure)?;
+    if !gens.iter().any(|g| g.current) {
+        return Err(failure(GenerationError::NoPointer {
+            url: conn.url().to_owned(),
+            name: name.to_owned(),
+            key: generation::pointer_key(name),
+        }));
+    }
+    println!("generational filter {name:?} at {}", conn.url());
+    for g in gens {
+        let what = match &g.config {
+            Some(c) => format!(
+                "{}, n = {}, p = {}, {} bits, {} shard(s)",
+                c.variant_name()?,
+                c.n,
+                c.p,
+                c.bits,
+                c.shards
+            ),
+            None => "no config".into(),
+        };
+        let life = match g.lifetime {
+            Lifetime::Persistent => "persistent".to_owned(),
+            Lifetime::Expiring(t) => format!("expires in {:.1} s", t.as_secs_f64()),
+            Lifetime::Gone => "gone".to_owned(),
+        };
+        println!(
+            "{} {} ({what}; {life})",
+            if g.current { "current" } else { "old    " },
+            g.name
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The current generation's config (or, with `adopt`, a plain filter's), if there is one.
@@ -245,11 +328,21 @@ fn read_probes(path: &Path) -> Result<Vec<Vec<u8>>, Failure> {
     Ok(probes)
 }
 
-/// The swap, run with the new generation's concrete type.
+/// Where the new generation comes from.
+enum Source<'a> {
+    Keys(KeyLines),
+    File {
+        path: &'a Path,
+        import: ImportOptions,
+    },
+}
+
+/// The swap, run with a concrete type: the new generation's (keys), or the readers' (the
+/// current generation's).
 struct Run<'a> {
     urls: &'a str,
     name: &'a str,
-    keys: KeyLines,
+    source: Source<'a>,
     options: &'a SwapOptions,
     readers: Option<(Vec<Vec<u8>>, ReaderPlan)>,
 }
@@ -260,21 +353,35 @@ enum Done {
     Measured(SwapUnderReaders),
 }
 
+fn done_swap(done: &Done) -> &SwapOutcome {
+    match done {
+        Done::Swap(s) => s,
+        Done::Measured(m) => &m.swap,
+    }
+}
+
+impl Run<'_> {
+    fn swap<F: BitPositions>(self) -> generation::Result<SwapOutcome> {
+        match self.source {
+            Source::Keys(keys) => {
+                generation::swap::<F, _, _>(self.urls, self.name, keys, self.options)
+            }
+            Source::File { path, import } => {
+                generation::swap_from_file(self.urls, self.name, path, &import, self.options)
+            }
+        }
+    }
+}
+
 impl RedisVisitor for Run<'_> {
     type Output = generation::Result<Done>;
-    fn visit<F: BitPositions>(self) -> Self::Output {
-        let Run {
-            urls,
-            name,
-            keys,
-            options,
-            readers,
-        } = self;
-        match readers {
-            None => generation::swap::<F, _, _>(urls, name, keys, options).map(Done::Swap),
+    fn visit<F: BitPositions>(mut self) -> Self::Output {
+        match self.readers.take() {
+            None => self.swap::<F>().map(Done::Swap),
             Some((probes, plan)) => {
+                let (urls, name) = (self.urls, self.name);
                 generation::swap_under_readers::<F, _>(urls, name, &probes, &plan, || {
-                    generation::swap::<F, _, _>(urls, name, keys, options)
+                    self.swap::<F>()
                 })
                 .map(Done::Measured)
             }
@@ -285,10 +392,7 @@ impl RedisVisitor for Run<'_> {
 /// Prints what the swap did (and what the readers saw); exit 1 if a reader saw a false
 /// negative or never reached the new generation.
 fn report(url: &str, variant: &str, done: &Done) -> Outcome {
-    let s = match done {
-        Done::Swap(s) => s,
-        Done::Measured(m) => &m.swap,
-    };
+    let s = done_swap(done);
     let c = &s.config;
     println!("swapped {:?} at {url}", s.name);
     println!(
@@ -302,12 +406,19 @@ fn report(url: &str, variant: &str, done: &Done) -> Outcome {
         ),
         None => println!("old generation  none (first generation)"),
     }
-    println!(
-        "build           {} keys in {:.2} s, {} sampled keys checked before the switch",
-        s.keys_inserted,
-        s.build.as_secs_f64(),
-        s.verified
-    );
+    if s.keys_inserted == 0 {
+        println!(
+            "build           loaded from a filter file in {:.2} s, every key present and persistent before the switch",
+            s.build.as_secs_f64()
+        );
+    } else {
+        println!(
+            "build           {} keys in {:.2} s, {} sampled keys checked before the switch",
+            s.keys_inserted,
+            s.build.as_secs_f64(),
+            s.verified
+        );
+    }
     let Done::Measured(m) = done else {
         return Ok(ExitCode::SUCCESS);
     };
