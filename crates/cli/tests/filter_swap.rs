@@ -184,6 +184,27 @@ fn swap_under_readers_counts_no_false_negatives_and_the_new_generation_answers()
 
 #[test]
 fn bad_input_exits_2_and_switches_nothing() {
+    // No server needed: a refused connection names the URL with its password redacted.
+    let o = bloomlab(&[
+        "filter",
+        "swap",
+        "--redis",
+        "redis://user:hunter2@127.0.0.1:1",
+        "--name",
+        "x",
+        "--keys",
+        "-",
+        "--n",
+        "10",
+        "--p",
+        "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let all = text(&o);
+    assert!(
+        !all.contains("hunter2") && all.contains("127.0.0.1:1"),
+        "{all}"
+    );
     for urls in servers("filter_swap_bad_input") {
         let dir = tempfile::tempdir().unwrap();
         let keys = dir.path().join("keys");
