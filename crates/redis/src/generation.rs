@@ -602,8 +602,8 @@ where
 }
 
 /// [`swap`] with a new generation loaded from a filter file exported by
-/// [`dump::export`](crate::dump::export) (or a Guava file), instead of built from keys: the file
-/// is loaded by [`dump::import`](crate::dump::import) under the new generation's name (checked
+/// [`dump::export`] (or a Guava file), instead of built from keys: the file
+/// is loaded by [`dump::import`] under the new generation's name (checked
 /// before the server is touched, visible only once complete and its checksum matched, removed on
 /// any failure, its keys expiring if the importer is killed), then every key of it is checked
 /// present and persistent, and the pointer switched as by [`swap`]. The layout, n and p are the
