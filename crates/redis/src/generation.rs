@@ -646,7 +646,7 @@ fn swap_built(
     check_base_name(name)?;
     options.check()?;
     let mut conn = Connection::open(urls)?;
-    let old = old_generation(&mut conn, name, options.adopt_plain)?;
+    let (expected, old) = old_generation(&mut conn, name, options.adopt_plain)?;
     let generation = generation_name(name, &keys::run_id()?);
     let list = list_key(name);
     conn.query::<i64>(
@@ -666,8 +666,16 @@ fn swap_built(
         }
     };
     let build = started.elapsed();
-    switch(&mut conn, name, old.as_deref(), &generation, &config)?;
+    switch(&mut conn, name, expected.as_deref(), &generation, &config)?;
     if let Some(old) = &old {
+        if expected.is_none() {
+            // An adopted plain filter: listed like any generation while it expires.
+            conn.query::<i64>(
+                redis::cmd("SADD").arg(&list).arg(old),
+                "swap (list generation)",
+                &list,
+            )?;
+        }
         expire_generation(&mut conn, old, options.grace)?;
     }
     prune_list(&mut conn, &list)?;
@@ -683,15 +691,21 @@ fn swap_built(
     })
 }
 
-/// Step 1: the pointer's value, the generation this swap replaces. A plain filter without a
-/// pointer is adopted or refused; a pointer naming a missing generation is refused.
-fn old_generation(conn: &mut Connection, name: &str, adopt_plain: bool) -> Result<Option<String>> {
+/// Step 1: what the pointer holds now (the compare-and-set's expected value) and the generation
+/// this swap replaces. A plain filter without a pointer is refused, or with `adopt_plain` becomes
+/// the replaced generation: the pointer is then expected absent, so nothing changes unless the
+/// swap reaches its switch. A pointer naming a missing generation is refused.
+fn old_generation(
+    conn: &mut Connection,
+    name: &str,
+    adopt_plain: bool,
+) -> Result<(Option<String>, Option<String>)> {
     match current(conn, name)? {
         Some(g) => {
             if stored_config(conn, &g)?.is_none() {
                 return Err(missing(conn, name, g));
             }
-            Ok(Some(g))
+            Ok((Some(g.clone()), Some(g)))
         }
         None if stored_config(conn, name)?.is_some() => {
             if !adopt_plain {
@@ -701,10 +715,9 @@ fn old_generation(conn: &mut Connection, name: &str, adopt_plain: bool) -> Resul
                     key: pointer_key(name),
                 });
             }
-            adopt(conn, name)?;
-            Ok(Some(name.to_owned()))
+            Ok((None, Some(name.to_owned())))
         }
-        None => Ok(None),
+        None => Ok((None, None)),
     }
 }
 

@@ -541,6 +541,13 @@ fn a_plain_filter_is_adopted_only_when_asked_and_then_expires_after_the_grace() 
 
     let mut o = options(Duration::from_secs(5));
     o.adopt_plain = true;
+    // A failed adopting swap changes nothing: no pointer, the plain filter persistent.
+    let none: Vec<String> = Vec::new();
+    let e = generation::swap::<Km, _, _>(&url, &name, source(&none), &o).unwrap_err();
+    assert!(matches!(e, GenerationError::NoKeys { .. }), "{e}");
+    assert_eq!(generation::current(&mut s.conn(), &name).unwrap(), None);
+    assert_eq!(pttl(&mut *s.raw(), &config_key(&name)), -1);
+
     let out = generation::swap::<Km, _, _>(&url, &name, source(&members), &o).unwrap();
     assert_eq!(out.old_generation.as_deref(), Some(name.as_str()));
     let mut raw = s.raw();
@@ -548,6 +555,13 @@ fn a_plain_filter_is_adopted_only_when_asked_and_then_expires_after_the_grace() 
         let t = pttl(&mut *raw, &k);
         assert!(t > 0 && t <= 5000, "{k}: PTTL {t}");
     }
+    let listed = generation::generations(&mut s.conn(), &name).unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|g| g.name == name && !g.current && matches!(g.lifetime, Lifetime::Expiring(_))),
+        "{listed:?}"
+    );
     let e = generation::adopt(&mut s.conn(), &name).unwrap_err();
     assert!(
         matches!(e, GenerationError::AlreadyGenerational { .. }),
