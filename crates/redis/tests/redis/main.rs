@@ -1,7 +1,7 @@
 //! The Redis store against real servers, in one test binary (one build and link instead of one per
 //! file): `server` (one server: bytes, answers, config checks, damage, racing clients, round
-//! trips), `cluster` (a 3-master cluster), `big` (a filter past 2^32 bits) and `faults` (a server
-//! stopped mid-run). What each needs and how it says it was skipped is in `common`.
+//! trips), `cluster` (a 3-master cluster), `big` (a filter past 2^32 bits), `faults` (a server
+//! stopped mid-run) and `generation` (rebuild and swap under readers). What each needs and how it says it was skipped is in `common`.
 
 mod big;
 mod cluster;
