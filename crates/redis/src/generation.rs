@@ -32,7 +32,8 @@
 //! # Swap
 //!
 //! [`swap`] builds and switches in this order:
-//! 1. reads the pointer (the *expected old* value; none for a first generation);
+//! 1. reads the pointer (the *expected old* value; none for a first generation, and none when
+//!    adopting a plain filter `NAME`, which is then the generation replaced);
 //! 2. adds the new generation's name to the list, and creates it fresh
 //!    ([`RedisBloom::create_new`], refusing any existing key) with a *build expiry* on every key,
 //!    re-armed while the build runs, so a killed build disappears by itself;
@@ -56,6 +57,14 @@
 //! A swap killed between steps 5 and 6 leaves a persistent generation that is not current: it is
 //! listed by [`generations`] (not current, no expiry) for an operator to drop. The other order
 //! (switch, then persist) could leave the *current* generation expiring, which is worse.
+//!
+//! # Measuring a swap
+//!
+//! [`swap_under_readers`] runs R reader threads, each looking up a fixed set of keys that are
+//! members of both generations, batch after batch, while one swap runs; it returns per reader the
+//! lookups, the false negatives (0 is the guarantee), the generation changes and the batches asked
+//! again. The control test points readers at a generation before it is filled and sees the false
+//! negatives counted, so the zero is not an artefact of the counting.
 //!
 //! # Why one SET is atomic for readers, also on a cluster
 //!
@@ -995,7 +1004,9 @@ fn prune_list(conn: &mut Connection, list: &str) -> Result<()> {
 /// A reader of generational filter `name` that always answers from a whole generation: the one
 /// the pointer named both before and after each batch (see the module docs).
 ///
-/// Not shared between threads: open one per thread, like [`RedisBloom`].
+/// Not shared between threads: open one per thread, like [`RedisBloom`]. A swap to a generation of
+/// another layout, hash or index scheme makes the next batch fail with
+/// [`RedisFilterError::ConfigMismatch`] rather than probe the wrong bits.
 pub struct Reader<F> {
     /// The URL(s) as given, to open a connection to each new generation. Never shown.
     urls: String,
