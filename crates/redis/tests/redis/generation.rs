@@ -656,3 +656,46 @@ fn swap_from_file(s: &Servers) {
     assert_eq!(found, new_keys.len(), "{label}");
     cleanup(s, &name);
 }
+
+#[test]
+fn a_reader_of_one_layout_refuses_a_generation_of_another() {
+    let test = "generation_layout_change";
+    let Some(url) = common::single_url(test) else {
+        return;
+    };
+    let s = Servers {
+        label: "server",
+        urls: vec![url.clone()],
+    };
+    let name = common::unique_name("gen-layout");
+    let members = common::keys("gen-member", 500);
+    first_generation(&s, &name, &members);
+    let mut reader = Reader::<Km>::open(&url, &name).unwrap();
+    reader.contains_batch(&members, 256, |_, _| {}).unwrap();
+    generation::swap::<bloomlab_filters::Blocked512<Xxh3>, _, _>(
+        &url,
+        &name,
+        source(&members),
+        &options(Duration::from_secs(5)),
+    )
+    .unwrap();
+    let mut answered = 0;
+    let e = reader
+        .contains_batch(&members, 256, |_, _| answered += 1)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            GenerationError::Redis(bloomlab_redis::RedisFilterError::ConfigMismatch {
+                field: "layout",
+                ..
+            })
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        answered, 0,
+        "answers were given from a generation of another layout"
+    );
+    cleanup(&s, &name);
+}
