@@ -211,11 +211,12 @@ pub fn render(r: &Report, confidence: f64, fill_target: f64) -> Result<String, F
     let _ = writeln!(s, "set bits      {} (fill {:.5})", f.set_bits, f.fill());
     let _ = writeln!(
         s,
-        "estimated     {:.0} distinct keys inserted ({}% interval {:.0} .. {:.0}; Swamidass-Baldi from the fill)",
+        "estimated     {:.0} distinct keys inserted ({}% interval {:.0} .. {:.0}: the layout's mean fill solved for n); Swamidass-Baldi -(m/k) ln(1 - X/m) = {:.0}",
         f.estimated_count(),
         confidence * 100.0,
         lo,
-        hi
+        hi,
+        f.swamidass_baldi()
     );
     let vs = r.design.map_or(String::new(), |(n, p)| {
         format!(
