@@ -400,3 +400,74 @@ fn swap_from_an_exported_file_under_readers_and_list_the_generations() {
         generation::drop_generational(&mut Connection::open(&urls).unwrap(), &name).unwrap();
     }
 }
+
+#[test]
+fn a_plain_filter_is_swapped_only_with_adopt_keys_from_standard_input() {
+    for urls in servers("filter_swap_adopt") {
+        let dir = tempfile::tempdir().unwrap();
+        let members = dir.path().join("members");
+        write_keys(&members, &[("member", 4000)]);
+        let m = members.to_str().unwrap();
+        let name = unique("swap-cli-adopt");
+        let ok = |o: Output| {
+            assert!(o.status.success(), "{urls}: {}", text(&o));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        ok(bloomlab(&[
+            "filter", "create", "--redis", &urls, "--name", &name, "--n", "4000", "--p", "0.01",
+        ]));
+        ok(bloomlab(&[
+            "filter", "add", "--redis", &urls, "--name", &name, "--keys", m,
+        ]));
+        // The new generation's keys on standard input, as `seq ... | bloomlab filter swap`.
+        let swap = |extra: &[&str]| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_bloomlab"))
+                .args(["filter", "swap", "--redis", &urls, "--name", &name])
+                .args(extra)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            std::io::copy(&mut std::fs::File::open(&members).unwrap(), &mut stdin).unwrap();
+            writeln!(stdin, "one-more-key").unwrap();
+            drop(stdin);
+            child.wait_with_output().unwrap()
+        };
+        let refused = swap(&[]);
+        assert_eq!(refused.status.code(), Some(2), "{urls}: {}", text(&refused));
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("--adopt"),
+            "{}",
+            text(&refused)
+        );
+        let mut conn = Connection::open(&urls).unwrap();
+        assert_eq!(generation::current(&mut conn, &name).unwrap(), None);
+
+        let out = ok(swap(&[
+            "--adopt",
+            "--n",
+            "8000",
+            "--readers",
+            "4",
+            "--probe-keys",
+            m,
+        ]));
+        assert_eq!(field(&out, "old generation  "), name, "{out}");
+        assert!(out.contains("build           4001 keys"), "{out}");
+        assert!(
+            out.contains(", 0 false negatives, 4 of 4 on the new generation at the end"),
+            "{urls}: {out}"
+        );
+        // The plain filter is the old generation now: it expires after the grace period.
+        let listed = generation::generations(&mut conn, &name).unwrap();
+        assert!(
+            listed.iter().any(|g| g.name == name
+                && !g.current
+                && matches!(g.lifetime, Lifetime::Expiring(_))),
+            "{urls}: {listed:?}"
+        );
+        generation::drop_generational(&mut conn, &name).unwrap();
+    }
+}

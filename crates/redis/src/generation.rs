@@ -229,7 +229,7 @@ pub enum GenerationError {
     /// A first generation was asked for while a plain filter of the same name exists: its readers
     /// would not follow the pointer.
     #[error(
-        "a plain filter {name:?} exists at {url} and no pointer {key:?}: adopt it as the first generation (so the swap replaces it and it expires after the grace period), or choose another name"
+        "a plain filter {name:?} exists at {url} and no pointer {key:?}: adopt it as the generation the swap replaces (`filter swap --adopt`; it then expires after the grace period), or choose another name"
     )]
     PlainExists {
         /// The URL(s), credentials redacted.

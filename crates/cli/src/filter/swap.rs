@@ -24,13 +24,13 @@ pub const MAX_PROBE_KEYS: usize = 1_000_000;
 
 /// Flags of `filter swap`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["keys", "from_file", "list"])))]
+#[command(group(clap::ArgGroup::new("source").args(["keys", "from_file", "list"])))]
 pub struct SwapArgs {
     #[command(flatten)]
     target: Target,
     /// The new generation's keys, one per line (the line's bytes without `\n` or `\r\n`), each at
-    /// most 1 MiB; `-` for standard input. A file that cannot be read to its end switches
-    /// nothing.
+    /// most 1 MiB. `-` or absent (without --from-file or --list): standard input. A file that
+    /// cannot be read to its end switches nothing.
     #[arg(long, value_name = "PATH")]
     keys: Option<PathBuf>,
     /// Load the new generation from a filter file written by `filter export` (bloomlab's format)
@@ -68,7 +68,9 @@ pub struct SwapArgs {
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=65536))]
     batch: u32,
     /// If NAME is a plain filter (no pointer yet), make it the old generation: it is replaced and
-    /// expires after the grace period. Without this flag such a swap is refused.
+    /// expires after the grace period. Without this flag such a swap is refused. With --readers
+    /// the pointer is set to the plain filter before the build, so the readers have a generation
+    /// to follow.
     #[arg(long)]
     adopt: bool,
     /// Measure the swap: this many reader threads (1 to 256) look up --probe-keys from the
@@ -161,12 +163,24 @@ pub fn swap(a: &SwapArgs) -> Outcome {
     };
     generation::check_base_name(&name).map_err(failure)?;
     // Opened first: a key file that cannot be opened is refused before anything is sent.
-    let keys = a.keys.as_deref().map(KeyLines::open).transpose()?;
+    let keys = if a.from_file.is_none() && !a.list {
+        Some(KeyLines::open(a.keys.as_deref().unwrap_or(Path::new("-")))?)
+    } else {
+        None
+    };
     let mut conn = connect(&urls)?;
     if a.list {
         return list(&mut conn, &name);
     }
     let current = current_config(&mut conn, &name, a.adopt)?;
+    if a.adopt && a.readers.is_some() && current.is_some() {
+        // Readers follow the pointer: adopt the plain filter now (its readers by name are
+        // unaffected) so that they have a generation to read while the new one is built.
+        match generation::adopt(&mut conn, &name) {
+            Ok(()) | Err(GenerationError::AlreadyGenerational { .. }) => {}
+            Err(e) => return Err(failure(e)),
+        }
+    }
     let variant = match (&a.layout, &current) {
         (Some(l), _) => Some(redis_variant(l)?),
         (None, Some(c)) if a.from_file.is_none() => Some(c.variant_name()?),
@@ -236,7 +250,11 @@ pub fn swap(a: &SwapArgs) -> Outcome {
                 },
             },
         },
-        (None, None) => return Err(bad("give --keys PATH, --from-file PATH or --list")),
+        (None, None) => {
+            return Err(bad(
+                "give --keys PATH (or keys on standard input), --from-file PATH or --list",
+            ));
+        }
     };
     let run = Run {
         urls: &urls,
@@ -301,14 +319,19 @@ fn current_config(
 ) -> Result<Option<Config>, Failure> {
     match generation::resolve(conn, name) {
         Ok((_, c)) => Ok(Some(c)),
-        Err(GenerationError::NoPointer { .. }) if adopt => {
+        Err(GenerationError::NoPointer { url, key, .. }) => {
             match bloomlab_redis::admin::stored_config(conn, name) {
-                Ok(c) => Ok(Some(c)),
+                Ok(c) if adopt => Ok(Some(c)),
+                // Refused before anything is read or sent: the library would refuse it too.
+                Ok(_) => Err(failure(GenerationError::PlainExists {
+                    url,
+                    name: name.to_owned(),
+                    key,
+                })),
                 Err(bloomlab_redis::RedisFilterError::NotFound { .. }) => Ok(None),
                 Err(e) => Err(e.into()),
             }
         }
-        Err(GenerationError::NoPointer { .. }) => Ok(None),
         Err(e) => Err(failure(e)),
     }
 }
