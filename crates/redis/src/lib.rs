@@ -108,6 +108,15 @@
 //! re-arms, so a killed run's keys disappear by themselves. `scripts/redis-local.sh clean URL`
 //! deletes bloomlab's leftovers at once: it SCANs for `{bloomlab-*` and `bloomlab-*` only.
 //!
+//! # Rebuild and swap under readers
+//!
+//! [`generation`]: a *generational* filter is a pointer key naming its current generation (an
+//! ordinary filter). [`generation::swap`] builds a new generation from keys (or
+//! [`generation::swap_from_file`] loads an exported file), verifies it, and switches the pointer
+//! with one compare-and-set, so readers ([`generation::Reader`]) never see a half-built filter;
+//! the old generation expires after a grace period. [`generation::swap_under_readers`] counts
+//! what concurrent readers saw (false negatives: 0, tested on a server and a cluster).
+//!
 //! # Errors
 //!
 //! [`RedisFilterError`]: connection failure naming the URL; a failed command naming the URL, the
@@ -144,6 +153,7 @@ pub mod costs;
 pub mod dump;
 pub mod error;
 pub mod filter;
+pub mod generation;
 pub mod hll;
 pub mod keys;
 pub mod redact;

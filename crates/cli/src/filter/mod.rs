@@ -11,6 +11,7 @@ mod dump;
 mod live;
 pub mod parquet;
 mod stat;
+mod swap;
 
 use std::fmt;
 use std::fs::File;
@@ -157,6 +158,10 @@ pub enum FilterCommand {
     /// Load a filter file into Redis, bit-exact, in any shard size: the file's header, size and
     /// stated config are checked first, and the filter appears only once its checksum matched.
     Import(dump::ImportArgs),
+    /// Rebuild a generational filter from a key file under a new name and switch every reader to
+    /// it at once (one pointer key); the old generation expires after a grace period. With
+    /// --readers, measured under concurrent readers (false negatives counted).
+    Swap(swap::SwapArgs),
 }
 
 /// Runs a `bloomlab filter` subcommand.
@@ -171,6 +176,7 @@ pub fn run(cmd: FilterCommand) -> Outcome {
         FilterCommand::Monitor(a) => Ok(stat::monitor(&a)),
         FilterCommand::Export(a) => dump::export(&a),
         FilterCommand::Import(a) => dump::import(&a),
+        FilterCommand::Swap(a) => swap::swap(&a),
     }
 }
 
