@@ -214,6 +214,9 @@ fn round_trip(urls: &str, tag: &str) {
         expected,
         "the new generation's answers differ from the twin's"
     );
+    // Dropping the generational filter removes every generation, its list and its pointer.
+    run(with("drop", &[]), 0);
+    expect(&["stat", "--redis", urls, "--name", &name], 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

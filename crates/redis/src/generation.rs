@@ -637,7 +637,7 @@ pub fn swap_from_file(
             generation,
             path,
             &import,
-            &mut |_, _| {},
+            &mut |_, _| std::ops::ControlFlow::Continue(()),
         )?;
         persist(urls, generation, &loaded.config)?;
         Ok((loaded.config, 0, 0))

@@ -112,21 +112,17 @@ pub struct ImportArgs {
 
 /// `filter export`.
 pub fn export(a: &ExportArgs) -> Outcome {
-    let conn = connect(&a.redis)?;
+    let mut conn = connect(&a.redis)?;
+    // A generational filter exports its current generation.
+    let name = super::follow(&mut conn, &a.name)?;
     let url = conn.url().to_owned();
     let bar = super::progress(Some(0));
     let stop = interrupt_flag();
-    let summary = dump::export(
-        conn,
-        &a.name,
-        &a.out,
-        a.format.into(),
-        &mut |done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-            keep_going(&stop)
-        },
-    );
+    let summary = dump::export(conn, &name, &a.out, a.format.into(), &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+        keep_going(&stop)
+    });
     bar.finish_and_clear();
     let s = match summary {
         Err(DumpError::Interrupted) => return Ok(interrupted("the file was not written")),

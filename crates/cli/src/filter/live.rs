@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bloomlab_filters::BitPositions;
 use bloomlab_redis::admin::{self, KeyRole};
+use bloomlab_redis::generation;
 use bloomlab_redis::{Connection, RedisBloom, RedisFilterError, RedisVisitor};
 use clap::Args;
 
@@ -202,8 +203,10 @@ impl<T: OnFilter> RedisVisitor for Open<'_, T> {
 }
 
 /// Opens filter `name` with its stored type and runs `op` on it.
+/// A generational name is followed to its current generation ([`super::follow`]).
 fn open_and<T: OnFilter>(urls: &str, name: &str, op: T) -> Outcome {
     let mut conn = connect(urls)?;
+    let name = &super::follow(&mut conn, name)?;
     let config = admin::stored_config(&mut conn, name)?;
     let variant = config.variant_name()?;
     bloomlab_redis::visit(&variant, Open { conn, name, op })?
@@ -301,7 +304,14 @@ impl OnFilter for Check<'_> {
 pub fn drop_filter(a: &DropArgs) -> Outcome {
     let (urls, name) = redis_place(&a.target, "drop")?;
     let mut conn = connect(&urls)?;
-    let deleted = admin::drop_filter(&mut conn, &name)?;
+    // A generational filter is dropped whole: every generation, its list and its pointer.
+    let pointer = generation::current(&mut conn, &name).map_err(|e| bad(e.to_string()))?;
+    let deleted = match pointer {
+        None => admin::drop_filter(&mut conn, &name)?,
+        Some(_) => {
+            generation::drop_generational(&mut conn, &name).map_err(|e| bad(e.to_string()))?
+        }
+    };
     println!(
         "dropped {name:?} at {} ({deleted} keys deleted)",
         conn.url()
@@ -312,7 +322,8 @@ pub fn drop_filter(a: &DropArgs) -> Outcome {
 /// `filter describe`.
 pub fn describe(a: &DescribeArgs) -> Outcome {
     let mut conn = connect(&a.redis)?;
-    let d = admin::describe(&mut conn, &a.key)?;
+    let key = describe_pointer(&mut conn, &a.key)?;
+    let d = admin::describe(&mut conn, &key)?;
     let c = &d.config;
     let role = match d.role {
         KeyRole::Filter => format!("filter {:?}", d.name),
@@ -337,4 +348,29 @@ pub fn describe(a: &DescribeArgs) -> Outcome {
             .map_or("none".to_owned(), |ms| format!("{:.1} s", ms as f64 / 1e3))
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// For a generational filter's name or pointer key (`{NAME}:current`), prints its generations
+/// and returns the current one, which is then described; any other key is returned as it is.
+fn describe_pointer(conn: &mut Connection, key: &str) -> Result<String, Failure> {
+    let base = key
+        .strip_prefix('{')
+        .and_then(|k| k.strip_suffix("}:current"))
+        .unwrap_or(key);
+    if generation::check_base_name(base).is_err() {
+        return Ok(key.to_owned());
+    }
+    let Some(current) = generation::current(conn, base).map_err(|e| bad(e.to_string()))? else {
+        return Ok(key.to_owned());
+    };
+    println!(
+        "{key}: generational filter {base:?} at {} (pointer {})",
+        conn.url(),
+        generation::pointer_key(base)
+    );
+    for g in generation::generations(conn, base).map_err(|e| bad(e.to_string()))? {
+        let mark = if g.current { " (current)" } else { "" };
+        println!("  generation {}{mark}: {:?}", g.name, g.lifetime);
+    }
+    Ok(current)
 }

@@ -121,6 +121,17 @@ pub fn connect(urls: &str) -> Result<Connection, Failure> {
     Ok(Connection::open(urls)?)
 }
 
+/// The filter a name stands for: for a generational filter (one `filter swap` made or adopted,
+/// with a pointer `{NAME}:current`), its current generation; otherwise the name itself. A bad
+/// pointer (another type, a foreign value) is an error naming it.
+pub fn follow(conn: &mut Connection, name: &str) -> Result<String, Failure> {
+    match bloomlab_redis::generation::current(conn, name) {
+        Ok(Some(generation)) => Ok(generation),
+        Ok(None) => Ok(name.to_owned()),
+        Err(e) => Err(bad(e.to_string())),
+    }
+}
+
 /// A bad-input failure with message `m`.
 pub fn bad(m: impl Into<String>) -> Failure {
     Failure::BadInput(m.into())

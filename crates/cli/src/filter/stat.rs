@@ -105,6 +105,8 @@ pub struct Report {
 /// Reads a Redis filter's bits, streamed in bounded memory, into a [`Report`].
 fn redis_report(urls: &str, name: &str) -> Result<Report, Failure> {
     let mut conn = connect(urls)?;
+    let followed = super::follow(&mut conn, name)?;
+    let name = followed.as_str();
     let config = admin::stored_config(&mut conn, name)?;
     let server = admin::server_figures(&mut conn, name, &config)?;
     let mut counter = FillCounter::new(config.geometry());
