@@ -608,7 +608,7 @@ fn swap_from_file(s: &Servers) {
         &built,
         &file,
         Format::Bloomlab,
-        &mut |_, _| {},
+        &mut |_, _| std::ops::ControlFlow::Continue(()),
     )
     .unwrap();
     src.destroy().unwrap();
