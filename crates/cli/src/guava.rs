@@ -1,11 +1,9 @@
 //! `bloomlab guava ...`: build, inspect, audit, union and query Guava `BloomFilter` files.
 
 use std::borrow::Borrow;
-use std::fmt;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use bloomlab_filters::error::Compact;
 use bloomlab_filters::guava::{
@@ -15,33 +13,7 @@ use bloomlab_harness::keys::{quote_prefix, read_key_line};
 use bloomlab_harness::stats::{check_confidence, clopper_pearson};
 use clap::{Args, Subcommand, ValueEnum};
 
-/// Why a command did not succeed; decides the exit code.
-#[derive(Debug)]
-pub enum Failure {
-    /// Unreadable or corrupt input, a malformed key, an invalid flag: exit code 2.
-    BadInput(String),
-    /// The command ran and a check it exists to make failed: exit code 1.
-    CheckFailed(String),
-}
-
-impl Failure {
-    /// 1 for a failed check, 2 for bad input.
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            Self::CheckFailed(_) => ExitCode::from(1),
-            Self::BadInput(_) => ExitCode::from(2),
-        }
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::BadInput(m) => write!(f, "bad input: {m}"),
-            Self::CheckFailed(m) => write!(f, "check failed: {m}"),
-        }
-    }
-}
+pub use crate::Failure;
 
 type Outcome = Result<(), Failure>;
 

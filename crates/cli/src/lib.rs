@@ -10,6 +10,36 @@ pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;
 
+/// Why a `bloomlab` command (`guava ...`, `filter ...`) did not succeed; decides the exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// Unreadable or corrupt input, a malformed key, an invalid flag, a server that cannot be
+    /// reached or refuses, a missing or foreign filter: exit code 2. Nothing was changed.
+    BadInput(String),
+    /// The command ran and a check it exists to make failed (an audit or `check --members` found
+    /// a member missing): exit code 1.
+    CheckFailed(String),
+}
+
+impl Failure {
+    /// 1 for a failed check, 2 for bad input.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        match self {
+            Self::CheckFailed(_) => std::process::ExitCode::from(1),
+            Self::BadInput(_) => std::process::ExitCode::from(2),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BadInput(m) => write!(f, "bad input: {m}"),
+            Self::CheckFailed(m) => write!(f, "check failed: {m}"),
+        }
+    }
+}
+
 use bloomlab_harness::bloom::trial::Lookup;
 use bloomlab_harness::{KeySetKind, Selection, Subject};
 use clap::ValueEnum;

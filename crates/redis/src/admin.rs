@@ -1,7 +1,6 @@
 //! Operating on a filter by name, without knowing its type in advance: what an operator's tool
 //! needs before it can open one ([`stored_config`]), what any key of bloomlab's is ([`describe`]),
-//! what the server holds for a filter ([`server_figures`]), its bits streamed in bounded memory
-//! ([`for_each_chunk`]), and removing it ([`drop_filter`]).
+//! what the server holds for a filter ([`server_figures`]), and removing it ([`drop_filter`]).
 //!
 //! A name is checked before anything is sent ([`crate::keys::check_name`]). Every key a function
 //! here finds is checked for its type first (`TYPE`), so a key of another type, a foreign filter
@@ -18,7 +17,8 @@ use crate::conn::Connection;
 use crate::error::{RedisFilterError, Result};
 use crate::keys::{check_name, config_key, shard_key};
 
-/// The largest GETRANGE [`for_each_chunk`] asks for: 4 MiB, so memory stays bounded whatever the
+/// The largest GETRANGE a streamed read asks for ([`crate::RedisBloom::read_chunks`] in export
+/// and `stat`): 4 MiB, so memory stays bounded whatever the
 /// filter's size (a 12 GB filter is read in about 3,000 round trips).
 pub const CHUNK_BYTES: u64 = 4 << 20;
 
@@ -179,44 +179,6 @@ fn add_memory(conn: &mut Connection, key: &str, total: Option<u64>) -> Option<u6
         .ok()
         .flatten();
     Some(total? + used?)
-}
-
-/// Streams filter `name`'s bit array, in order, as chunks of at most [`CHUNK_BYTES`] bytes that
-/// each hold whole 512-bit blocks (shards are multiples of 512 bits): the in-memory twin's bytes,
-/// as [`crate::RedisBloom::bytes`] returns them at once. A shard shorter than its config says is
-/// [`RedisFilterError::Corrupt`].
-pub fn for_each_chunk(
-    conn: &mut Connection,
-    name: &str,
-    config: &Config,
-    mut f: impl FnMut(&[u8]) -> Result<()>,
-) -> Result<()> {
-    for i in 0..config.shards {
-        let key = shard_key(name, i);
-        let len = config.shard_bytes(i);
-        let mut start = 0;
-        while start < len {
-            let end = (start + CHUNK_BYTES).min(len);
-            let bytes: Vec<u8> = conn.query(
-                redis::cmd("GETRANGE").arg(&key).arg(start).arg(end - 1),
-                "read shard",
-                &key,
-            )?;
-            if bytes.len() as u64 != end - start {
-                return Err(RedisFilterError::Corrupt {
-                    name: name.to_owned(),
-                    key,
-                    reason: format!(
-                        "bytes {start}..{end} of the shard read back as {} bytes: the shard is shorter than its config says ({len} bytes)",
-                        bytes.len()
-                    ),
-                });
-            }
-            f(&bytes)?;
-            start = end;
-        }
-    }
-    Ok(())
 }
 
 /// Deletes filter `name` (its shards, then its config hash), after checking that it is a

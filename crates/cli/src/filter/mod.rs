@@ -13,7 +13,6 @@ pub mod parquet;
 mod stat;
 mod swap;
 
-use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::PathBuf;
@@ -26,35 +25,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 pub use stat::{MonitorArgs, StatArgs, Status};
 
-/// Why a `bloomlab filter` command did not succeed; decides the exit code.
-#[derive(Debug)]
-pub enum Failure {
-    /// A server that cannot be reached or refuses, a missing or foreign filter, an unreadable
-    /// key file, an invalid flag: exit code 2. Nothing was changed.
-    BadInput(String),
-    /// The command ran and a check it exists to make failed (`check --members` found a key
-    /// absent): exit code 1.
-    CheckFailed(String),
-}
-
-impl Failure {
-    /// 1 for a failed check, 2 for bad input.
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            Self::CheckFailed(_) => ExitCode::from(1),
-            Self::BadInput(_) => ExitCode::from(2),
-        }
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::BadInput(m) => write!(f, "{m}"),
-            Self::CheckFailed(m) => write!(f, "check failed: {m}"),
-        }
-    }
-}
+pub use crate::Failure;
 
 impl From<RedisFilterError> for Failure {
     fn from(e: RedisFilterError) -> Self {

@@ -5,10 +5,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use bloomlab_filters::BitPositions;
 use bloomlab_filters::Geometry;
 use bloomlab_filters::fill::{FillCounter, FillStat};
 use bloomlab_filters::guava::{BytesFunnel, GuavaBloom, GuavaStrategy};
-use bloomlab_redis::{admin, dump};
+use bloomlab_redis::{Connection, RedisBloom, RedisFilterError, RedisVisitor, admin, dump};
 use clap::Args;
 
 use super::{Failure, Place, Target, bad, connect};
@@ -109,11 +110,14 @@ fn redis_report(urls: &str, name: &str) -> Result<Report, Failure> {
     let name = followed.as_str();
     let config = admin::stored_config(&mut conn, name)?;
     let server = admin::server_figures(&mut conn, name, &config)?;
-    let mut counter = FillCounter::new(config.geometry());
-    admin::for_each_chunk(&mut conn, name, &config, |chunk| {
-        counter.feed(chunk).map_err(Into::into)
-    })?;
-    let fill = counter.finish().map_err(|e| bad(e.to_string()))?;
+    let label = format!("{name:?} at {}", conn.url());
+    let variant = config.variant_name()?;
+    let reading = ReadBits {
+        conn,
+        name,
+        geometry: config.geometry(),
+    };
+    let fill = bloomlab_redis::visit(&variant, reading)??;
     if fill.set_bits != server.set_bits {
         // The filter changed between BITCOUNT and the read (clients are adding keys): the figures
         // below are the read's, which is the later one.
@@ -123,14 +127,34 @@ fn redis_report(urls: &str, name: &str) -> Result<Report, Failure> {
         );
     }
     Ok(Report {
-        label: format!("{name:?} at {}", conn.url()),
+        label,
         name: name.to_owned(),
-        variant: config.variant_name()?,
+        variant,
         design: Some((config.n, config.p)),
         shards: Some((config.shards, config.shard_bits)),
         stored_bytes: server.memory_bytes,
         fill,
     })
+}
+
+/// Opens a filter with its stored type and streams its bits, [`admin::CHUNK_BYTES`] at a time,
+/// into a [`FillCounter`].
+struct ReadBits<'a> {
+    conn: Connection,
+    name: &'a str,
+    geometry: Geometry,
+}
+
+impl RedisVisitor for ReadBits<'_> {
+    type Output = Result<FillStat, Failure>;
+    fn visit<F: BitPositions>(self) -> Self::Output {
+        let mut filter = RedisBloom::<F>::open(self.conn, self.name)?;
+        let mut counter = FillCounter::new(self.geometry);
+        filter.read_chunks(admin::CHUNK_BYTES, |piece: &mut [u8]| {
+            counter.feed(piece).map_err(RedisFilterError::from)
+        })?;
+        counter.finish().map_err(|e| bad(e.to_string()))
+    }
 }
 
 /// The [`Report`] of a target.
