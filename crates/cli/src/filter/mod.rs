@@ -103,6 +103,12 @@ pub fn follow(conn: &mut Connection, name: &str) -> Result<String, Failure> {
     }
 }
 
+/// The layout `create` (and a first `swap`) gives a filter when --layout is not given: blocked
+/// 512-bit blocks with XXH3, one round trip per key.
+pub fn default_variant() -> String {
+    bloomlab_redis::redis_name::<bloomlab_filters::Blocked512<bloomlab_filters::Xxh3>>()
+}
+
 /// A bad-input failure with message `m`.
 pub fn bad(m: impl Into<String>) -> Failure {
     Failure::BadInput(m.into())

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bloomlab_filters::{BitPositions, Blocked512, Xxh3};
+use bloomlab_filters::BitPositions;
 use bloomlab_harness::keys::read_key_line;
 use bloomlab_redis::dump::{Expected, Format, ImportOptions};
 use bloomlab_redis::generation::{
@@ -184,7 +184,7 @@ pub fn swap(a: &SwapArgs) -> Outcome {
     let variant = match (&a.layout, &current) {
         (Some(l), _) => Some(redis_variant(l)?),
         (None, Some(c)) if a.from_file.is_none() => Some(c.variant_name()?),
-        (None, None) if a.from_file.is_none() => Some(default_variant()),
+        (None, None) if a.from_file.is_none() => Some(super::default_variant()),
         // From a file: the file's, checked against the current one's when readers measure.
         (None, _) => None,
     };
@@ -263,15 +263,12 @@ pub fn swap(a: &SwapArgs) -> Outcome {
         options: &options,
         readers,
     };
-    let typed = reader_variant.or(variant).unwrap_or_else(default_variant);
+    let typed = reader_variant
+        .or(variant)
+        .unwrap_or_else(super::default_variant);
     let done = bloomlab_redis::visit(&typed, run)?.map_err(failure)?;
     let shown = done_swap(&done).config.variant_name()?;
     report(conn.url(), &shown, &done)
-}
-
-/// The layout of a first generation when --layout is not given: `filter create`'s default.
-fn default_variant() -> String {
-    bloomlab_redis::redis_name::<Blocked512<Xxh3>>()
 }
 
 /// `filter swap --list`: the generations, current first, with their expiries.
