@@ -456,3 +456,102 @@ fn bad_inputs_are_clear_errors_that_change_nothing() {
         "0"
     );
 }
+
+/// `filter build` writes, offline, the very file `create` + `add` + `export` of the same keys
+/// write (bloomlab's format for two layouts, Guava's for Guava's layout), and it imports to a
+/// filter that finds every key. A filter larger than --memory-limit is refused before allocating.
+#[test]
+fn an_offline_build_is_the_file_create_add_and_export_write() {
+    let test = "an_offline_build_is_the_file_create_add_and_export_write";
+    let Some(u) = url(test, "BLOOMLAB_REDIS_URL", "start") else {
+        return;
+    };
+    let dir = temp_dir("build");
+    let keys: Vec<String> = (0..30_000).map(|i| format!("user-{i}")).collect();
+    let kf = dir.join("keys.txt");
+    write_keys(&kf, &keys);
+    let k = kf.to_str().unwrap();
+    for (layout, format) in [
+        ("classic/xxh3/km", "bloomlab"),
+        ("blocked512/xxh64", "bloomlab"),
+        ("classic/murmur3/mitz64", "guava"),
+    ] {
+        let name = unique("build");
+        let (built, exported) = (
+            dir.join(format!("{name}.built")),
+            dir.join(format!("{name}.exported")),
+        );
+        let sized = ["--layout", layout, "--n", "3e4", "--p", "0.001"];
+        let mut args = vec![
+            "build",
+            "--keys",
+            k,
+            "--format",
+            format,
+            "--out",
+            built.to_str().unwrap(),
+        ];
+        args.extend(sized);
+        ok(&args, None);
+        let target = ["--redis", u.as_str(), "--name", name.as_str()];
+        ok(&[&["create"], &target[..], &sized[..]].concat(), None);
+        ok(&[&["add"], &target[..], &["--keys", k]].concat(), None);
+        let export = ["--format", format, "--out", exported.to_str().unwrap()];
+        ok(&[&["export"], &target[..], &export[..]].concat(), None);
+        assert_eq!(
+            std::fs::read(&built).unwrap(),
+            std::fs::read(&exported).unwrap(),
+            "{layout} ({format}): the built file differs from the exported one"
+        );
+        ok(&[&["drop"], &target[..]].concat(), None);
+        if format == "bloomlab" {
+            ok(
+                &[
+                    &["import"],
+                    &target[..],
+                    &["--file", built.to_str().unwrap()],
+                ]
+                .concat(),
+                None,
+            );
+            let out = ok(
+                &[
+                    &["check"],
+                    &target[..],
+                    &["--members", "--count", "--keys", k],
+                ]
+                .concat(),
+                None,
+            );
+            assert!(
+                out.contains("30000 keys: 30000 maybe present, 0 absent"),
+                "{out}"
+            );
+            ok(&[&["drop"], &target[..]].concat(), None);
+        }
+    }
+    let big = dir.join("big");
+    let o = run(
+        &[
+            "build",
+            "--keys",
+            k,
+            "--n",
+            "1e9",
+            "--p",
+            "0.01",
+            "--memory-limit",
+            "1000000",
+            "--out",
+            big.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--memory-limit") && !big.exists(),
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -410,8 +410,11 @@ pub fn export(
     impl RedisVisitor for Export<'_> {
         type Output = Result<Summary>;
         fn visit<F: BitPositions>(self) -> Result<Summary> {
-            let filter = RedisBloom::<F>::open(self.conn, self.name)?;
-            write_file(filter, self.out, self.strategy, self.progress)
+            let mut filter = RedisBloom::<F>::open(self.conn, self.name)?;
+            let config = filter.config().clone();
+            write_file(&config, self.out, self.strategy, self.progress, |each| {
+                filter.read_chunks(CHUNK_BYTES, each)
+            })
         }
     }
     visit(
@@ -426,14 +429,18 @@ pub fn export(
     )?
 }
 
-fn write_file<F: BitPositions>(
-    mut filter: RedisBloom<F>,
+/// Writes a filter of `config` to `out` (whole or not at all, as [`export`] says), its bytes
+/// handed over in order by `read`, which calls its argument with each chunk of the in-memory
+/// layout.
+fn write_file(
+    config: &Config,
     out: &Path,
     strategy: Option<GuavaStrategy>,
     progress: Progress<'_>,
+    read: impl FnOnce(&mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()>,
 ) -> Result<Summary> {
     let started = Instant::now();
-    let config = filter.config().clone();
+    let config = config.clone();
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -452,7 +459,7 @@ fn write_file<F: BitPositions>(
     let mut hasher = Xxh3::new();
     let mut done = 0u64;
     let mut fill = FillCounter::new(config.geometry());
-    filter.read_chunks(CHUNK_BYTES, |piece: &mut [u8]| -> Result<()> {
+    read(&mut |piece: &mut [u8]| -> Result<()> {
         hasher.update(piece);
         fill.feed(piece).map_err(RedisFilterError::from)?;
         if strategy.is_some() {
@@ -491,6 +498,46 @@ fn write_file<F: BitPositions>(
         fill,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Writes a filter built in memory, `bits` being its whole bit array in the in-memory layout
+/// (what a [`RedisBloom`] of `config` would hold), to `out` in `format`, whole or not at all:
+/// `filter build`'s offline build, to be loaded with [`import`]. On success `bits` is as it was.
+/// Errors: a `bits` whose length is not `config.bits / 8`, a Guava file of a layout Guava does
+/// not have, and any write failure (nothing written).
+pub fn write_bits(config: &Config, bits: &mut [u8], out: &Path, format: Format) -> Result<Summary> {
+    if bits.len() as u64 * 8 != config.bits {
+        return Err(RedisFilterError::OutOfRange {
+            what: "bit array (bytes)",
+            value: bits.len().to_string(),
+            allowed: format!(
+                "{} bytes, the config's {} bits",
+                config.bits / 8,
+                config.bits
+            ),
+        }
+        .into());
+    }
+    let strategy = match format {
+        Format::Guava => Some(guava_strategy(config)?),
+        Format::Bloomlab => None,
+    };
+    write_file(
+        config,
+        out,
+        strategy,
+        &mut |_, _| ControlFlow::Continue(()),
+        |each| {
+            for piece in bits.chunks_mut(CHUNK_BYTES as usize) {
+                each(piece)?;
+                if strategy.is_some() {
+                    // The Guava writer turns words big-endian in place: turn them back.
+                    swap_words(piece);
+                }
+            }
+            Ok(())
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

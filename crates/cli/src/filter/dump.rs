@@ -219,7 +219,7 @@ fn check_readable(path: &Path) -> Result<(), Failure> {
 }
 
 /// The one-line summary: variant, size, shards, bytes, set bits, seconds.
-fn describe(s: &Summary, format: FileFormat) -> Result<String, Failure> {
+pub(super) fn describe(s: &Summary, format: FileFormat) -> Result<String, Failure> {
     let c = &s.config;
     Ok(format!(
         "{}, n = {}, p = {}, {} bits, k = {}, {} shard(s) of {} bits; {} bytes in {} format ({} bytes of bits, {} set: fill {:.4}, implied false-positive rate {:.3e}); {:.2} s",

@@ -7,6 +7,7 @@
 //! The logic is the libraries' (`bloomlab_redis::admin`, `bloomlab_filters::fill`); this module
 //! parses flags, reads key files and prints.
 
+mod build;
 mod dump;
 mod live;
 pub mod parquet;
@@ -127,6 +128,9 @@ pub enum FilterCommand {
     /// (exit 1 otherwise: a Bloom filter never forgets a key, so a miss means the wrong filter or
     /// damage).
     Check(live::CheckArgs),
+    /// Build a filter offline, in memory, from keys (a file or standard input), and write it as a
+    /// file for `import` or `swap --from-file`: the bits `create` + `add` of the same keys give.
+    Build(build::BuildArgs),
     /// Delete a filter from Redis (its shards and its config), after checking it is bloomlab's.
     Drop(live::DropArgs),
     /// Explain a Redis key of bloomlab's (a filter name, `{NAME}:config` or `{NAME:i}:bits`): the
@@ -156,6 +160,7 @@ pub enum FilterCommand {
 pub fn run(cmd: FilterCommand) -> Outcome {
     match cmd {
         FilterCommand::Create(a) => live::create(&a),
+        FilterCommand::Build(a) => build::build(&a),
         FilterCommand::Add(a) => live::add(&a),
         FilterCommand::Check(a) => live::check(&a),
         FilterCommand::Drop(a) => live::drop_filter(&a),
