@@ -555,3 +555,63 @@ fn an_offline_build_is_the_file_create_add_and_export_write() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Output into a closed pipe (`bloomlab filter stat ... | head -1`) ends the process by SIGPIPE,
+/// as for any Unix tool, never with a panic message. The pipe's reading end is closed before the
+/// child starts, so its first write fails every time. No server needed: a Guava file built here.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = temp_dir("pipe");
+    let (keys, file) = (dir.join("k.txt"), dir.join("g.bloom"));
+    write_keys(&keys, &(0..1000).map(|i| i.to_string()).collect::<Vec<_>>());
+    ok(
+        &[
+            "build",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--n",
+            "1000",
+            "--p",
+            "0.01",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    for args in [
+        vec!["stat", "--file", file.to_str().unwrap()],
+        vec![
+            "monitor",
+            "--file",
+            file.to_str().unwrap(),
+            "--prometheus",
+            "-",
+        ],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(BLOOMLAB)
+            .arg("filter")
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(
+            out.status.signal(),
+            Some(libc_sigpipe()),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGPIPE's number on Linux.
+fn libc_sigpipe() -> i32 {
+    13
+}
