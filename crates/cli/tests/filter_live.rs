@@ -470,6 +470,14 @@ fn an_offline_build_is_the_file_create_add_and_export_write() {
     let keys: Vec<String> = (0..30_000).map(|i| format!("user-{i}")).collect();
     let kf = dir.join("keys.txt");
     write_keys(&kf, &keys);
+    // Enough non-members that some are false positives at p = 0.001 (about 20 expected).
+    let others = dir.join("others.txt");
+    write_keys(
+        &others,
+        &(0..20_000)
+            .map(|i| format!("not-a-user-{i}"))
+            .collect::<Vec<_>>(),
+    );
     let k = kf.to_str().unwrap();
     for (layout, format) in [
         ("classic/xxh3/km", "bloomlab"),
@@ -526,6 +534,50 @@ fn an_offline_build_is_the_file_create_add_and_export_write() {
             assert!(
                 out.contains("30000 keys: 30000 maybe present, 0 absent"),
                 "{out}"
+            );
+            // The file answers as the filter in Redis does, key for key, members and others.
+            let members = ok(
+                &[
+                    "check",
+                    "--file",
+                    built.to_str().unwrap(),
+                    "--members",
+                    "--count",
+                    "--keys",
+                    k,
+                ],
+                None,
+            );
+            assert!(
+                members.contains("30000 keys: 30000 maybe present, 0 absent"),
+                "{members}"
+            );
+            let from_file = ok(
+                &[
+                    "check",
+                    "--file",
+                    built.to_str().unwrap(),
+                    "--keys",
+                    others.to_str().unwrap(),
+                ],
+                None,
+            );
+            let from_redis = ok(
+                &[
+                    &["check"],
+                    &target[..],
+                    &["--keys", others.to_str().unwrap()],
+                ]
+                .concat(),
+                None,
+            );
+            assert_eq!(
+                from_file, from_redis,
+                "{layout}: the file's answers differ from Redis's"
+            );
+            assert!(
+                from_file.contains('1') && from_file.contains('0'),
+                "{layout}: {from_file}"
             );
             ok(&[&["drop"], &target[..]].concat(), None);
         }
@@ -614,4 +666,58 @@ fn a_closed_pipe_ends_the_output_quietly() {
 /// SIGPIPE's number on Linux.
 fn libc_sigpipe() -> i32 {
     13
+}
+
+/// `check --file` refuses a Guava file (its keys' encoding is not in the file: `guava query`
+/// knows the funnels) and a damaged bloomlab file, naming each; nothing is answered.
+#[test]
+fn check_of_a_file_refuses_what_it_cannot_answer() {
+    let dir = temp_dir("checkfile");
+    let keys = dir.join("k.txt");
+    write_keys(&keys, &(0..100).map(|i| i.to_string()).collect::<Vec<_>>());
+    let (k, g, b) = (
+        keys.to_str().unwrap(),
+        dir.join("g.bloom"),
+        dir.join("b.bloom"),
+    );
+    let sized = ["--n", "100", "--p", "0.01", "--keys", k];
+    ok(
+        &[
+            &[
+                "build",
+                "--layout",
+                "classic/murmur3/mitz64",
+                "--format",
+                "guava",
+                "--out",
+                g.to_str().unwrap(),
+            ],
+            &sized[..],
+        ]
+        .concat(),
+        None,
+    );
+    ok(
+        &[&["build", "--out", b.to_str().unwrap()], &sized[..]].concat(),
+        None,
+    );
+    let o = run(&["check", "--file", g.to_str().unwrap(), "--keys", k], None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("guava query") && o.stdout.is_empty(),
+        "{}",
+        text(&o)
+    );
+    let mut bytes = std::fs::read(&b).unwrap();
+    let last = bytes.len() - 9;
+    bytes[last] ^= 0xff;
+    std::fs::write(&b, &bytes).unwrap();
+    let o = run(&["check", "--file", b.to_str().unwrap(), "--keys", k], None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("checksum") && o.stdout.is_empty(),
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -782,6 +782,24 @@ pub fn inspect(path: &Path) -> Result<(Config, FillStat)> {
     Ok((src.config, fill))
 }
 
+/// A bloomlab filter file's config and whole bit array (the in-memory layout), read and verified
+/// like [`inspect`]: for membership checks of a file (`filter check --file`). It holds
+/// `config.bits / 8` bytes, no more than the file's size, which is checked against the header
+/// before anything is allocated; a caller that bounds memory compares the file's size first.
+pub fn read_bits(path: &Path) -> Result<(Config, Vec<u8>)> {
+    let mut src = open_source(
+        path,
+        &ImportOptions::default(),
+        crate::config::DEFAULT_SHARD_BITS,
+    )?;
+    let mut bits = Vec::with_capacity((src.config.bits / 8) as usize);
+    scan(&mut src, |piece| {
+        bits.extend_from_slice(piece);
+        Ok(())
+    })?;
+    Ok((src.config, bits))
+}
+
 fn read_payload(src: &mut Source, buf: &mut [u8], offset: u64) -> Result<()> {
     src.reader.read_exact(buf).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use bloomlab_filters::BitPositions;
+use bloomlab_harness::bloom::preflight::MemoryBudget;
 use bloomlab_redis::admin::{self, KeyRole};
 use bloomlab_redis::generation;
 use bloomlab_redis::{Connection, RedisBloom, RedisFilterError, RedisVisitor};
@@ -246,57 +247,126 @@ pub fn check(a: &CheckArgs) -> Outcome {
     if let Some(outcome) = super::parquet::run(&a.target, parquet) {
         return outcome;
     }
-    let (urls, name) = redis_place(&a.target, "check")?;
-    open_and(&urls, &name, Check(a))
+    match a.target.place()? {
+        Place::File(path) => check_file(a, &path),
+        Place::Redis { urls, name } => open_and(&urls, &name, Check(a)),
+    }
 }
 
 struct Check<'a>(&'a CheckArgs);
 
 impl OnFilter for Check<'_> {
     fn run<F: BitPositions>(self, mut filter: RedisBloom<F>) -> Outcome {
-        let a = self.0;
-        let batch = a.source.batch as usize;
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        let (mut present, mut seen) = (0u64, 0u64);
-        let mut first_absent: Option<(u64, Vec<u8>)> = None;
-        let mut write_err = None;
-        let count = for_each_batch(&a.source, |keys| {
-            filter.contains_batch(keys, batch, |i, hit| {
-                present += u64::from(hit);
-                if !hit && first_absent.is_none() {
-                    first_absent = Some((seen + i as u64 + 1, keys[i].clone()));
-                }
-                if !a.count
-                    && let Err(e) = out.write_all(if hit { b"1\n" } else { b"0\n" })
-                {
-                    write_err.get_or_insert(e);
-                }
-            })?;
-            seen += keys.len() as u64;
-            Ok(())
+        let batch = self.0.source.batch as usize;
+        let name = format!("{:?}", filter.name());
+        answer(self.0, &name, |keys, found| {
+            Ok(filter.contains_batch(keys, batch, |i, hit| found(i, hit))?)
+        })
+    }
+}
+
+/// Answers `a`'s keys with `ask` (which reports each key of a batch by its index): one 1 or 0
+/// per key, or the totals with --count; with --members a key absent is exit 1, naming its line.
+fn answer(
+    a: &CheckArgs,
+    filter: &str,
+    mut ask: impl FnMut(&[Vec<u8>], &mut dyn FnMut(usize, bool)) -> Result<(), Failure>,
+) -> Outcome {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let (mut present, mut seen) = (0u64, 0u64);
+    let mut first_absent: Option<(u64, Vec<u8>)> = None;
+    let mut write_err = None;
+    let count = for_each_batch(&a.source, |keys| {
+        ask(keys, &mut |i, hit| {
+            present += u64::from(hit);
+            if !hit && first_absent.is_none() {
+                first_absent = Some((seen + i as u64 + 1, keys[i].clone()));
+            }
+            if !a.count
+                && let Err(e) = out.write_all(if hit { b"1\n" } else { b"0\n" })
+            {
+                write_err.get_or_insert(e);
+            }
         })?;
-        if let Some(e) = write_err.or_else(|| out.flush().err()) {
-            return Err(bad(format!(
-                "cannot write the answers to standard output: {e}"
-            )));
-        }
-        drop(out);
-        if a.count {
-            println!(
-                "{count} keys: {present} maybe present, {} absent",
-                count - present
-            );
-        }
-        match first_absent {
-            Some((line, key)) if a.members => Err(Failure::CheckFailed(format!(
-                "{} of {count} member keys are not in {:?} (the first on line {line}: {}); a Bloom filter never forgets a key, so this is another filter, or its bits were lost",
-                count - present,
-                filter.name(),
-                bloomlab_harness::keys::quote_prefix(&key)
-            ))),
-            _ => Ok(ExitCode::SUCCESS),
-        }
+        seen += keys.len() as u64;
+        Ok(())
+    })?;
+    if let Some(e) = write_err.or_else(|| out.flush().err()) {
+        return Err(bad(format!(
+            "cannot write the answers to standard output: {e}"
+        )));
+    }
+    drop(out);
+    if a.count {
+        println!(
+            "{count} keys: {present} maybe present, {} absent",
+            count - present
+        );
+    }
+    match first_absent {
+        Some((line, key)) if a.members => Err(Failure::CheckFailed(format!(
+            "{} of {count} member keys are not in {filter} (the first on line {line}: {}); a Bloom filter never forgets a key, so this is another filter, or its bits were lost",
+            count - present,
+            bloomlab_harness::keys::quote_prefix(&key)
+        ))),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `check --file` of a bloomlab filter file: its bits read whole and verified (after a memory
+/// check against the file's size), keys answered as the filter in Redis would answer them.
+fn check_file(a: &CheckArgs, path: &std::path::Path) -> Outcome {
+    let shown = path.display().to_string();
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(|e| bad(format!("cannot read {shown}: {e}")))?;
+    if read != head.len() || &head != bloomlab_redis::dump::MAGIC {
+        return Err(bad(format!(
+            "check --file reads bloomlab's filter files (filter export, filter build) and Parquet files; {shown} is neither. For a Guava file use `bloomlab guava query --funnel ...`, which knows how Guava encoded the keys"
+        )));
+    }
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    if let MemoryBudget::Available(available) = MemoryBudget::detect(None)
+        && size > available
+    {
+        return Err(bad(format!(
+            "{shown} is {size} bytes, more than the {available} bytes of memory available (MemAvailable) to hold its bits: import it into Redis and check the keys there"
+        )));
+    }
+    let (config, bits) = bloomlab_redis::dump::read_bits(path).map_err(|e| bad(e.to_string()))?;
+    let variant = config.variant_name()?;
+    let file = FileCheck {
+        a,
+        shown: &shown,
+        config: &config,
+        bits: &bits,
+    };
+    bloomlab_redis::visit(&variant, file)?
+}
+
+struct FileCheck<'a> {
+    a: &'a CheckArgs,
+    shown: &'a str,
+    config: &'a bloomlab_redis::Config,
+    bits: &'a [u8],
+}
+
+impl RedisVisitor for FileCheck<'_> {
+    type Output = Outcome;
+    fn visit<F: BitPositions>(self) -> Outcome {
+        let (m, k, bits) = (self.config.bits, self.config.hashes, self.bits);
+        answer(self.a, self.shown, |keys, found| {
+            for (i, key) in keys.iter().enumerate() {
+                let mut all = true;
+                F::for_each_position(m, k, F::digest_of(key), |g| {
+                    all &= bits[(g / 8) as usize] >> (g % 8) & 1 == 1;
+                });
+                found(i, all);
+            }
+            Ok(())
+        })
     }
 }
 
