@@ -260,7 +260,7 @@ impl OnFilter for Check<'_> {
         let batch = self.0.source.batch as usize;
         let name = format!("{:?}", filter.name());
         answer(self.0, &name, |keys, found| {
-            Ok(filter.contains_batch(keys, batch, |i, hit| found(i, hit))?)
+            Ok(filter.contains_batch(keys, batch, &mut *found)?)
         })
     }
 }
