@@ -16,7 +16,7 @@ mod swap;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use bloomlab_harness::keys::read_key_line;
@@ -191,45 +191,29 @@ pub fn for_each_batch(
     source: &KeySource,
     mut f: impl FnMut(&[Vec<u8>]) -> Result<(), Failure>,
 ) -> Result<u64, Failure> {
-    let (mut reader, label, size): (Box<dyn BufRead>, String, Option<u64>) =
-        match source.keys.as_deref() {
-            None => (
-                Box::new(std::io::stdin().lock()),
-                "standard input".into(),
-                None,
-            ),
-            Some(p) if p.as_os_str() == "-" => (
-                Box::new(std::io::stdin().lock()),
-                "standard input".into(),
-                None,
-            ),
-            Some(p) => {
-                let file = File::open(p)
-                    .map_err(|e| bad(format!("cannot open key file {}: {e}", p.display())))?;
-                let size = file.metadata().ok().map(|m| m.len());
-                (
-                    Box::new(BufReader::with_capacity(1 << 20, file)),
-                    p.display().to_string(),
-                    size,
-                )
-            }
-        };
+    let KeyReader {
+        mut reader,
+        label,
+        size,
+    } = open_keys(source.keys.as_deref())?;
     let bar = progress(size);
     let batch = source.batch as usize;
-    let mut keys: Vec<Vec<u8>> = Vec::with_capacity(batch);
-    let mut line = Vec::new();
+    // The batch's key buffers are reused from batch to batch: no allocation per key once the
+    // first batch has grown them.
+    let mut keys: Vec<Vec<u8>> = vec![Vec::new(); batch];
+    let mut used = 0;
     let (mut count, mut read_bytes) = (0u64, 0u64);
     loop {
-        let more = read_key_line(&mut reader, &mut line)
+        let more = read_key_line(&mut reader, &mut keys[used])
             .map_err(|e| bad(format!("{label}, line {}: {e}", count + 1)))?;
         if more {
-            read_bytes += line.len() as u64 + 1;
-            keys.push(std::mem::take(&mut line));
+            read_bytes += keys[used].len() as u64 + 1;
+            used += 1;
             count += 1;
         }
-        if keys.len() == batch || (!more && !keys.is_empty()) {
-            f(&keys)?;
-            keys.clear();
+        if used == batch || (!more && used > 0) {
+            f(&keys[..used])?;
+            used = 0;
             bar.set_position(if size.is_some() { read_bytes } else { count });
         }
         if !more {
@@ -238,6 +222,37 @@ pub fn for_each_batch(
     }
     bar.finish_and_clear();
     Ok(count)
+}
+
+/// An opened key source ([`open_keys`]).
+pub struct KeyReader {
+    /// The lines.
+    pub reader: Box<dyn BufRead>,
+    /// How to name the source in errors: the file's path, or "standard input".
+    pub label: String,
+    /// The file's size in bytes, when known (for progress).
+    pub size: Option<u64>,
+}
+
+/// Opens a key source: the file at `path`, or standard input when `path` is absent or `-`. A file
+/// that cannot be opened is an error naming it.
+pub fn open_keys(path: Option<&Path>) -> Result<KeyReader, Failure> {
+    match path {
+        Some(p) if p.as_os_str() != "-" => {
+            let file = File::open(p)
+                .map_err(|e| bad(format!("cannot open key file {}: {e}", p.display())))?;
+            Ok(KeyReader {
+                size: file.metadata().ok().map(|m| m.len()),
+                reader: Box::new(BufReader::with_capacity(1 << 20, file)),
+                label: p.display().to_string(),
+            })
+        }
+        _ => Ok(KeyReader {
+            reader: Box::new(std::io::stdin().lock()),
+            label: "standard input".into(),
+            size: None,
+        }),
+    }
 }
 
 /// A progress bar on stderr (bytes of a file of known size, else a key count), drawn only when

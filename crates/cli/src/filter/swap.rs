@@ -1,8 +1,7 @@
 //! `filter swap`: rebuild a generational filter from a key file and switch its readers at once
 //! (`bloomlab_redis::generation`), optionally measured under concurrent readers.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -100,19 +99,7 @@ struct KeyLines {
 impl KeyLines {
     /// Opens `path` (`-`: standard input); an error naming the file if it cannot be opened.
     fn open(path: &Path) -> Result<Self, Failure> {
-        let (reader, label): (Box<dyn BufRead>, String) = if path.as_os_str() == "-" {
-            (
-                Box::new(BufReader::new(io::stdin())),
-                "standard input".into(),
-            )
-        } else {
-            let file = File::open(path)
-                .map_err(|e| bad(format!("cannot open key file {}: {e}", path.display())))?;
-            (
-                Box::new(BufReader::with_capacity(1 << 20, file)),
-                path.display().to_string(),
-            )
-        };
+        let super::KeyReader { reader, label, .. } = super::open_keys(Some(path))?;
         Ok(Self {
             reader,
             label,
