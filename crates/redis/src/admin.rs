@@ -135,8 +135,6 @@ impl Config {
 /// What the server holds for a filter, read with one command per key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerFigures {
-    /// Bits set, the sum of the shards' `BITCOUNT`.
-    pub set_bits: u64,
     /// Bytes of server memory the filter's keys take (`MEMORY USAGE` summed; `None` where the
     /// server does not answer it, e.g. the command is renamed or disabled).
     pub memory_bytes: Option<u64>,
@@ -144,21 +142,17 @@ pub struct ServerFigures {
     pub ttl_ms: Option<u64>,
 }
 
-/// Reads the set-bit count, memory use and expiry of filter `name` with config `config`.
+/// Reads the memory use and expiry of filter `name` with config `config`. (Its set bits come
+/// from reading the bits themselves, which `stat` does anyway: see `bloomlab_filters::fill`.)
 pub fn server_figures(conn: &mut Connection, name: &str, config: &Config) -> Result<ServerFigures> {
-    let mut set_bits = 0u64;
     let mut memory = Some(0u64);
     let ckey = config_key(name);
     memory = add_memory(conn, &ckey, memory);
     for i in 0..config.shards {
-        let key = shard_key(name, i);
-        let n: u64 = conn.query(redis::cmd("BITCOUNT").arg(&key), "count bits", &key)?;
-        set_bits += n;
-        memory = add_memory(conn, &key, memory);
+        memory = add_memory(conn, &shard_key(name, i), memory);
     }
     let ttl: i64 = conn.query(redis::cmd("PTTL").arg(&ckey), "describe", &ckey)?;
     Ok(ServerFigures {
-        set_bits,
         memory_bytes: memory,
         ttl_ms: u64::try_from(ttl).ok(),
     })

@@ -118,14 +118,6 @@ fn redis_report(urls: &str, name: &str) -> Result<Report, Failure> {
         geometry: config.geometry(),
     };
     let fill = bloomlab_redis::visit(&variant, reading)??;
-    if fill.set_bits != server.set_bits {
-        // The filter changed between BITCOUNT and the read (clients are adding keys): the figures
-        // below are the read's, which is the later one.
-        eprintln!(
-            "bloomlab: {name:?} changed while it was read ({} bits set, then {}): figures are from the later read",
-            server.set_bits, fill.set_bits
-        );
-    }
     Ok(Report {
         label,
         name: name.to_owned(),
