@@ -469,12 +469,8 @@ impl<F: Funnel> GuavaBloom<F> {
 
     /// Guava's `writeTo`: ordinal byte, k byte, big-endian `int` word count, big-endian words.
     pub fn write_to<W: Write>(&self, mut out: W) -> std::io::Result<()> {
-        let mut header = [0u8; HEADER_BYTES];
-        header[0] = self.strategy().ordinal();
         // k <= 255 and words <= i32::MAX are invariants of every constructor.
-        header[1] = self.hashes() as u8;
-        header[2..].copy_from_slice(&(self.words() as i32).to_be_bytes());
-        out.write_all(&header)?;
+        out.write_all(&header(self.strategy(), self.hashes(), self.words() as u64))?;
         let mut buf = Vec::with_capacity(8 * 1024);
         for w in 0..self.words() {
             buf.extend_from_slice(&self.word(w).to_be_bytes());
@@ -608,7 +604,20 @@ fn read_up_to<R: Read>(input: &mut R, buf: &mut [u8]) -> Result<usize> {
 }
 
 /// Validates the 6 header bytes; returns (strategy, k, word count).
-fn parse_header(bytes: &[u8]) -> Result<(GuavaStrategy, u32, u64)> {
+/// Guava's 6-byte header: strategy ordinal, k, and the word count as a big-endian `int`. The
+/// caller keeps k <= 255 and 1 <= words <= [`MAX_WORDS`] (every constructor here does).
+pub fn header(strategy: GuavaStrategy, hashes: u32, words: u64) -> [u8; HEADER_BYTES] {
+    let mut h = [0u8; HEADER_BYTES];
+    h[0] = strategy.ordinal();
+    h[1] = hashes as u8;
+    h[2..].copy_from_slice(&(words as i32).to_be_bytes());
+    h
+}
+
+/// Reads Guava's header from the first [`HEADER_BYTES`] of `bytes`: (strategy, k, word count).
+/// A short header, an ordinal other than 0 or 1, k = 0 or a word count below 1 is a
+/// [`BloomError::Corrupt`] naming it.
+pub fn parse_header(bytes: &[u8]) -> Result<(GuavaStrategy, u32, u64)> {
     if bytes.len() < HEADER_BYTES {
         return Err(corrupt(format!(
             "truncated: {} bytes, but the header alone is {HEADER_BYTES} bytes (strategy ordinal, \

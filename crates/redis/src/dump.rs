@@ -59,7 +59,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bloomlab_filters::fill::{FillCounter, FillStat};
-use bloomlab_filters::guava::{GuavaStrategy, HEADER_BYTES as GUAVA_HEADER, MAX_WORDS};
+use bloomlab_filters::guava::{self, GuavaStrategy, HEADER_BYTES as GUAVA_HEADER, MAX_WORDS};
 use bloomlab_filters::{BitPositions, Bloom, FlatBits, GuavaMitz32, GuavaMitz64, Layout, Murmur3};
 use thiserror::Error;
 use xxhash_rust::xxh3::Xxh3;
@@ -362,11 +362,7 @@ fn guava_strategy(config: &Config) -> Result<GuavaStrategy> {
 
 /// Guava's 6-byte header for `config` (which [`guava_strategy`] accepted).
 fn guava_header(config: &Config, strategy: GuavaStrategy) -> [u8; GUAVA_HEADER] {
-    let mut h = [0u8; GUAVA_HEADER];
-    h[0] = strategy.ordinal();
-    h[1] = config.hashes as u8;
-    h[2..].copy_from_slice(&((config.bits / 64) as i32).to_be_bytes());
-    h
+    guava::header(strategy, config.hashes, config.bits / 64)
 }
 
 /// Swaps each 8-byte word between little- and big-endian, in place (a whole number of words).
@@ -661,15 +657,7 @@ fn guava_config(
     };
     r.exact(&mut h, "strategy ordinal, k and word count")
         .map_err(bad)?;
-    let strategy = GuavaStrategy::from_ordinal(h[0] as i8).map_err(|e| bad(e.to_string()))?;
-    let hashes = u32::from(h[1]);
-    let words = i32::from_be_bytes([h[2], h[3], h[4], h[5]]);
-    if hashes == 0 || words < 1 {
-        return Err(bad(format!(
-            "k = {hashes}, word count = {words}: Guava requires k in 1..=255 and 1..={} words",
-            i32::MAX
-        )));
-    }
+    let (strategy, hashes, words) = guava::parse_header(&h).map_err(|e| bad(e.to_string()))?;
     let (Some(n), Some(p)) = (opts.expected.n, opts.expected.p) else {
         return Err(DumpError::Unsupported(format!(
             "{}: a Guava file stores neither n nor p (only k = {hashes} and {words} words); give both (--n and --p)",
@@ -686,7 +674,7 @@ fn guava_config(
         }
     };
     for (field, file, sized) in [
-        ("bits", words as u64 * 64, config.bits),
+        ("bits", words * 64, config.bits),
         ("hashes", u64::from(hashes), u64::from(config.hashes)),
     ] {
         if file != sized {
