@@ -1,0 +1,383 @@
+//! What a filter under test implements: a [`Candidate`] builds [`Instance`]s; an instance inserts
+//! and queries batches of byte keys. In-process Rust filters and process adapters
+//! ([`crate::process`]) implement the same two traits, so the suite cannot tell them apart.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a candidate could not do what the suite asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CandidateError {
+    /// The library refused (returned an error or threw an exception): its message.
+    #[error("{subject} refused: {message}")]
+    Refused {
+        /// The candidate's name.
+        subject: String,
+        /// The library's own message.
+        message: String,
+    },
+    /// The library panicked (Rust) — caught in process, or reported by a process adapter.
+    #[error("{subject} panicked: {message}")]
+    Panicked {
+        /// The candidate's name.
+        subject: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The candidate does not offer this operation.
+    #[error("{subject} does not support {operation}")]
+    Unsupported {
+        /// The candidate's name.
+        subject: String,
+        /// The operation asked for (`serialize`, `stats`, `concurrent insert`, ...).
+        operation: String,
+    },
+    /// A process adapter did not answer in time; bloomlab killed it.
+    #[error("{subject} did not answer {operation} within {seconds} s (killed); stderr: {stderr}")]
+    Timeout {
+        /// The candidate's name.
+        subject: String,
+        /// The request that went unanswered.
+        operation: String,
+        /// The time limit.
+        seconds: f64,
+        /// The last lines the adapter wrote to stderr.
+        stderr: String,
+    },
+    /// A process adapter exited or closed its stdout.
+    #[error("{subject} exited during {operation} ({status}); stderr: {stderr}")]
+    Exited {
+        /// The candidate's name.
+        subject: String,
+        /// The request in flight.
+        operation: String,
+        /// Its exit status or signal, as text.
+        status: String,
+        /// The last lines the adapter wrote to stderr.
+        stderr: String,
+    },
+    /// A process adapter broke the protocol (bad frame, wrong answer size, invalid JSON).
+    #[error("{subject} broke the conformance protocol during {operation}: {detail}")]
+    Protocol {
+        /// The candidate's name.
+        subject: String,
+        /// The request in flight.
+        operation: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The adapter could not be started or talked to (command not found, pipe error).
+    #[error("{subject}: {detail}")]
+    Io {
+        /// The candidate's name.
+        subject: String,
+        /// What failed, with the OS error.
+        detail: String,
+    },
+}
+
+/// What a candidate can do beyond build, insert and query.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// [`Instance::serialize`] and [`Candidate::deserialize`] work.
+    pub serialize: bool,
+    /// [`Instance::stats`] reports memory and/or a declared layout.
+    pub stats: bool,
+    /// [`Instance::shared`] offers inserts through `&self` from many threads.
+    pub concurrent: bool,
+    /// The filter is built from the whole key set at once (xor, binary fuse): inserts are
+    /// buffered and the filter is constructed at the first query; it cannot take keys after that.
+    pub static_build: bool,
+    /// It can hold more than 2^32 bits (the scale clause runs only where this is true).
+    pub large: bool,
+}
+
+/// Who a candidate is: shown in every verdict and report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct About {
+    /// Its name in reports (`fastbloom`, `xorf/BinaryFuse8`, `pybloom-live`, ...).
+    pub name: String,
+    /// The library's version, as pinned by whoever installed it.
+    pub version: String,
+    /// `rust`, `python`, `node`, `java`, ...
+    pub language: String,
+    /// What it can do.
+    pub capabilities: Capabilities,
+}
+
+impl About {
+    /// A Rust candidate with no optional capabilities.
+    pub fn rust(name: impl Into<String>, version: impl Into<String>) -> Self {
+        About {
+            name: name.into(),
+            version: version.into(),
+            language: "rust".into(),
+            capabilities: Capabilities::default(),
+        }
+    }
+
+    /// The same, with `capabilities`.
+    pub fn with(mut self, capabilities: Capabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+}
+
+impl fmt::Display for About {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} ({})", self.name, self.version, self.language)
+    }
+}
+
+/// The layout a built filter declares, so the suite can hold it to that layout's theory.
+/// Serialized as JSON with a `"layout"` tag (the process protocol's STATS answer uses it as is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "layout", rename_all = "kebab-case")]
+pub enum Declared {
+    /// One flat array of `bits`, `hashes` probes per key anywhere in it.
+    Classic {
+        /// Bits in the array.
+        bits: u64,
+        /// Probes per key.
+        hashes: u32,
+    },
+    /// Blocks of `block_bits`, `hashes` probes per key inside one block.
+    Blocked {
+        /// Bits in all.
+        bits: u64,
+        /// Probes per key.
+        hashes: u32,
+        /// Bits per block (512 for a cache line).
+        block_bits: u32,
+    },
+    /// Parquet's split-block filter: 256-bit blocks, one bit in each of 8 words.
+    SplitBlock {
+        /// Bits in all.
+        bits: u64,
+    },
+    /// An xor or binary fuse filter: one fingerprint of `fingerprint_bits` compared per query.
+    Xor {
+        /// Fingerprint width.
+        fingerprint_bits: u32,
+    },
+    /// A cuckoo filter: `buckets` of `bucket_size` fingerprints of `fingerprint_bits`.
+    Cuckoo {
+        /// Number of buckets.
+        buckets: u64,
+        /// Fingerprints per bucket.
+        bucket_size: u32,
+        /// Fingerprint width.
+        fingerprint_bits: u32,
+    },
+    /// A quotient filter with 2^`slots_log2` slots of `remainder_bits`.
+    Quotient {
+        /// log2 of the number of slots.
+        slots_log2: u32,
+        /// Remainder width.
+        remainder_bits: u32,
+    },
+}
+
+/// What [`Instance::stats`] reports; each part optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Bytes the filter holds.
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
+    /// Its declared layout.
+    #[serde(default)]
+    pub layout: Option<Declared>,
+}
+
+/// Keys stored back to back with their end offsets: no allocation per key once grown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyBatch {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl KeyBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Empties the batch, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Appends one key.
+    pub fn push(&mut self, key: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether it holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Key `i`.
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// The keys in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Total key bytes.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+/// Inserts through `&self`, from many threads at once (a concurrent filter).
+pub trait SharedInsert: Sync {
+    /// Inserts one key.
+    fn insert_shared(&self, key: &[u8]);
+}
+
+/// One built filter under test.
+pub trait Instance: Send {
+    /// Inserts every key of the batch.
+    fn insert(&mut self, keys: &KeyBatch) -> Result<(), CandidateError>;
+    /// Looks every key of the batch up: `out` is cleared, then gets one answer per key
+    /// (`true` = maybe present).
+    fn query(&mut self, keys: &KeyBatch, out: &mut Vec<bool>) -> Result<(), CandidateError>;
+    /// Memory and declared layout; by default nothing known.
+    fn stats(&mut self) -> Result<Stats, CandidateError> {
+        Ok(Stats::default())
+    }
+    /// Its bytes, for [`Candidate::deserialize`]; `None` when it cannot serialize.
+    fn serialize(&mut self) -> Result<Option<Vec<u8>>, CandidateError> {
+        Ok(None)
+    }
+    /// Concurrent inserts through `&self`, where the filter offers them.
+    fn shared(&self) -> Option<&dyn SharedInsert> {
+        None
+    }
+}
+
+/// A filter library under test: builds instances. `Send + Sync + 'static` so the suite can run a
+/// build on a watchdog thread (a build that hangs is reported, not waited for).
+pub trait Candidate: Send + Sync + 'static {
+    /// Who it is.
+    fn about(&self) -> About;
+    /// An empty filter promising rate `p` at `n` keys (`n` and `p` as given, however bad: the
+    /// bad-input clause passes 0, NaN and out-of-range values on purpose).
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError>;
+    /// A filter from bytes an instance serialized; unsupported by default.
+    fn deserialize(&self, _bytes: &[u8]) -> Result<Box<dyn Instance>, CandidateError> {
+        Err(CandidateError::Unsupported {
+            subject: self.about().name,
+            operation: "deserialize".into(),
+        })
+    }
+}
+
+/// An [`Instance`] from a filter's own per-key insert and contains: what most library authors
+/// need (`PerKey::new(filter, |f, k| f.insert(k), |f, k| f.contains(k))`). One function-pointer
+/// call per key, none per probe.
+pub struct PerKey<F> {
+    filter: F,
+    insert: fn(&mut F, &[u8]),
+    contains: fn(&F, &[u8]) -> bool,
+    memory: Option<fn(&F) -> u64>,
+    layout: Option<Declared>,
+}
+
+impl<F: Send> PerKey<F> {
+    /// Wraps `filter` with its insert and contains.
+    pub fn new(filter: F, insert: fn(&mut F, &[u8]), contains: fn(&F, &[u8]) -> bool) -> Self {
+        PerKey {
+            filter,
+            insert,
+            contains,
+            memory: None,
+            layout: None,
+        }
+    }
+
+    /// Reports memory through `memory`.
+    pub fn memory(mut self, memory: fn(&F) -> u64) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// Declares the built filter's layout.
+    pub fn declare(mut self, layout: Declared) -> Self {
+        self.layout = Some(layout);
+        self
+    }
+
+    /// The wrapped filter.
+    pub fn inner(&self) -> &F {
+        &self.filter
+    }
+}
+
+impl<F: Send> Instance for PerKey<F> {
+    fn insert(&mut self, keys: &KeyBatch) -> Result<(), CandidateError> {
+        for k in keys.iter() {
+            (self.insert)(&mut self.filter, k);
+        }
+        Ok(())
+    }
+
+    fn query(&mut self, keys: &KeyBatch, out: &mut Vec<bool>) -> Result<(), CandidateError> {
+        out.clear();
+        out.extend(keys.iter().map(|k| (self.contains)(&self.filter, k)));
+        Ok(())
+    }
+
+    fn stats(&mut self) -> Result<Stats, CandidateError> {
+        Ok(Stats {
+            memory_bytes: self.memory.map(|m| m(&self.filter)),
+            layout: self.layout.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_batch_round_trips_empty_and_long_keys() {
+        let mut b = KeyBatch::new();
+        let long = vec![7u8; 70_000];
+        b.push(b"");
+        b.push(b"abc");
+        b.push(&long);
+        b.push(b"");
+        assert_eq!(b.len(), 4);
+        let got: Vec<&[u8]> = b.iter().collect();
+        assert_eq!(got, vec![&b""[..], b"abc", &long[..], b""]);
+        b.clear();
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn declared_layouts_use_the_documented_json() {
+        let d = Declared::Classic {
+            bits: 9586,
+            hashes: 7,
+        };
+        let s = serde_json::to_string(&d).unwrap();
+        assert_eq!(s, r#"{"layout":"classic","bits":9586,"hashes":7}"#);
+        let back: Stats = serde_json::from_str(&format!(r#"{{"layout":{s}}}"#)).unwrap();
+        assert_eq!(back.layout, Some(d));
+        assert_eq!(back.memory_bytes, None);
+    }
+}

@@ -1,0 +1,129 @@
+//! The conformance process protocol, version 1: how a filter in any language joins the suite.
+//!
+//! bloomlab starts the adapter's command and talks to it over the adapter's **stdin** (requests)
+//! and **stdout** (answers). The adapter may write anything to **stderr**; bloomlab keeps the last
+//! lines and shows them when the adapter fails. One request at a time: bloomlab waits for each
+//! answer before sending the next request.
+//!
+//! # Frames
+//! Every request and every answer is one frame: a `u32` little-endian length `L`
+//! (`1 <= L <= 2^30`), then `L` bytes. A request's first byte is its **opcode**, an answer's first
+//! byte its **status**; the rest is the payload. All integers are little-endian.
+//!
+//! A *key list* is a `u32` count, then for each key a `u32` length and that many bytes (keys are
+//! arbitrary bytes; empty keys and keys of 64 KiB occur).
+//!
+//! # Requests
+//! | op | name | payload | answer payload when OK |
+//! |----|------|---------|------------------------|
+//! | `0x01` | HELLO | the 16 ASCII bytes `bloomlab-conform`, then `u16` protocol version (1) | UTF-8 JSON: `{"protocol": 1, "name": "...", "version": "...", "language": "...", "capabilities": [...]}` |
+//! | `0x02` | CREATE | `u64` n, then `f64` p (IEEE-754 bits; NaN, 0, 1 and negatives are sent as is) | empty |
+//! | `0x03` | INSERT | a key list | empty |
+//! | `0x04` | QUERY | a key list | a bitmap of `ceil(count / 8)` bytes: key `i` is bit `i % 8` (least significant first) of byte `i / 8`; 1 means "maybe present" |
+//! | `0x05` | STATS | empty | UTF-8 JSON [`Stats`](crate::Stats): `{"memory_bytes": 1234 or null, "layout": {"layout": "classic", "bits": 9586, "hashes": 7} or null}` |
+//! | `0x06` | SERIALIZE | empty | the filter's bytes |
+//! | `0x07` | DESERIALIZE | bytes from SERIALIZE | empty; the filter read replaces the current one |
+//! | `0x08` | CLOSE | empty | empty; then the adapter exits with status 0 |
+//!
+//! CREATE replaces the current filter. INSERT, QUERY, STATS and SERIALIZE before any CREATE or
+//! DESERIALIZE are answered with ERROR.
+//!
+//! `capabilities` lists any of `serialize` (SERIALIZE and DESERIALIZE work), `stats` (STATS
+//! reports something), `static` (keys are buffered and the filter is built at the first QUERY);
+//! see [`Capabilities`](crate::Capabilities).
+//!
+//! # Answers
+//! | status | meaning | payload |
+//! |--------|---------|---------|
+//! | `0x00` | OK | as in the table above |
+//! | `0x01` | ERROR: the library refused (returned an error, threw an exception) | its UTF-8 message |
+//! | `0x02` | UNSUPPORTED: the adapter does not offer this request | UTF-8 name of the request |
+//! | `0x03` | PANIC: a Rust library panicked (used by [`serve`]; other languages answer ERROR for an exception) | the panic message |
+//!
+//! # Failures bloomlab reports
+//! Each names the adapter and the request in flight, with the adapter's last stderr lines: the
+//! command cannot start; the handshake's magic or version is wrong; a frame is longer than 2^30 or
+//! shorter than 1; a status is unknown; a bitmap has the wrong size; JSON does not parse; the
+//! adapter exits or closes stdout (its exit status or signal is given); an answer takes longer than
+//! the time limit (10 s for HELLO, configurable for the rest), after which bloomlab kills the
+//! process. A hung or crashed adapter never hangs bloomlab.
+//!
+//! SKELETON (issue 27): task PROTOCOL implements [`ProcessCandidate`] and [`serve`].
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use crate::candidate::{About, Candidate, CandidateError, Instance};
+
+/// The protocol version this bloomlab speaks.
+pub const VERSION: u16 = 1;
+/// The handshake's magic bytes.
+pub const MAGIC: &[u8; 16] = b"bloomlab-conform";
+/// The largest frame either side may send.
+pub const MAX_FRAME: u32 = 1 << 30;
+
+/// Request opcodes.
+#[allow(missing_docs)]
+pub mod op {
+    pub const HELLO: u8 = 0x01;
+    pub const CREATE: u8 = 0x02;
+    pub const INSERT: u8 = 0x03;
+    pub const QUERY: u8 = 0x04;
+    pub const STATS: u8 = 0x05;
+    pub const SERIALIZE: u8 = 0x06;
+    pub const DESERIALIZE: u8 = 0x07;
+    pub const CLOSE: u8 = 0x08;
+}
+
+/// Answer statuses.
+#[allow(missing_docs)]
+pub mod status {
+    pub const OK: u8 = 0x00;
+    pub const ERROR: u8 = 0x01;
+    pub const UNSUPPORTED: u8 = 0x02;
+    pub const PANIC: u8 = 0x03;
+}
+
+/// How to start an adapter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    /// The program and its arguments.
+    pub argv: Vec<OsString>,
+    /// Time limit of each request after HELLO.
+    pub timeout: Duration,
+}
+
+/// A candidate behind an adapter process. Each [`Candidate::build`] starts a fresh process (so a
+/// crash in one build cannot poison the next) and the instance talks to it until dropped, when it
+/// sends CLOSE and, if the process does not exit within a second, kills it by its pid.
+pub struct ProcessCandidate {
+    command: Command,
+    about: About,
+}
+
+impl ProcessCandidate {
+    /// Starts the command once for the handshake (name, version, capabilities), then closes it.
+    pub fn connect(command: Command) -> Result<Self, CandidateError> {
+        let _ = command;
+        todo!("task PROTOCOL")
+    }
+}
+
+impl Candidate for ProcessCandidate {
+    fn about(&self) -> About {
+        self.about.clone()
+    }
+
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
+        let _ = (n, p, &self.command);
+        todo!("task PROTOCOL")
+    }
+}
+
+/// Serves `candidate` over the protocol on this process's stdin/stdout until CLOSE or end of
+/// input: how a Rust filter (bloomlab's own, a crate's, the null adapter) is reached through the
+/// same door as any other language's. Panics in the candidate are caught and answered with PANIC.
+pub fn serve(candidate: &dyn Candidate) -> std::io::Result<()> {
+    let _ = candidate;
+    todo!("task PROTOCOL")
+}

@@ -1,0 +1,23 @@
+//! The Rust candidates bloomlab runs in process: third-party crates, each pinned in the workspace
+//! (`rust/<crate>[/<type>]`), and bloomlab's own flagships and textbook ports (`bloomlab/<variant>`).
+//!
+//! SKELETON (issue 27): task RUST adds the third-party crates (`third_party.rs`), task SUITE
+//! bloomlab's own (`own.rs`).
+
+use std::sync::Arc;
+
+use crate::candidate::Candidate;
+
+/// Every in-process candidate, in report order.
+pub fn all() -> Vec<Arc<dyn Candidate>> {
+    Vec::new()
+}
+
+/// The in-process candidate named `name`; the error lists the known names.
+pub fn by_name(name: &str) -> Result<Arc<dyn Candidate>, String> {
+    let all = all();
+    let names: Vec<String> = all.iter().map(|c| c.about().name).collect();
+    all.into_iter()
+        .find(|c| c.about().name == name)
+        .ok_or_else(|| format!("unknown subject {name:?}; known: {}", names.join(", ")))
+}
