@@ -142,6 +142,14 @@ pub enum Declared {
         /// Probes per key.
         hashes: u32,
     },
+    /// A partitioned ("sliced") filter: `hashes` slices of `bits / hashes` bits, one probe in each
+    /// (pybloom's layout).
+    Partitioned {
+        /// Bits in all slices.
+        bits: u64,
+        /// Slices, one probe each.
+        hashes: u32,
+    },
     /// Blocks of `block_bits`, `hashes` probes per key inside one block.
     Blocked {
         /// Bits in all.
@@ -277,6 +285,11 @@ pub trait Candidate: Send + Sync + 'static {
     /// An empty filter promising rate `p` at `n` keys (`n` and `p` as given, however bad: the
     /// bad-input clause passes 0, NaN and out-of-range values on purpose).
     fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError>;
+    /// Whether it runs in a child process that bloomlab can kill (a [`crate::process`] adapter):
+    /// then the bad-input clause also tries inputs that may allocate without bound.
+    fn isolated(&self) -> bool {
+        false
+    }
     /// A filter from bytes an instance serialized; unsupported by default.
     fn deserialize(&self, _bytes: &[u8]) -> Result<Box<dyn Instance>, CandidateError> {
         Err(CandidateError::Unsupported {

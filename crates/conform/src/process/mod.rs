@@ -118,6 +118,10 @@ impl Candidate for ProcessCandidate {
         let _ = (n, p, &self.command);
         todo!("task PROTOCOL")
     }
+
+    fn isolated(&self) -> bool {
+        true
+    }
 }
 
 /// Serves `candidate` over the protocol on this process's stdin/stdout until CLOSE or end of

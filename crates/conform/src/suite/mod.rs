@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::candidate::Candidate;
 use crate::verdict::{Clause, Conformance};
 
+pub mod measure;
+
 /// What the suite measures and how hard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
