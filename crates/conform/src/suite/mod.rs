@@ -244,3 +244,61 @@ pub fn run_with(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_plans_are_valid_and_a_bad_field_is_named_with_its_range() {
+        Plan::quick().validate().unwrap();
+        Plan::full().validate().unwrap();
+        let cases: [(Plan, &str); 6] = [
+            (
+                Plan {
+                    n: 0,
+                    ..Plan::quick()
+                },
+                "plan n = 0 is invalid: allowed 1 to 2^40",
+            ),
+            (
+                Plan {
+                    p: f64::NAN,
+                    ..Plan::quick()
+                },
+                "plan p = NaN is invalid: allowed the open interval (0, 1)",
+            ),
+            (
+                Plan {
+                    p: 1.0,
+                    ..Plan::quick()
+                },
+                "plan p = 1 is invalid: allowed the open interval (0, 1)",
+            ),
+            (
+                Plan {
+                    margin: -0.1,
+                    ..Plan::quick()
+                },
+                "plan margin = -0.1 is invalid: allowed a finite number >= 0",
+            ),
+            (
+                Plan {
+                    over_fill: vec![1.0, -2.0],
+                    ..Plan::quick()
+                },
+                "plan over_fill = -2 is invalid: allowed multiples in (0, 1000]",
+            ),
+            (
+                Plan {
+                    batch: 0,
+                    ..Plan::quick()
+                },
+                "plan batch = 0 is invalid: allowed 1 to 2^24 keys",
+            ),
+        ];
+        for (plan, want) in cases {
+            assert_eq!(plan.validate().unwrap_err(), want);
+        }
+    }
+}
