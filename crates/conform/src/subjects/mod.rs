@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+pub mod promise;
+
 use crate::candidate::Candidate;
 
 /// Every in-process candidate, in report order.
