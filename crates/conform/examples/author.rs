@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use bloomlab_conform::{About, Candidate, CandidateError, Capabilities, Instance, PerKey, Plan, run};
+use bloomlab_conform::{
+    About, Candidate, CandidateError, Capabilities, Instance, PerKey, Plan, run,
+};
 use fastbloom::BloomFilter;
 
 /// fastbloom's classic filter, sized by its own builder for (n, p).

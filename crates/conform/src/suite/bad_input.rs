@@ -202,13 +202,7 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
         .iter()
         .map(|(c, b)| format!("n = {}, p = {}: {}", c.n, Compact(c.p), b.detail(*c)))
         .collect();
-    let verdict = Verdict {
-        clause: Clause::BadInput,
-        outcome,
-        figure,
-        evidence,
-        reproduce: format!("{} --clause {}", plan.reproduce, Clause::BadInput),
-    };
+    let verdict = super::verdict(plan, Clause::BadInput, outcome, figure, evidence);
     (verdict, Vec::new())
 }
 

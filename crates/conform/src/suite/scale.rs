@@ -15,9 +15,9 @@ use std::time::Instant;
 use bloomlab_filters::Geometry;
 use bloomlab_harness::bloom::preflight::mem_available;
 use bloomlab_harness::keys::derive_seed;
-use bloomlab_harness::stats::clopper_pearson;
 
 use super::Plan;
+use super::decide::{self, pct};
 use super::measure::{self, Buffers};
 use crate::candidate::{Candidate, CandidateError, Declared, Instance};
 use crate::keys::Family;
@@ -43,12 +43,8 @@ pub(crate) fn scale_n(bits: u64, p: f64) -> u64 {
 /// Runs the scale clause (see the module docs). Progress goes to stderr every ~10% of the fill.
 pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Vec<RatePoint>) {
     let about = candidate.about();
-    let verdict = |outcome, figure: String, evidence: Vec<String>| Verdict {
-        clause: Clause::Scale,
-        outcome,
-        figure,
-        evidence,
-        reproduce: format!("{} --clause {}", plan.reproduce, Clause::Scale),
+    let verdict = |outcome, figure: String, evidence: Vec<String>| {
+        super::verdict(plan, Clause::Scale, outcome, figure, evidence)
     };
     if !about.capabilities.large {
         return (
@@ -237,9 +233,9 @@ fn measure_at_scale(
         theory,
     };
     let figure = format!(
-        "{:.3}% vs {}% promised at n = {n}",
-        100.0 * fp as f64 / queries as f64,
-        100.0 * p
+        "{} observed vs {} promised at n = {n}",
+        pct(fp as f64 / queries as f64),
+        pct(p)
     );
     Ok((outcome, figure, evidence, Some(point)))
 }
@@ -365,41 +361,28 @@ fn theory(layout: &Declared, members: u64) -> Option<f64> {
     Some(geometry.fpr(members))
 }
 
-/// Clause 2's decision, written here until `suite/decide.rs` lands: the one-sided exact
-/// (Clopper-Pearson) bounds at `alpha` each against `promised (1 + margin)`. Holds when the upper
-/// bound is at or below it, broken when the lower bound is above it, else undecided with the
-/// queries a rate like this one would need. A correct filter is called broken with probability at
-/// most `alpha`.
+/// Clause 2's decision at scale: the one-sided exact bounds against `promised (1 + margin)` at
+/// false-alarm rate `alpha` ([`decide::against_ceiling`]); the evidence line says which way.
 fn decide(fp: u64, queries: u64, promised: f64, margin: f64, alpha: f64) -> (Outcome, String) {
-    let target = promised * (1.0 + margin);
-    let (lo, hi) = clopper_pearson(fp, queries, 1.0 - 2.0 * alpha);
-    let rate = fp as f64 / queries as f64;
+    let ceiling = promised * (1.0 + margin);
+    let c = decide::against_ceiling(fp, queries, ceiling, alpha);
     let head = format!(
-        "{fp} false positives in {queries} non-member queries = {rate:.3e}; one-sided \
-         Clopper-Pearson bounds at alpha = {alpha}: [{lo:.3e}, {hi:.3e}] against p (1 + margin) \
-         = {target:.3e}"
+        "{fp} of {queries} non-members answered present ({}); one-sided exact bounds at \
+         1 - alpha = {}: [{}, {}] against p (1 + margin) = {}",
+        pct(fp as f64 / queries as f64),
+        1.0 - alpha,
+        pct(c.lower),
+        pct(c.upper),
+        pct(ceiling)
     );
-    if hi <= target {
-        (Outcome::Holds, format!("{head}: holds"))
-    } else if lo > target {
-        (Outcome::Broken, format!("{head}: broken"))
-    } else {
-        // The queries at which the bounds would clear the target if the rate stayed at the
-        // one observed: doubled until they do (at most 2^40 queries, beyond any plan).
-        let decides = |q: u64| {
-            let x = (rate * q as f64).round() as u64;
-            let (lo, hi) = clopper_pearson(x.min(q), q, 1.0 - 2.0 * alpha);
-            hi <= target || lo > target
-        };
-        let more = std::iter::successors(Some(queries.saturating_mul(2)), |q| q.checked_mul(2))
-            .take_while(|&q| q <= 1 << 40)
-            .find(|&q| decides(q))
-            .map_or("more than 2^40".to_owned(), |q| q.to_string());
-        (
-            Outcome::Undecided,
-            format!("{head}: undecided; about {more} queries would decide"),
-        )
-    }
+    let line = match (c.outcome, c.queries_to_decide) {
+        (Outcome::Undecided, Some(q)) => {
+            format!("{head}: undecided; about {q} queries would decide")
+        }
+        (Outcome::Undecided, None) => format!("{head}: undecided at any number of queries"),
+        (o, _) => format!("{head}: {o}"),
+    };
+    (c.outcome, line)
 }
 
 /// A caught panic's message.
