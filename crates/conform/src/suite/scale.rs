@@ -107,46 +107,52 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
             Vec::new(),
         );
     }
-    match measure_at_scale(candidate.as_ref(), plan, b, n) {
-        Ok((outcome, figure, evidence, point)) => (
-            verdict(outcome, figure, evidence),
-            point.into_iter().collect(),
-        ),
-        Err((figure, evidence)) => (verdict(Outcome::Broken, figure, evidence), Vec::new()),
+    let mut evidence = vec![format!("n = {n}, p = {p}, past {b} bits")];
+    let measured = build_large(candidate.as_ref(), plan, b, n, &mut evidence).and_then(
+        |(mut instance, layout)| {
+            let measured = measure_large(&mut *instance, plan, n, layout, &mut evidence);
+            // Freeing ~b/8 bytes takes a moment; the verdict is complete before it.
+            drop(instance);
+            measured
+        },
+    );
+    match measured {
+        Ok((outcome, figure, point)) => (verdict(outcome, figure, evidence), vec![point]),
+        Err((figure, line)) => {
+            evidence.push(line);
+            (verdict(Outcome::Broken, figure, evidence), Vec::new())
+        }
     }
 }
 
-/// What [`measure_at_scale`] found: outcome, figure, evidence and the measured rate.
-type Found = (Outcome, String, Vec<String>, Option<RatePoint>);
+/// A broken verdict's figure and its deciding evidence line.
+type Broken = (String, String);
 
-/// Builds for `n` keys, checks the declared size against `b`, fills and measures. `Err` is a
-/// broken verdict's figure and evidence (refused, panicked, smaller than claimed, lost members).
-fn measure_at_scale(
+/// Builds for `n` keys and checks the declared size against `b`: the instance and its declared
+/// layout, with memory and layout added to `evidence`; broken when a candidate that claims large
+/// filters refuses or panics, or declares no more than `b` bits.
+fn build_large(
     candidate: &dyn Candidate,
     plan: &Plan,
     b: u64,
     n: u64,
-) -> Result<Found, (String, Vec<String>)> {
-    let p = plan.p;
-    let name = candidate.about().name;
-    let params = format!("n = {n}, p = {p}, past {b} bits");
-    let fail = |figure: String, what: String| (figure, vec![format!("{params}: {what}")]);
-    let mut instance = match catch_unwind(AssertUnwindSafe(|| candidate.build(n, p))) {
+    evidence: &mut Vec<String>,
+) -> Result<(Box<dyn Instance>, Option<Declared>), Broken> {
+    let mut instance = match catch_unwind(AssertUnwindSafe(|| candidate.build(n, plan.p))) {
         Ok(Ok(i)) => i,
         Ok(Err(e)) => {
-            return Err(fail(
+            return Err((
                 "claims large filters, refuses one".into(),
                 format!("claims filters past 2^32 bits (capabilities.large) but: {e}"),
             ));
         }
         Err(panic) => {
-            return Err(fail(
+            return Err((
                 "panics building a large filter".into(),
                 format!("build panicked: {}", panic_message(&*panic)),
             ));
         }
     };
-    let mut evidence = vec![params.clone()];
     let layout = match instance.stats() {
         Ok(stats) => {
             if let Some(bytes) = stats.memory_bytes {
@@ -163,7 +169,7 @@ fn measure_at_scale(
         if let Some(bits) = declared_bits(layout)
             && bits <= b
         {
-            return Err(fail(
+            return Err((
                 format!("{bits} bits: smaller than claimed"),
                 format!(
                     "declares {layout:?}: {bits} bits, not past {b}; the filter is smaller than \
@@ -173,25 +179,35 @@ fn measure_at_scale(
         }
         evidence.push(format!("declares {layout:?}"));
     }
+    Ok((instance, layout))
+}
+
+/// Fills `instance` with `n` random-u64 members, queries a sample of them back (a miss is
+/// broken) and at least [`MIN_QUERIES`] non-members: the rate's outcome, figure and point.
+fn measure_large(
+    instance: &mut dyn Instance,
+    plan: &Plan,
+    n: u64,
+    layout: Option<Declared>,
+    evidence: &mut Vec<String>,
+) -> Result<(Outcome, String, RatePoint), Broken> {
     let seed = derive_seed(plan.seed, "scale");
     let mut buf = Buffers::default();
     caught(
-        &params,
         "insert",
         catch_unwind(AssertUnwindSafe(|| {
-            fill(&mut *instance, &name, seed, n, plan.batch, &mut buf)
+            fill(instance, seed, n, plan.batch, &mut buf)
         })),
     )?;
     let (found, missed_at) = caught(
-        &params,
         "query of members",
         catch_unwind(AssertUnwindSafe(|| {
-            sample_members(&mut *instance, seed, n, plan.batch, &mut buf)
+            sample_members(instance, seed, n, plan.batch, &mut buf)
         })),
     )?;
+    let sampled = n.min(MEMBER_SAMPLE);
     if let Some(index) = missed_at {
-        let sampled = n.min(MEMBER_SAMPLE);
-        return Err(fail(
+        return Err((
             format!("{} of {sampled} members missed", sampled - found),
             format!(
                 "false negatives: {} of {sampled} sampled members answered absent, the first \
@@ -202,26 +218,25 @@ fn measure_at_scale(
         ));
     }
     evidence.push(format!(
-        "{found} of {found} sampled members found (no false negative)"
+        "{found} of {sampled} sampled members found (no false negative)"
     ));
     let queries = plan.queries.max(MIN_QUERIES);
     let (fp, _) = caught(
-        &params,
         "query of non-members",
         catch_unwind(AssertUnwindSafe(|| {
+            let range = n..n + queries;
             measure::count_positive(
-                &mut *instance,
+                instance,
                 Family::RandomU64,
                 seed,
-                n..n + queries,
+                range,
                 plan.batch,
                 &mut buf,
             )
         })),
     )?;
-    let (outcome, line) = decide(fp, queries, p, plan.margin, plan.alpha);
+    let (outcome, line) = decide(fp, queries, plan.p, plan.margin, plan.alpha);
     evidence.push(line);
-    let theory = layout.as_ref().and_then(|l| theory(l, n));
     let point = RatePoint {
         clause: Clause::Scale,
         family: Family::RandomU64.as_str().into(),
@@ -229,35 +244,25 @@ fn measure_at_scale(
         design_n: n,
         queries,
         false_positives: fp,
-        promised: p,
-        theory,
+        promised: plan.p,
+        theory: layout.as_ref().and_then(|l| theory(l, n)),
     };
     let figure = format!(
         "{} observed vs {} promised at n = {n}",
         pct(fp as f64 / queries as f64),
-        pct(p)
+        pct(plan.p)
     );
-    Ok((outcome, figure, evidence, Some(point)))
+    Ok((outcome, figure, point))
 }
 
-/// A caught call's value, or a broken verdict's figure and evidence naming `what` failed.
-fn caught<T>(
-    params: &str,
-    what: &str,
-    r: std::thread::Result<Result<T, CandidateError>>,
-) -> Result<T, (String, Vec<String>)> {
+/// A caught call's value, or a broken verdict naming `what` failed or panicked.
+fn caught<T>(what: &str, r: std::thread::Result<Result<T, CandidateError>>) -> Result<T, Broken> {
     match r {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err((
-            format!("{what} failed"),
-            vec![format!("{params}: {what}: {e}")],
-        )),
+        Ok(Err(e)) => Err((format!("{what} failed"), format!("{what}: {e}"))),
         Err(panic) => Err((
             format!("{what} panics"),
-            vec![format!(
-                "{params}: {what} panicked: {}",
-                panic_message(&*panic)
-            )],
+            format!("{what} panicked: {}", panic_message(&*panic)),
         )),
     }
 }
@@ -265,7 +270,6 @@ fn caught<T>(
 /// Inserts random-u64 keys `0..n` in ten parts, with a line on stderr after each.
 fn fill(
     instance: &mut dyn Instance,
-    name: &str,
     seed: u64,
     n: u64,
     batch: usize,
@@ -279,7 +283,7 @@ fn fill(
         measure::insert(instance, Family::RandomU64, seed, at..end, batch, buf)?;
         at = end;
         eprintln!(
-            "scale: {name}: inserted {at} of {n} keys ({}%) in {:.0} s",
+            "scale: inserted {at} of {n} keys ({}%) in {:.0} s",
             at * 100 / n,
             start.elapsed().as_secs_f64()
         );
@@ -474,7 +478,10 @@ mod tests {
         let (v, points) = check(&c, &plan(1 << 32));
         assert_eq!(v.outcome, Outcome::Broken, "{v:?}");
         assert!(v.figure.contains("smaller than claimed"), "{v:?}");
-        assert!(v.evidence[0].contains("2147483647 bits"), "{v:?}");
+        assert!(
+            v.evidence.last().unwrap().contains("2147483647 bits"),
+            "{v:?}"
+        );
         assert!(points.is_empty());
     }
 
@@ -485,7 +492,7 @@ mod tests {
         let (v, _) = check(&c, &plan(1 << 32));
         assert_eq!(v.outcome, Outcome::Broken, "{v:?}");
         assert!(
-            v.figure.contains("refuses") && v.evidence[0].contains("Java int"),
+            v.figure.contains("refuses") && v.evidence.last().unwrap().contains("Java int"),
             "{v:?}"
         );
     }
@@ -539,7 +546,7 @@ mod tests {
         let c: Arc<dyn Candidate> = Arc::new(Lossy);
         let (v, _) = check(&c, &plan(1 << 16));
         assert_eq!(v.outcome, Outcome::Broken, "{v:?}");
-        assert!(v.evidence[0].contains("key index"), "{v:?}");
+        assert!(v.evidence.last().unwrap().contains("key index"), "{v:?}");
         let _ = (KeyBatch::new(), Stats::default());
     }
 
