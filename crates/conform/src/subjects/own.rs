@@ -19,55 +19,61 @@
 
 use std::sync::Arc;
 
-use bloomlab_filters::registry::{self, Spec};
-use bloomlab_filters::{Filter, Geometry};
+use bloomlab_filters::registry::{self, Spec, VariantId};
+use bloomlab_filters::{
+    Blocked512, Bloom, Filter, FlatBits, Geometry, KirschMitzenmacher, SplitBlock,
+    TextbookFnv1aI32, TextbookScalable, Xxh3,
+};
 
 use crate::candidate::{
     About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, Stats,
 };
 
-/// The registry names of bloomlab's own subjects, in report order: flagships, then textbook ports.
-pub const VARIANTS: [&str; 5] = [
-    "sbbf/xxh3",
-    "blocked512/xxh3",
-    "classic/xxh3/km/flat",
-    "textbook-fnv1a-i32",
-    "textbook-scalable",
-];
+/// bloomlab's own subjects, in report order: the flagships, then the textbook ports. Named by
+/// their types, so a name here cannot drift from the registry's.
+pub fn variants() -> [VariantId; 5] {
+    [
+        VariantId::of::<SplitBlock<Xxh3>>(),
+        VariantId::of::<Blocked512<Xxh3>>(),
+        VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>(),
+        VariantId::of::<TextbookFnv1aI32>(),
+        VariantId::of::<TextbookScalable>(),
+    ]
+}
 
 /// The subject-name prefix of bloomlab's own candidates.
 pub const PREFIX: &str = "bloomlab/";
 
 /// A registered bloomlab variant as a [`Candidate`], named `bloomlab/<variant>`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Own {
-    variant: &'static str,
+    variant: VariantId,
 }
 
 impl Own {
-    /// The candidate for registry name `variant`; the error lists [`VARIANTS`].
+    /// The candidate for registry name `variant`; the error lists [`variants`]' names.
     pub fn new(variant: &str) -> Result<Self, String> {
-        VARIANTS
+        variants()
             .into_iter()
-            .find(|v| *v == variant)
+            .find(|v| v.name() == variant)
             .map(|variant| Own { variant })
             .ok_or_else(|| {
                 format!(
                     "{variant:?} is not one of bloomlab's conformance subjects; allowed: {}",
-                    VARIANTS.join(", ")
+                    variants().map(VariantId::name).join(", ")
                 )
             })
     }
 
-    /// Its registry name.
-    pub fn variant(&self) -> &'static str {
+    /// Its registry variant.
+    pub fn variant(&self) -> VariantId {
         self.variant
     }
 }
 
-/// Every one of bloomlab's own candidates, in [`VARIANTS`] order.
+/// Every one of bloomlab's own candidates, in [`variants`] order.
 pub fn all() -> Vec<Arc<dyn Candidate>> {
-    VARIANTS
+    variants()
         .into_iter()
         .map(|variant| Arc::new(Own { variant }) as Arc<dyn Candidate>)
         .collect()
@@ -76,7 +82,7 @@ pub fn all() -> Vec<Arc<dyn Candidate>> {
 impl Candidate for Own {
     fn about(&self) -> About {
         About::rust(
-            format!("{PREFIX}{}", self.variant),
+            format!("{PREFIX}{}", self.variant.name()),
             env!("CARGO_PKG_VERSION"),
         )
         .with(Capabilities {
@@ -87,9 +93,9 @@ impl Candidate for Own {
     }
 
     fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
-        let filter = registry::build(self.variant, Spec::Target { n, p }).map_err(|e| {
+        let filter = registry::build(self.variant.name(), Spec::Target { n, p }).map_err(|e| {
             CandidateError::Refused {
-                subject: format!("{PREFIX}{}", self.variant),
+                subject: format!("{PREFIX}{}", self.variant.name()),
                 message: e.to_string(),
             }
         })?;
