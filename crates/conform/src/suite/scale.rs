@@ -81,6 +81,19 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
         );
     }
     let n = scale_n(b, p);
+    if n < 2 {
+        return (
+            verdict(
+                Outcome::NotApplicable,
+                format!("scale_bits = {b} is no scale"),
+                vec![format!(
+                    "the plan's scale_bits = {b} asks for {n} keys at p = {p}: nothing to fill \
+                     (2^32 is the clause's point)"
+                )],
+            ),
+            Vec::new(),
+        );
+    }
     let need = b as f64 / 8.0 * MEMORY_FACTOR;
     let available = std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -108,6 +121,11 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
         );
     }
     let mut evidence = vec![format!("n = {n}, p = {p}, past {b} bits")];
+    if available.is_none() {
+        evidence.push(
+            "memory not checked before the build: /proc/meminfo has no MemAvailable here".into(),
+        );
+    }
     let measured = build_large(candidate.as_ref(), plan, b, n, &mut evidence).and_then(
         |(mut instance, layout)| {
             let measured = measure_large(&mut *instance, plan, n, layout, &mut evidence);
@@ -434,6 +452,9 @@ mod tests {
         let (v, _) = check(&own, &Plan::quick());
         assert_eq!(v.outcome, Outcome::NotApplicable, "{v:?}");
         assert!(v.evidence[0].contains("scale_bits"), "{v:?}");
+        let (v, _) = check(&own, &plan(0));
+        assert_eq!(v.outcome, Outcome::NotApplicable, "{v:?}");
+        assert!(v.figure.contains("scale_bits = 0"), "{v:?}");
         let (v, _) = check(&own, &plan(u64::MAX / 2));
         assert_eq!(v.outcome, Outcome::NotApplicable, "{v:?}");
         assert!(
