@@ -231,51 +231,28 @@ fn quick(name: &str) -> Conformance {
     c
 }
 
+/// bloomlab's flagships, sized to their promise (`Spec::Promise`: the bits their own layout needs
+/// to keep p), hold every clause the quick plan runs. (Sized by the classic rule instead, as the
+/// sweep does for equal memory, the split-block layout runs at about 1.5x p: see the registry's
+/// `sized_to_the_promise_...` test.) Key families may be undecided at this scale, never broken:
+/// each family is measured on its own filter, and a small blocked or split-block filter's rate
+/// varies from one filter to the next by more than the binomial noise the rule allows for (a
+/// 10,000-key split-block filter was seen at 1.10x on long keys, equal-rate p = 4e-4, while its
+/// random-key twin kept p); the full plan's 10^6-key filters average that out.
 #[test]
-fn bloomlabs_flagships_hold_members_theory_over_fill_and_bad_input() {
+fn bloomlabs_flagships_hold_every_clause_of_the_quick_plan() {
     for name in ["sbbf/xxh3", "blocked512/xxh3", "classic/xxh3/km/flat"] {
         let c = quick(name);
-        for clause in [
-            Clause::NoFalseNegatives,
-            Clause::Theory,
-            Clause::OverFill,
-            Clause::BadInput,
-        ] {
-            assert_eq!(outcome(&c, clause), Outcome::Holds, "{name} {clause}:\n{c}");
-        }
-        // blocked512 is undecided here at 400,000 queries (1.09x on URLs); never broken.
-        assert_ne!(
-            outcome(&c, Clause::KeyFamilies),
-            Outcome::Broken,
-            "{name}:\n{c}"
-        );
-    }
-}
-
-#[test]
-fn the_classic_flagship_holds_every_clause_of_the_quick_plan() {
-    let c = quick("classic/xxh3/km/flat");
-    for v in &c.verdicts {
-        if v.clause != Clause::Speed {
-            assert_eq!(v.outcome, Outcome::Holds, "{}:\n{c}", v.clause);
+        for v in &c.verdicts {
+            match v.clause {
+                Clause::Speed => {}
+                Clause::KeyFamilies => {
+                    assert_ne!(v.outcome, Outcome::Broken, "{name} {}:\n{c}", v.clause)
+                }
+                _ => assert_eq!(v.outcome, Outcome::Holds, "{name} {}:\n{c}", v.clause),
+            }
         }
     }
-}
-
-/// bloomlab's registry sizes a split-block filter by the classic formula (m = -n ln p / ln(2)^2,
-/// k = 8), and the split-block layout runs about 1.5x its nominal p at 1% by its own theory:
-/// built for (n, p) through `registry::build`, it does not keep the promise, and the suite says
-/// so (the theory clause holds: the filter is what its layout predicts). blocked512 is the same
-/// flaw, smaller: its theory is 1.15% at 1%, exactly the tolerated p (1 + margin), so clause 2 is
-/// undecided there rather than broken.
-#[test]
-fn the_split_block_flagship_misses_its_promise_as_its_layout_theory_predicts() {
-    let c = quick("sbbf/xxh3");
-    assert_eq!(outcome(&c, Clause::PromisedRate), Outcome::Broken, "{c}");
-    assert_eq!(outcome(&c, Clause::Theory), Outcome::Holds, "{c}");
-    let c = quick("blocked512/xxh3");
-    assert_ne!(outcome(&c, Clause::PromisedRate), Outcome::Holds, "{c}");
-    assert_eq!(outcome(&c, Clause::Theory), Outcome::Holds, "{c}");
 }
 
 /// The textbook port's FNV-1a does not show on the suite's key families at n = 10,000: its

@@ -427,6 +427,18 @@ pub enum Spec {
         /// Probes per key k.
         hashes: u32,
     },
+    /// For `n` keys with the fewest bits (to within 1/1024) whose own layout's theory at `n` keys
+    /// keeps rate `p`, k optimal for the bits: what a caller who is promised `p` needs.
+    /// [`Target`](Self::Target) gives every layout the classic filter's m (equal memory, what the
+    /// sweep compares layouts at), so a blocked or split-block filter built that way runs above
+    /// `p`; this spends the bits its layout needs instead (the same as `Target` for a classic
+    /// filter whose rounding already keeps `p`).
+    Promise {
+        /// Expected keys.
+        n: u64,
+        /// Promised false-positive rate, in (0, 1).
+        p: f64,
+    },
     /// m bits for n keys, with the optimal k for m/n.
     BitsFor {
         /// Bits m (rounded up to the layout's unit).
@@ -443,8 +455,44 @@ impl Spec {
             Spec::Target { n, p } => F::sized_for(n, p),
             Spec::Explicit { bits, hashes } => F::with_params(Params::explicit(bits, hashes)?),
             Spec::BitsFor { bits, n } => F::with_bits_for(bits, n),
+            Spec::Promise { n, p } => sized_to_promise::<F>(n, p),
         }
     }
+}
+
+/// [`Spec::Promise`]: the registry's sizing when it keeps `p`; else grow m by a quarter until the
+/// layout theory keeps `p` (it falls as m grows), then bisect to 1/1024 of m. Each step builds the
+/// filter (zeroed memory), so it costs a few builds; errors as the builds do.
+fn sized_to_promise<F: Variant>(n: u64, p: f64) -> Result<F> {
+    let first = F::sized_for(n, p)?;
+    if first.fpr_theory(n) <= p {
+        return Ok(first);
+    }
+    let keeps = |bits: u64| -> Result<Option<F>> {
+        let f = F::with_bits_for(bits, n)?;
+        Ok((f.fpr_theory(n) <= p).then_some(f))
+    };
+    let mut low = first.bits();
+    drop(first);
+    let mut high = low;
+    let mut best = loop {
+        high = high.saturating_add(high / 4 + 1);
+        if let Some(f) = keeps(high)? {
+            break f;
+        }
+        low = high;
+    };
+    while high - low > (high >> 10).max(1) {
+        let mid = low + (high - low) / 2;
+        match keeps(mid)? {
+            Some(f) => {
+                high = mid;
+                best = f;
+            }
+            None => low = mid,
+        }
+    }
+    Ok(best)
 }
 
 /// Builds the variant named `name` to `spec`, boxed. One dynamic call per key, none per probe; use
@@ -553,6 +601,41 @@ mod tests {
                     Ok(_) => {}
                 }
             }
+        }
+    }
+
+    #[test]
+    fn sized_to_the_promise_every_flagship_keeps_p_with_the_fewest_bits_that_do() {
+        let (n, p) = (100_000, 0.01);
+        for name in ["sbbf/xxh3", "blocked512/xxh3", "classic/xxh3/km/flat"] {
+            let target = build(name, Spec::Target { n, p }).unwrap();
+            let f = build(name, Spec::Promise { n, p }).unwrap();
+            assert!(
+                f.fpr_theory(n) <= p,
+                "{name}: theory {} > {p}",
+                f.fpr_theory(n)
+            );
+            assert!(
+                f.bits() >= target.bits(),
+                "{name}: fewer bits than the classic rule"
+            );
+            // 1% fewer bits no longer keep p (the bisection stops within 1/1024).
+            let smaller = Spec::BitsFor {
+                bits: f.bits() - f.bits() / 100,
+                n,
+            };
+            let smaller = build(name, smaller).unwrap();
+            assert!(
+                smaller.fpr_theory(n) > p,
+                "{name}: {} bits not minimal",
+                f.bits()
+            );
+        }
+        // The classic rule leaves the split-block layout above p: why Promise exists.
+        let sbbf = build("sbbf/xxh3", Spec::Target { n, p }).unwrap();
+        assert!(sbbf.fpr_theory(n) > 1.2 * p, "{}", sbbf.fpr_theory(n));
+        for bad in [Spec::Promise { n: 0, p }, Spec::Promise { n, p: f64::NAN }] {
+            assert!(build("sbbf/xxh3", bad).is_err(), "{bad:?}");
         }
     }
 

@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-pub mod promise;
-
 use crate::candidate::Candidate;
 
 pub mod own;

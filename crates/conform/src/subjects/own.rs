@@ -1,6 +1,7 @@
 //! bloomlab's own filters through the same door as anyone's: `bloomlab/<variant>` for the flagships
 //! (`sbbf/xxh3`, `blocked512/xxh3`, `classic/xxh3/km/flat`) and the textbook ports
-//! (`textbook-fnv1a-i32`, `textbook-scalable`), built by [`registry::build`].
+//! (`textbook-fnv1a-i32`, `textbook-scalable`), built by [`registry::build`]: the flagships with
+//! [`Spec::Promise`] (the bits their layout needs to keep p), the ports with their own rule.
 //!
 //! Every one declares `large` (its bit count is a `u64` in the trait), the textbook port included:
 //! its real bit count is a Java `int`, and the scale clause is what exposes that. Its build refuses
@@ -21,7 +22,7 @@ use std::sync::Arc;
 
 use bloomlab_filters::registry::{self, Spec, VariantId};
 use bloomlab_filters::{
-    Blocked512, Bloom, Filter, FlatBits, Geometry, KirschMitzenmacher, SplitBlock,
+    Blocked512, Bloom, Filter, FlatBits, Geometry, KirschMitzenmacher, Layout, SplitBlock,
     TextbookFnv1aI32, TextbookScalable, Xxh3,
 };
 
@@ -69,6 +70,16 @@ impl Own {
     pub fn variant(&self) -> VariantId {
         self.variant
     }
+
+    /// How it is sized for (n, p): a flagship promises `p`, so it spends the bits its layout needs
+    /// ([`Spec::Promise`]); a textbook port keeps the sizing rule it ports ([`Spec::Target`]).
+    pub fn spec(&self, n: u64, p: f64) -> Spec {
+        if self.variant.layout() == Layout::Textbook {
+            Spec::Target { n, p }
+        } else {
+            Spec::Promise { n, p }
+        }
+    }
 }
 
 /// Every one of bloomlab's own candidates, in [`variants`] order.
@@ -93,7 +104,7 @@ impl Candidate for Own {
     }
 
     fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
-        let filter = registry::build(self.variant.name(), Spec::Target { n, p }).map_err(|e| {
+        let filter = registry::build(self.variant.name(), self.spec(n, p)).map_err(|e| {
             CandidateError::Refused {
                 subject: format!("{PREFIX}{}", self.variant.name()),
                 message: e.to_string(),
