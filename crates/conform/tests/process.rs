@@ -483,6 +483,32 @@ fn an_adapter_that_ignores_close_is_killed_on_drop() {
     lab.assert_reaped();
 }
 
+/// An adapter that stops reading its stdin cannot block bloomlab's write of a large batch: the
+/// request times out and the adapter is killed.
+#[test]
+fn an_adapter_that_stops_reading_times_out() {
+    if !python("an_adapter_that_stops_reading_times_out") {
+        return;
+    }
+    let lab = Lab::new();
+    let body = on_create("send(0)\n        time.sleep(3600)");
+    let c = ProcessCandidate::connect(
+        lab.script("deaf", &body)
+            .with_timeout(Duration::from_secs(1)),
+    )
+    .unwrap();
+    let mut f = c.build(10, 0.01).unwrap();
+    // 4 MiB: far more than a pipe holds.
+    let big = vec![7u8; 4 << 20];
+    let e = f.insert(&batch([&big[..]])).unwrap_err();
+    assert!(
+        matches!(&e, CandidateError::Timeout { operation, .. } if operation == "INSERT"),
+        "{e}"
+    );
+    drop((f, c));
+    lab.assert_reaped();
+}
+
 /// Raw frames to an adapter process: (status, payload) of the answer to `request`.
 fn exchange(child: &mut std::process::Child, request: &[u8]) -> (u8, Vec<u8>) {
     let stdin = child.stdin.as_mut().unwrap();

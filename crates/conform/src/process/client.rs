@@ -211,7 +211,7 @@ impl ProcessInstance {
         operation: &str,
         buf: Vec<u8>,
     ) -> Result<Result<(), CandidateError>, CandidateError> {
-        self.call(operation, buf, |payload| expect_empty(payload))
+        self.call(operation, buf, expect_empty)
     }
 
     /// A request frame holding a key list.

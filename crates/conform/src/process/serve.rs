@@ -244,3 +244,107 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::PerKey;
+
+    /// Panics on CREATE with n = 0 and on inserting an empty key; refuses n = 1.
+    struct Touchy;
+
+    impl Candidate for Touchy {
+        fn about(&self) -> About {
+            About::rust("test/touchy", "0")
+        }
+
+        fn build(&self, n: u64, _p: f64) -> Result<Box<dyn Instance>, CandidateError> {
+            assert!(n != 0, "n must be positive");
+            if n == 1 {
+                return Err(CandidateError::Refused {
+                    subject: "test/touchy".into(),
+                    message: "n = 1 is too small".into(),
+                });
+            }
+            let insert: fn(&mut Vec<Vec<u8>>, &[u8]) = |set, k| {
+                assert!(!k.is_empty(), "empty key");
+                set.push(k.to_vec());
+            };
+            Ok(Box::new(PerKey::new(Vec::new(), insert, |set, k| {
+                set.iter().any(|s| s == k)
+            })))
+        }
+    }
+
+    fn frame(bytes: &[u8]) -> Vec<u8> {
+        let mut f = (bytes.len() as u32).to_le_bytes().to_vec();
+        f.extend_from_slice(bytes);
+        f
+    }
+
+    fn create(n: u64) -> Vec<u8> {
+        let mut r = vec![op::CREATE];
+        r.extend_from_slice(&n.to_le_bytes());
+        r.extend_from_slice(&0.01f64.to_bits().to_le_bytes());
+        frame(&r)
+    }
+
+    fn keys(ks: &[&[u8]], opcode: u8) -> Vec<u8> {
+        let mut batch = KeyBatch::new();
+        ks.iter().for_each(|k| batch.push(k));
+        let mut r = vec![opcode];
+        wire::put_keys(&mut r, &batch).unwrap();
+        frame(&r)
+    }
+
+    /// Every answer frame `serve` writes for `requests`.
+    fn answers(requests: &[Vec<u8>]) -> Vec<(u8, Vec<u8>)> {
+        let input = requests.concat();
+        let mut output = Vec::new();
+        serve_on(&Touchy, &input[..], &mut output).unwrap();
+        let mut rest = &output[..];
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        while !rest.is_empty() {
+            wire::read_frame(&mut rest, &mut buf).unwrap();
+            out.push((buf[0], buf[1..].to_vec()));
+        }
+        out
+    }
+
+    #[test]
+    fn panics_are_answered_panic_and_the_server_goes_on() {
+        let got = answers(&[
+            create(0),
+            create(1),
+            create(10),
+            keys(&[b"a", b""], op::INSERT),
+            keys(&[b"a", b"b", b"c"], op::QUERY),
+            frame(&[op::STATS]),
+            frame(&[op::SERIALIZE]),
+            frame(&[op::CLOSE]),
+            create(10),
+        ]);
+        let text = |i: usize| (got[i].0, String::from_utf8_lossy(&got[i].1).into_owned());
+        assert_eq!(text(0), (status::PANIC, "n must be positive".into()));
+        assert_eq!(text(1), (status::ERROR, "n = 1 is too small".into()));
+        assert_eq!(got[2], (status::OK, vec![]));
+        assert_eq!(text(3), (status::PANIC, "empty key".into()));
+        // "a" went in before the panic on the empty key.
+        assert_eq!(got[4], (status::OK, vec![0b001]));
+        assert_eq!(text(5), (status::UNSUPPORTED, "stats".into()));
+        assert_eq!(text(6), (status::UNSUPPORTED, "serialize".into()));
+        // CLOSE is answered, and nothing after it is read.
+        assert_eq!(got[7], (status::OK, vec![]));
+        assert_eq!(got.len(), 8);
+    }
+
+    #[test]
+    fn a_broken_request_frame_ends_serve_with_invalid_data() {
+        let mut output = Vec::new();
+        let e = serve_on(&Touchy, &[0u8, 0, 0, 0][..], &mut output).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("frame of 0 bytes"), "{e}");
+        assert!(output.is_empty());
+    }
+}
