@@ -50,7 +50,12 @@
 //!
 //! # Decisions where the table above is silent
 //! - HELLO's `protocol` must equal [`VERSION`]; a different value is a protocol failure. An
-//!   adapter that cannot speak the version bloomlab asks for answers ERROR.
+//!   adapter that gets other magic bytes or a version it cannot speak answers ERROR, which
+//!   bloomlab reports as a refusal ([`CandidateError::Refused`](crate::CandidateError::Refused))
+//!   and stops the adapter.
+//! - The time limit of every request after HELLO is [`Command::timeout`] ([`DEFAULT_TIMEOUT`]
+//!   unless set); HELLO's is [`HELLO_TIMEOUT`]. The timer starts when the request is handed to
+//!   the writer, so an adapter that stops reading its stdin times out too.
 //! - `capabilities` may name only `serialize`, `stats` and `static`; any other name is a protocol
 //!   failure (a misspelt capability would otherwise silently skip a clause). Extra JSON fields in
 //!   HELLO and STATS are ignored.
@@ -58,7 +63,7 @@
 //!   version's requests fail cleanly.
 //! - UNSUPPORTED to STATS means "nothing known" ([`Stats::default`](crate::Stats)) and to SERIALIZE
 //!   means "cannot serialize" (`None`), as for an in-process candidate; to INSERT, QUERY or CREATE
-//!   it is [`CandidateError::Unsupported`].
+//!   it is [`CandidateError::Unsupported`](crate::CandidateError::Unsupported).
 //! - ERROR, UNSUPPORTED and PANIC leave the adapter running; every other failure (timeout, exit,
 //!   bad frame, wrong bitmap size, bad JSON, a non-empty OK payload where the table says empty,
 //!   unknown status) stops it: bloomlab kills and reaps it, and later requests to that instance
