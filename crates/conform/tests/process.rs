@@ -509,6 +509,58 @@ fn an_adapter_that_stops_reading_times_out() {
     lab.assert_reaped();
 }
 
+/// A wrapper script's child (the real adapter) is killed with it on a timeout, not left running.
+#[test]
+fn a_timeout_kills_what_a_wrapper_script_started() {
+    if !python("a_timeout_kills_what_a_wrapper_script_started") {
+        return;
+    }
+    let lab = Lab::new();
+    let inner = lab.script("wrapped", &on_create("time.sleep(3600)"));
+    // `; exit 0` keeps sh from exec'ing python: python is sh's child, not sh itself.
+    let line = format!(
+        "{} {}; exit 0",
+        inner.argv[0].to_string_lossy(),
+        inner.argv[1].to_string_lossy()
+    );
+    let command = Command::new(["sh", "-c", line.as_str()]).with_timeout(Duration::from_secs(1));
+    let c = ProcessCandidate::connect(command).unwrap();
+    let e = c.build(10, 0.01).err().expect("CREATE hangs");
+    assert!(
+        matches!(&e, CandidateError::Timeout { operation, .. } if operation == "CREATE"),
+        "{e}"
+    );
+    drop(c);
+    // The python processes are sh's children: once orphaned, init reaps them, not this test, so
+    // wait (bounded) until each is gone or a zombie, i.e. no longer running.
+    let pids = std::fs::read_to_string(lab.pids()).unwrap();
+    assert_eq!(
+        pids.lines().count(),
+        2,
+        "connect's and build's adapters: {pids}"
+    );
+    for pid in pids.lines() {
+        let stat = Path::new("/proc").join(pid).join("stat");
+        let start = Instant::now();
+        loop {
+            match std::fs::read_to_string(&stat) {
+                Err(_) => break,
+                Ok(s)
+                    if s.rsplit(')')
+                        .next()
+                        .is_some_and(|rest| rest.trim_start().starts_with('Z')) =>
+                {
+                    break;
+                }
+                Ok(s) if start.elapsed() > Duration::from_secs(10) => {
+                    panic!("wrapped adapter {pid} still runs: {s}")
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+}
+
 /// Raw frames to an adapter process: (status, payload) of the answer to `request`.
 fn exchange(child: &mut std::process::Child, request: &[u8]) -> (u8, Vec<u8>) {
     let stdin = child.stdin.as_mut().unwrap();

@@ -4,10 +4,10 @@
 
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -45,7 +45,7 @@ pub(crate) struct Adapter {
     answers: Receiver<(Result<(), FrameError>, Vec<u8>)>,
     /// Answer buffers handed back to the reader for reuse.
     recycle: Sender<Vec<u8>>,
-    stderr: Arc<(Mutex<Tail>, std::sync::Condvar)>,
+    stderr: Arc<(Mutex<Tail>, Condvar)>,
     /// The first fatal failure: every later request answers with it.
     failed: Option<CandidateError>,
 }
@@ -66,6 +66,8 @@ impl Adapter {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // Its own process group, so a kill reaches what a wrapper script started too.
+            .process_group(0)
             .spawn()
             .map_err(|e| CandidateError::Io {
                 subject: subject.clone(),
@@ -78,7 +80,7 @@ impl Adapter {
         );
         let (requests, spent) = spawn_writer(stdin);
         let (answers, recycle) = spawn_reader(stdout);
-        let tail = Arc::new((Mutex::new(Tail::default()), std::sync::Condvar::new()));
+        let tail = Arc::new((Mutex::new(Tail::default()), Condvar::new()));
         spawn_stderr(stderr, Arc::clone(&tail));
         Ok(Adapter {
             subject,
@@ -208,9 +210,15 @@ impl Adapter {
         }
     }
 
-    /// Kills the process by its pid (if still running) and reaps it.
+    /// Kills the process (and its process group: a wrapper script's children, which would
+    /// otherwise keep running with the pipes open) and reaps it.
     fn kill(&mut self) {
         if self.reaped.is_none() {
+            if let Ok(pid) = i32::try_from(self.child.id()) {
+                // SAFETY: kill(2) has no memory effects; the group is the unreaped child's own
+                // (process_group(0) at spawn), so its id cannot have been reused.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
             let _ = self.child.kill();
             self.reaped = self.child.wait().ok();
         }
@@ -345,10 +353,7 @@ fn spawn_reader(stdout: std::process::ChildStdout) -> (Receiver<Answer>, Sender<
 }
 
 /// The stderr thread: keeps the last [`STDERR_TAIL`] bytes, signals the end of stderr.
-fn spawn_stderr(
-    mut stderr: std::process::ChildStderr,
-    tail: Arc<(Mutex<Tail>, std::sync::Condvar)>,
-) {
+fn spawn_stderr(mut stderr: std::process::ChildStderr, tail: Arc<(Mutex<Tail>, Condvar)>) {
     thread::spawn(move || {
         let mut chunk = [0u8; 1024];
         loop {
