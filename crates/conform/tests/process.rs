@@ -251,6 +251,50 @@ fn a_refusal_is_refused_and_the_adapter_goes_on() {
     lab.assert_reaped();
 }
 
+/// A library's exception becomes a refusal with its message, and its prints go to stderr instead
+/// of corrupting the frames (`protocol.py`).
+#[test]
+fn protocol_py_turns_exceptions_into_refusals_and_prints_into_stderr() {
+    if !python("protocol_py_turns_exceptions_into_refusals_and_prints_into_stderr") {
+        return;
+    }
+    let lab = Lab::new();
+    let body = format!(
+        r#"sys.path.insert(0, {dir:?})
+import protocol
+class Picky:
+    name, version, language, capabilities = "test/picky", "0", "python", []
+    def create(self, n, p):
+        print("library chatter on stdout")
+        if n == 0:
+            raise ValueError(f"n must be positive, got {{n}}")
+        self.keys = set()
+    def insert(self, keys):
+        self.keys.update(keys)
+    def query(self, keys):
+        return [k in self.keys for k in keys]
+protocol.serve(Picky())
+"#,
+        dir = scripts().to_str().unwrap()
+    );
+    let c = ProcessCandidate::connect(lab.script("picky", &body)).unwrap();
+    let e = c.build(0, 0.01).err().expect("n = 0 is refused");
+    assert_eq!(
+        e,
+        CandidateError::Refused {
+            subject: "test/picky".into(),
+            message: "ValueError: n must be positive, got 0".into()
+        }
+    );
+    let mut f = c.build(5, f64::NAN).unwrap();
+    f.insert(&batch([&b"x"[..]])).unwrap();
+    let mut out = Vec::new();
+    f.query(&batch([&b"x"[..], b"y"]), &mut out).unwrap();
+    assert_eq!(out, [true, false]);
+    drop((f, c));
+    lab.assert_reaped();
+}
+
 #[test]
 fn a_command_that_does_not_exist_is_an_io_error_naming_it() {
     let e = ProcessCandidate::connect(Command::new(["/nonexistent/bloomlab-adapter", "--x"]))
