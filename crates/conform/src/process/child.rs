@@ -41,6 +41,8 @@ pub(crate) struct Adapter {
     requests: Option<Sender<Vec<u8>>>,
     /// Request buffers the writer is done with, for reuse.
     spent: Receiver<Vec<u8>>,
+    /// Whether the last request's buffer is with the writer.
+    lent: bool,
     /// Answer frames (or why none came) from the reader thread.
     answers: Receiver<(Result<(), FrameError>, Vec<u8>)>,
     /// Answer buffers handed back to the reader for reuse.
@@ -88,6 +90,7 @@ impl Adapter {
             reaped: None,
             requests: Some(requests),
             spent,
+            lent: false,
             answers,
             recycle,
             stderr: tail,
@@ -97,8 +100,16 @@ impl Adapter {
 
     /// A cleared buffer to build the next request frame in (reused when the writer has handed
     /// one back, so steady-state requests allocate nothing).
-    pub(crate) fn buffer(&self) -> Vec<u8> {
-        let mut buf = self.spent.try_recv().unwrap_or_default();
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        // The last answer came, so the writer is done with its buffer or about to be.
+        let mut buf = if self.lent {
+            self.spent
+                .recv_timeout(Duration::from_millis(10))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        self.lent = false;
         buf.clear();
         buf
     }
@@ -117,7 +128,10 @@ impl Adapter {
             return Err(e.clone());
         }
         // A send fails only when the writer met a broken pipe: the reader sees the exit.
-        let _ = self.requests.as_ref().map(|r| r.send(request));
+        self.lent = self
+            .requests
+            .as_ref()
+            .is_some_and(|r| r.send(request).is_ok());
         let outcome = match self.answers.recv_timeout(limit) {
             Ok((Ok(()), frame)) => {
                 let result = with(&frame);
@@ -136,6 +150,8 @@ impl Adapter {
             Err(RecvTimeoutError::Timeout) => Err(Fatal::Timeout(limit)),
         };
         outcome.map_err(|fatal| {
+            // The writer may never hand this buffer back (a killed adapter).
+            self.lent = false;
             let e = self.fail(operation, fatal);
             self.failed = Some(e.clone());
             e
@@ -196,7 +212,7 @@ impl Adapter {
             return;
         }
         if self.failed.is_none() {
-            let mut buf = self.buffer();
+            let mut buf = Vec::with_capacity(5);
             wire::start_frame(&mut buf, super::op::CLOSE);
             wire::finish_frame(&mut buf).expect("an empty frame fits");
             if let Some(r) = &self.requests {
@@ -334,14 +350,19 @@ fn spawn_writer(mut stdin: std::process::ChildStdin) -> (Sender<Vec<u8>>, Receiv
 
 type Answer = (Result<(), FrameError>, Vec<u8>);
 
-/// The reader thread: one message per answer frame; stops after the first failure.
+/// The reader thread: one message per answer frame; stops after the first failure. One answer
+/// buffer goes back and forth (the caller returns each frame once read), so steady-state answers
+/// allocate nothing; the thread ends when the caller drops its end.
 fn spawn_reader(stdout: std::process::ChildStdout) -> (Receiver<Answer>, Sender<Vec<u8>>) {
     let (tx, rx) = mpsc::channel::<Answer>();
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
+    recycle_tx.send(Vec::new()).expect("the receiver is alive");
     thread::spawn(move || {
         let mut input = BufReader::with_capacity(1 << 16, stdout);
         loop {
-            let mut buf = recycle_rx.try_recv().unwrap_or_default();
+            let Ok(mut buf) = recycle_rx.recv() else {
+                return;
+            };
             let result = wire::read_frame(&mut input, &mut buf);
             let stop = result.is_err();
             if tx.send((result, buf)).is_err() || stop {
