@@ -115,14 +115,14 @@ impl Adapter {
     }
 
     /// Sends the finished frame `request` and waits up to `limit` for the answer frame
-    /// (status byte first), which `with` reads. A timeout, an exit, a broken frame or an error
+    /// (status byte first), which `with` reads (given the subject's name for its errors). A timeout, an exit, a broken frame or an error
     /// `with` returns kill the adapter and are returned now and for every later request.
     pub(crate) fn request<T>(
         &mut self,
         operation: &str,
         request: Vec<u8>,
         limit: Duration,
-        with: impl FnOnce(&[u8]) -> Result<T, Fatal>,
+        with: impl FnOnce(&str, &[u8]) -> Result<T, Fatal>,
     ) -> Result<T, CandidateError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -134,7 +134,7 @@ impl Adapter {
             .is_some_and(|r| r.send(request).is_ok());
         let outcome = match self.answers.recv_timeout(limit) {
             Ok((Ok(()), frame)) => {
-                let result = with(&frame);
+                let result = with(&self.subject, &frame);
                 let _ = self.recycle.send(frame);
                 result
             }
