@@ -299,6 +299,51 @@ protocol.serve(Picky())
     lab.assert_reaped();
 }
 
+/// PANIC becomes `Panicked` with its message and UNSUPPORTED to INSERT becomes `Unsupported`;
+/// the adapter goes on after either.
+#[test]
+fn panic_and_unsupported_answers_keep_the_adapter() {
+    if !python("panic_and_unsupported_answers_keep_the_adapter") {
+        return;
+    }
+    let lab = Lab::new();
+    let body = r#"while True:
+    op, p = read()
+    if op == 1: send(0, hello())
+    elif op == 2:
+        (n,) = struct.unpack_from("<Q", p)
+        if n == 0: send(3, b"attempt to divide by zero")
+        else: send(0)
+    elif op == 3: send(2, b"insert")
+    elif op == 4: send(0, b"\x01")
+    elif op == 8: send(0); sys.exit(0)
+"#;
+    let c = ProcessCandidate::connect(lab.script("panicky", body)).unwrap();
+    // Each build is a fresh process: the panic in one cannot poison the next.
+    let e = c.build(0, 0.01).err().expect("CREATE with n = 0 panics");
+    assert_eq!(
+        e,
+        CandidateError::Panicked {
+            subject: "test/panicky".into(),
+            message: "attempt to divide by zero".into()
+        }
+    );
+    let mut f = c.build(10, 0.01).unwrap();
+    let e = f.insert(&batch([&b"k"[..]])).unwrap_err();
+    assert_eq!(
+        e,
+        CandidateError::Unsupported {
+            subject: "test/panicky".into(),
+            operation: "insert".into()
+        }
+    );
+    let mut out = Vec::new();
+    f.query(&batch([&b"k"[..]]), &mut out).unwrap();
+    assert_eq!(out, [true], "the adapter still answers after UNSUPPORTED");
+    drop((f, c));
+    lab.assert_reaped();
+}
+
 #[test]
 fn a_command_that_does_not_exist_is_an_io_error_naming_it() {
     let e = ProcessCandidate::connect(Command::new(["/nonexistent/bloomlab-adapter", "--x"]))

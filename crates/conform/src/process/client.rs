@@ -162,9 +162,10 @@ fn answer<'a>(
             subject,
             message: message(),
         },
+        // Lower case, as an in-process candidate names what it lacks (`serialize`, `insert`).
         status::UNSUPPORTED => CandidateError::Unsupported {
             subject,
-            operation: operation.to_string(),
+            operation: operation.to_lowercase(),
         },
         status::PANIC => CandidateError::Panicked {
             subject,
