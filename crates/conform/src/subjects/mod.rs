@@ -8,9 +8,13 @@ use std::sync::Arc;
 
 use crate::candidate::Candidate;
 
+pub mod third_party;
+
 /// Every in-process candidate, in report order.
 pub fn all() -> Vec<Arc<dyn Candidate>> {
-    Vec::new()
+    let mut v = Vec::new();
+    v.extend(third_party::all());
+    v
 }
 
 /// The in-process candidate named `name`; the error lists the known names.
