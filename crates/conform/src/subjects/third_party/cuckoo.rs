@@ -7,9 +7,10 @@
 //! It is a chain of cuckoo filters: the first holds `next_power_of_two(ceil(n / b))` buckets of
 //! `b = 4` fingerprints of `f = ceil(log2(2 / p) + log2(2b))` bits (the crate's own formula, its
 //! first filter at rate p/2); when an insert kicks an entry out for good, a filter twice as large
-//! at half the rate is appended. The adapter declares [`Declared::Cuckoo`] while the filter is
-//! still that first filter (its bit count unchanged since the build, and equal to the formula's:
-//! a check that cannot drift silently from the crate), and nothing once it has grown.
+//! at half the rate is appended. The adapter declares [`Declared::Cuckoo`] while the chain is that
+//! first filter (its bit count at the build equal to the formula's, a check that cannot drift
+//! silently from the crate; and below twice that since: a few bits of kicked-out entries may be
+//! added, a second filter is more than as large as the first), and nothing once it has grown.
 //! Its kicks draw from a `StdRng` seeded with [`super::HASH_SEED`] (the crate's default, the thread
 //! generator, is neither reproducible nor `Send`). No serialization without the crate's serde
 //! feature (not enabled). The builder asserts `0 < p <= 1`.
@@ -53,13 +54,16 @@ static OPS: Ops<Cuckoo> = Ops {
     contains: |c, k| c.filter.contains(k),
     stats: |c| Stats {
         memory_bytes: Some(c.filter.bits() / 8),
-        layout: c.first.filter(|&(_, _, bits)| c.filter.bits() == bits).map(
-            |(buckets, fingerprint_bits, _)| Declared::Cuckoo {
+        // One filter in the chain: the exceptional-item store may add a few bits, but a second
+        // filter has twice the buckets and a wider fingerprint.
+        layout: c
+            .first
+            .filter(|&(_, _, bits)| c.filter.bits() < 2 * bits)
+            .map(|(buckets, fingerprint_bits, _)| Declared::Cuckoo {
                 buckets,
                 bucket_size: BUCKET_SIZE as u32,
                 fingerprint_bits,
-            },
-        ),
+            }),
     },
     serialize: None,
 };

@@ -97,7 +97,8 @@ impl XorKind for Xor8 {
 
 /// The DMA descriptor of a binary fuse filter (xorf's own 20-byte little-endian layout: seed,
 /// segment length, its mask, segment count length), parsed back.
-fn descriptor(bytes: &[u8]) -> Result<(Descriptor, &[u8]), String> {
+/// Also the number of fingerprints a query may read.
+fn descriptor(bytes: &[u8]) -> Result<(Descriptor, &[u8], u64), String> {
     let (d, rest) = bytes
         .split_first_chunk::<{ Descriptor::DMA_LEN }>()
         .ok_or_else(|| format!("{} bytes: shorter than the descriptor", bytes.len()))?;
@@ -108,7 +109,27 @@ fn descriptor(bytes: &[u8]) -> Result<(Descriptor, &[u8]), String> {
         segment_length_mask: word(12),
         segment_count_length: word(16),
     };
-    Ok((descriptor, rest))
+    // A query reads fingerprints up to segment_count_length + 2 segment lengths (xorf's
+    // `hash_of_hash`: h0 below segment_count_length, h1 and h2 one and two segments on, moved
+    // within their segment by the mask); fewer bytes would index out of bounds at a query.
+    let (len, mask) = (descriptor.segment_length, descriptor.segment_length_mask);
+    let reach = u64::from(descriptor.segment_count_length) + 2 * u64::from(len);
+    if !len.is_power_of_two() || mask != len - 1 {
+        return Err(format!(
+            "segment length {len} with mask {mask}: not a power of two and its mask"
+        ));
+    }
+    Ok((descriptor, rest, reach))
+}
+
+/// Whether `have` fingerprints cover the `reach` a query may read.
+fn whole(have: usize, reach: u64) -> Result<(), String> {
+    if (have as u64) < reach {
+        return Err(format!(
+            "{have} fingerprints, but the descriptor reaches {reach}"
+        ));
+    }
+    Ok(())
 }
 
 /// The descriptor's bytes followed by `fingerprints`.
@@ -140,7 +161,8 @@ impl XorKind for BinaryFuse8 {
     }
 
     fn from_bytes(bytes: &[u8]) -> Result<Self, String> {
-        let (descriptor, fingerprints) = descriptor(bytes)?;
+        let (descriptor, fingerprints, reach) = descriptor(bytes)?;
+        whole(fingerprints.len(), reach)?;
         Ok(BinaryFuse8 {
             descriptor,
             fingerprints: fingerprints.into(),
@@ -176,10 +198,11 @@ impl XorKind for BinaryFuse16 {
     }
 
     fn from_bytes(bytes: &[u8]) -> Result<Self, String> {
-        let (descriptor, rest) = descriptor(bytes)?;
+        let (descriptor, rest, reach) = descriptor(bytes)?;
         if rest.len() % 2 != 0 {
             return Err(format!("{} fingerprint bytes: not whole u16s", rest.len()));
         }
+        whole(rest.len() / 2, reach)?;
         let fingerprints = rest
             .chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
