@@ -373,3 +373,76 @@ fn a_full_quotient_filter_refuses_more_keys_instead_of_answering_wrongly() {
     assert!(matches!(err, CandidateError::Refused { .. }), "{err}");
     assert!(err.to_string().contains("rust/qfilter"), "{err}");
 }
+
+/// Inserts keys `0..n` of `family`, then counts positives among `queries` non-members (keys from
+/// `n` on), 4096 keys a batch.
+fn fill_and_count(f: &mut dyn Instance, n: u64, queries: u64) -> u64 {
+    let mut b = KeyBatch::new();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < n {
+        let len = (n - at).min(4096) as usize;
+        Family::RandomU64.fill(SEED, at, len, &mut b);
+        f.insert(&b).expect("insert");
+        at += len as u64;
+    }
+    let mut positive = 0;
+    while at < n + queries {
+        let len = (n + queries - at).min(4096) as usize;
+        Family::RandomU64.fill(SEED, at, len, &mut b);
+        f.query(&b, &mut out).expect("query");
+        positive += out.iter().filter(|&&a| a).count() as u64;
+        at += len as u64;
+    }
+    positive
+}
+
+/// fastbloom issue #22 ("thousands of false positives at p = 1e-12 and 500M items", reported on
+/// 0.15.0, fixed in 0.16.0), at the smallest scale that shows it: the defect needs a filter past
+/// 2^32 bits, and is largest just under 2^33 (0.15.0's `((h >> 32) * num_bits) >> 32` wraps so that
+/// only the 2^31 even bits below 2^32 are ever used). At p = 1e-12 (k = 40, 57.5 bits a key) that
+/// is n = 149M keys: 1.07 GB per filter, one filter alive at a time, about 6e9 probes to fill.
+///
+/// Decision: with 4M non-member queries a filter keeping p = 1e-12 shows 2 or more false positives
+/// with probability under 1e-11 (Poisson, mean 4e-6), so "at most 1" is the bound for the fixed
+/// release and "2 or more" already proves the old one broken. Theory for the wrapped index: all
+/// k n probes land in 2^31 bits, (1 - e^(-k n / 2^31))^k = 7.6%.
+///
+/// Run: `cargo test --release -p bloomlab-conform --test third_party -- --ignored fastbloom_issue_22`
+#[test]
+#[ignore = "fills two filters of 1.07 GB with 149M keys each (minutes)"]
+fn fastbloom_issue_22_reproduces_on_0_15_0_and_not_on_the_pinned_release() {
+    const N22: u64 = 149_000_000;
+    const P22: f64 = 1e-12;
+    const QUERIES: u64 = 4_000_000;
+    let mut counts = Vec::new();
+    for name in ["rust/fastbloom@0.15.0", "rust/fastbloom"] {
+        let c = bloomlab_conform::subjects::by_name(name).unwrap();
+        let started = std::time::Instant::now();
+        let mut f = c.build(N22, P22).unwrap();
+        let Some(Declared::Classic { bits, hashes }) = f.stats().unwrap().layout else {
+            panic!("{name}: no classic layout")
+        };
+        assert!(bits > 1 << 32, "{name}: {bits} bits do not pass 2^32");
+        let fp = fill_and_count(f.as_mut(), N22, QUERIES);
+        let wrapped =
+            (1.0 - (-(hashes as f64) * N22 as f64 / 2f64.powi(31)).exp()).powi(hashes as i32);
+        println!(
+            "{name}: n = {N22}, p = {P22:e}, m = {bits} bits, k = {hashes}: {fp} false positives \
+             in {QUERIES} queries (rate {:.3e}; wrapped-index theory {wrapped:.3e}) in {:.0?}",
+            fp as f64 / QUERIES as f64,
+            started.elapsed()
+        );
+        counts.push(fp);
+    }
+    assert!(
+        counts[0] >= 2,
+        "0.15.0 kept p = {P22:e}: {} false positives",
+        counts[0]
+    );
+    assert!(
+        counts[1] <= 1,
+        "the pinned fastbloom: {} false positives",
+        counts[1]
+    );
+}

@@ -4,9 +4,11 @@
 //!
 //! Sizing: the crate rounds the bit count up to a power of two and clamps it to [32 bytes,
 //! 128 MiB], so it is never large, and past about 10^8 keys at p = 1% the clamp silently gives a
-//! filter smaller than the promise needs. It accepts p = 0 (an infinite size, clamped to 128 MiB)
-//! and refuses p outside [0, 1) and NaN with an error. Serialization: the crate's own bytes
-//! (`write`: Thrift header and bitset; `from_bytes`).
+//! filter smaller than the promise needs. It refuses p outside [0, 1) and NaN with an error, but
+//! p = 0, and any p below about 1e-130 (where 1 - p^(1/8) rounds to 1 in f64), size the filter by
+//! `-8 n / ln(1) = -inf`, cast to 0 bytes and raised to the 32-byte minimum: a 256-bit filter,
+//! silently (75% false positives after 100 keys). Serialization: the crate's own bytes (`write`:
+//! Thrift header and bitset; `from_bytes`).
 
 use parquet::bloom_filter::Sbbf as Split;
 
