@@ -9,9 +9,10 @@
 //!
 //! Issue #22 ("thousands of false positives at p = 1e-12 and 500M items", reported on 0.15.0): in
 //! 0.15.0 the reduction is `((h >> 32) * num_bits) >> 32` in 64-bit arithmetic, which wraps once
-//! `num_bits` passes 2^32: no bit at or beyond 2^32 is ever set and the low bits are hit twice as
-//! often, so a filter past 2^32 bits behaves like one of 2^32 bits or fewer. 0.16.0 reduces with a
-//! 128-bit product (`(h as u128 * num_bits as u128) >> 64`).
+//! `num_bits` passes 2^32: every index lands below 2^32, so no bit at or beyond 2^32 is ever set
+//! and the probes crowd unevenly into the first 2^32 bits; a filter past 2^32 bits behaves like one
+//! of 2^32 bits at best. 0.16.0 reduces with a 128-bit product (`(h as u128 * num_bits as u128) >>
+//! 64`). `tests/third_party.rs` reproduces it (an `#[ignore]`d test, five minutes, 1.05 GB).
 
 // portable-atomic (fastbloom 0.17) re-exports the std `Ordering`.
 use std::sync::atomic::Ordering;
