@@ -8,7 +8,7 @@
 //! | `rust/bloomfilter` | `Classic` | yes (u64 bits) | own bytes (`to_bytes` / `from_bytes`) |
 //! | `rust/xorf/Xor8`, `BinaryFuse8`, `BinaryFuse16` | `Xor` | no | own bytes (public fields / DMA descriptor) |
 //! | `rust/growable-bloom-filter` | none (a chain of growing filters) | yes (usize) | serde (JSON) |
-//! | `rust/qfilter` | `Quotient` | yes (u64 capacity) | none |
+//! | `rust/qfilter` | `Quotient` | yes (u64 capacity) | serde (JSON) |
 //! | `rust/scalable_cuckoo_filter` | `Cuckoo` until it grows | yes (usize) | none |
 //! | `rust/parquet/Sbbf` | `SplitBlock` | no (capped at 128 MiB) | own bytes (Thrift header + bitset) |
 //!
