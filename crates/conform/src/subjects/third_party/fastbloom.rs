@@ -4,8 +4,8 @@
 //! Layout (read from the 0.15.0 and 0.17.0 sources): one flat array of `num_bits()` bits; a key's
 //! 64-bit SipHash-1-3 source hash `h` picks its first bit, and `k - 1` more come from the double
 //! hasher (`h = rotl(h, 5) + h2`, `h2 = h * 0x517c_c1b7_2722_0a95`), each reduced to `0..num_bits`
-//! anywhere in the array: [`Declared::Classic`] with `num_bits()` and `num_hashes()`. (Earlier
-//! releases were blocked, 512-bit blocks; these are not.)
+//! anywhere in the array: [`Declared::Classic`] with `num_bits()` and `num_hashes()`. It is not
+//! blocked (no probe is confined to a block of the first), so [`Declared::Blocked`] would be wrong.
 //!
 //! Issue #22 ("thousands of false positives at p = 1e-12 and 500M items", reported on 0.15.0): in
 //! 0.15.0 the reduction is `((h >> 32) * num_bits) >> 32` in 64-bit arithmetic, which wraps once
