@@ -561,3 +561,96 @@ fn parquet_sbbf_sizing_misses_the_promise_at_small_n() {
         "theory {theory} within p = {p}: the sizing was fixed upstream?"
     );
 }
+
+/// What each library does with n = 0, p = 0, NaN and p >= 1, as its module documents it (the
+/// bad-input clause judges these; this pins the documentation to the pinned versions). A panic is
+/// caught here as the suite catches it.
+#[test]
+fn bad_input_behaves_as_each_module_documents() {
+    #[derive(Debug, PartialEq)]
+    enum Got {
+        Built(Option<Declared>),
+        Refused,
+        Panicked,
+    }
+    let try_build = |name: &str, n: u64, p: f64| {
+        let c = bloomlab_conform::subjects::by_name(name).unwrap();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.build(n, p))) {
+            Ok(Ok(mut f)) => Got::Built(f.stats().unwrap().layout),
+            Ok(Err(CandidateError::Refused { .. })) => Got::Refused,
+            Ok(Err(e)) => panic!("{name}: {e}"),
+            Err(_) => Got::Panicked,
+        }
+    };
+    let classic = |bits, hashes| Got::Built(Some(Declared::Classic { bits, hashes }));
+    let split = |bits| Got::Built(Some(Declared::SplitBlock { bits }));
+    for name in [
+        "rust/fastbloom",
+        "rust/fastbloom/atomic",
+        "rust/fastbloom@0.15.0",
+    ] {
+        assert_eq!(try_build(name, N, 0.0), Got::Panicked, "{name}");
+        assert_eq!(try_build(name, N, f64::NAN), Got::Panicked, "{name}");
+        assert_eq!(
+            try_build(name, N, 1.5),
+            classic(64, 1),
+            "{name}: p > 1 accepted"
+        );
+        assert_eq!(
+            try_build(name, 0, P),
+            classic(64, 44),
+            "{name}: n = 0 as n = 1"
+        );
+    }
+    for (n, p) in [(0, P), (N, 0.0), (N, f64::NAN), (N, 1.0)] {
+        assert_eq!(
+            try_build("rust/bloomfilter", n, p),
+            Got::Panicked,
+            "n = {n}, p = {p}"
+        );
+    }
+    for p in [0.0, f64::NAN, 1.0] {
+        let got = try_build("rust/growable-bloom-filter", N, p);
+        assert_eq!(got, Got::Panicked, "growable p = {p}");
+    }
+    // n = 0 builds (the check is a debug_assert!) and the first insert panics.
+    let growable = bloomlab_conform::subjects::by_name("rust/growable-bloom-filter").unwrap();
+    let mut empty = growable.build(0, P).unwrap();
+    let insert = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        empty.insert(&keys(Family::Url, 0, 1))
+    }));
+    assert!(insert.is_err(), "growable n = 0: insert did not panic");
+    assert_eq!(try_build("rust/qfilter", N, 0.0), Got::Refused);
+    let silent = Got::Built(Some(Declared::Quotient {
+        slots_log2: 14,
+        remainder_bits: 1,
+    }));
+    assert_eq!(
+        try_build("rust/qfilter", N, f64::NAN),
+        silent,
+        "qfilter NaN as 0.5"
+    );
+    assert_eq!(
+        try_build("rust/qfilter", N, 1.5),
+        silent,
+        "qfilter p > 0.5 clamped"
+    );
+    for p in [0.0, 1e-300] {
+        assert_eq!(
+            try_build("rust/parquet/Sbbf", N, p),
+            split(256),
+            "Sbbf p = {p}: 256 bits"
+        );
+    }
+    for p in [f64::NAN, 1.0, -0.1] {
+        assert_eq!(
+            try_build("rust/parquet/Sbbf", N, p),
+            Got::Refused,
+            "Sbbf p = {p}"
+        );
+    }
+    for p in [0.0, f64::NAN, 1.5] {
+        let got = try_build("rust/scalable_cuckoo_filter", N, p);
+        assert_eq!(got, Got::Panicked, "cuckoo p = {p}");
+    }
+}

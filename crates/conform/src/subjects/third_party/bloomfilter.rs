@@ -1,5 +1,5 @@
 //! `bloomfilter`: `Bloom::new_for_fp_rate_with_seed(n, p, seed)` (v3 returns a `Result`; it
-//! asserts `n > 0` and `0 < p < 1`, so bad input panics). A flat array of `len()` bits probed
+//! asserts `n > 0` and `0 < p < 1`, so n = 0, p = 0, NaN and p >= 1 all panic). A flat array of `len()` bits probed
 //! `number_of_hash_functions()` times from two SipHash-1-3 hashes, each `% bits`:
 //! [`Declared::Classic`].
 

@@ -13,7 +13,8 @@
 //! added, a second filter is more than as large as the first), and nothing once it has grown.
 //! Its kicks draw from a `StdRng` seeded with [`super::HASH_SEED`] (the crate's default, the thread
 //! generator, is neither reproducible nor `Send`). No serialization without the crate's serde
-//! feature (not enabled). The builder asserts `0 < p <= 1`.
+//! feature (not enabled). The builder asserts `0 < p <= 1` (p = 0, NaN, p > 1 panic). A tiny p is
+//! accepted with a fingerprint wider than the 64-bit hash it comes from (1001 bits at p = 1e-300).
 
 use rand_09::SeedableRng;
 use rand_09::rngs::StdRng;

@@ -7,6 +7,9 @@
 //! anywhere in the array: [`Declared::Classic`] with `num_bits()` and `num_hashes()`. It is not
 //! blocked (no probe is confined to a block of the first), so [`Declared::Blocked`] would be wrong.
 //!
+//! Bad input (all three): p <= 0 or NaN panics (`assertion failed: fp > 0.0`); p >= 1 is accepted
+//! and gives the 64-bit minimum with k = 1; n = 0 is taken as n = 1 (64 bits, k = 44).
+//!
 //! Issue #22 ("thousands of false positives at p = 1e-12 and 500M items", reported on 0.15.0): in
 //! 0.15.0 the reduction is `((h >> 32) * num_bits) >> 32` in 64-bit arithmetic, which wraps once
 //! `num_bits` passes 2^32: every index lands below 2^32, so no bit at or beyond 2^32 is ever set

@@ -3,7 +3,9 @@
 //! [`Declared::Quotient`] with `slots_log2 = q`, read as the fingerprint size minus r, and r read
 //! from `max_error_ratio() = 2^-r`. It holds at most 95% of its slots: an insert past that is the
 //! library's `CapacityExceeded`, reported as a refusal (the over-fill clause shows it). Memory from
-//! `memory_usage()`. Serialization: the crate's serde support (enabled for this crate), as JSON;
+//! `memory_usage()`. Bad input: p = 0 (and p below 2^-64 with the quotient bits) is refused
+//! (`NotEnoughFingerprintBits`); NaN and p > 0.5 are silently taken as 0.5 (one remainder bit);
+//! n = 0 gives the 64-slot minimum, full after 61 keys. Serialization: the crate's serde support (enabled for this crate), as JSON;
 //! its deserializer checks the buffer length against the declared geometry.
 
 use qfilter::Filter;
