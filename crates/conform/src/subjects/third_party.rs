@@ -9,7 +9,7 @@
 //! | `rust/xorf/Xor8`, `BinaryFuse8`, `BinaryFuse16` | `Xor` | no | own bytes (public fields / DMA descriptor) |
 //! | `rust/growable-bloom-filter` | none (a chain of growing filters) | yes (usize) | serde (JSON) |
 //! | `rust/qfilter` | `Quotient` | yes (u64 capacity) | serde (JSON) |
-//! | `rust/scalable_cuckoo_filter` | `Cuckoo` until it grows | yes (usize) | none |
+//! | `rust/scalable_cuckoo_filter` | `Cuckoo` until it grows | yes (usize) | serde (JSON) |
 //! | `rust/parquet/Sbbf` | `SplitBlock` | no (capped at 128 MiB) | own bytes (Thrift header + bitset) |
 //!
 //! Every candidate is built reproducibly: where a library takes a hash seed or a random generator,
