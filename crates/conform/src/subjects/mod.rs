@@ -1,18 +1,17 @@
 //! The Rust candidates bloomlab runs in process: third-party crates, each pinned in the workspace
 //! (`rust/<crate>[/<type>]`), and bloomlab's own flagships and textbook ports (`bloomlab/<variant>`).
-//!
-//! SKELETON (issue 27): task RUST adds the third-party crates (`third_party.rs`), task SUITE
-//! bloomlab's own (`own.rs`).
 
 use std::sync::Arc;
 
 use crate::candidate::Candidate;
 
 pub mod own;
+pub mod third_party;
 
-/// Every in-process candidate, in report order.
+/// Every in-process candidate, in report order: the third-party crates, then bloomlab's own.
 pub fn all() -> Vec<Arc<dyn Candidate>> {
     let mut v: Vec<Arc<dyn Candidate>> = Vec::new();
+    v.extend(third_party::all());
     v.extend(own::all());
     v
 }
