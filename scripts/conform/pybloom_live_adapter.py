@@ -13,36 +13,45 @@ What the library does, reported as is:
 
 import importlib.metadata
 import io
+import os
 import sys
 
 from pybloom_live import BloomFilter
 
-from adapter_loop import serve
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import protocol  # noqa: E402
 
 
 class PybloomLive:
     name = "python/pybloom-live"
     version = importlib.metadata.version("pybloom-live")
+    language = "python"
     capabilities = ["serialize", "stats"]
 
     def __init__(self):
         self.filter = None
+
+    def _built(self):
+        # protocol.py only knows that some CREATE succeeded; a later one that failed left none.
+        if self.filter is None:
+            raise RuntimeError("no filter: the last CREATE or DESERIALIZE failed")
+        return self.filter
 
     def create(self, n, p):
         self.filter = None
         self.filter = BloomFilter(capacity=n, error_rate=p)
 
     def insert(self, keys):
-        add = self.filter.add
+        add = self._built().add
         for key in keys:
             add(key)
 
     def query(self, keys):
-        f = self.filter
+        f = self._built()
         return [key in f for key in keys]
 
     def stats(self):
-        f = self.filter
+        f = self._built()
         return {
             "memory_bytes": f.bitarray.nbytes,
             "layout": {"layout": "partitioned", "bits": f.num_slices * f.bits_per_slice,
@@ -51,7 +60,7 @@ class PybloomLive:
 
     def serialize(self):
         out = io.BytesIO()
-        self.filter.tofile(out)
+        self._built().tofile(out)
         return out.getvalue()
 
     def deserialize(self, data):
@@ -60,4 +69,9 @@ class PybloomLive:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(PybloomLive()))
+    try:
+        protocol.serve(PybloomLive())
+    except Exception as e:  # noqa: BLE001 - what escapes serve is bloomlab breaking the protocol
+        print(f"{PybloomLive.name} adapter: protocol violation by bloomlab: {type(e).__name__}: {e}",
+              file=sys.stderr)
+        sys.exit(3)

@@ -16,12 +16,14 @@ What the library does, reported as is:
 """
 
 import importlib.metadata
+import os
 import struct
 import sys
 
 from rbloom import Bloom
 
-from adapter_loop import serve
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import protocol  # noqa: E402
 
 
 def _unused_hash(_key):
@@ -31,11 +33,18 @@ def _unused_hash(_key):
 class Rbloom:
     name = "python/rbloom"
     version = importlib.metadata.version("rbloom")
+    language = "python"
     capabilities = ["stats"]
 
     def __init__(self):
         self.filter = None
         self.params = None
+
+    def _built(self):
+        # protocol.py only knows that some CREATE succeeded; a later one that failed left none.
+        if self.filter is None:
+            raise RuntimeError("no filter: the last CREATE or DESERIALIZE failed")
+        return self.filter
 
     def create(self, n, p):
         self.filter = None
@@ -43,16 +52,16 @@ class Rbloom:
         self.params = (n, p)
 
     def insert(self, keys):
-        add = self.filter.add
+        add = self._built().add
         for key in keys:
             add(key)
 
     def query(self, keys):
-        f = self.filter
+        f = self._built()
         return [key in f for key in keys]
 
     def stats(self):
-        bits = self.filter.size_in_bits
+        bits = self._built().size_in_bits
         twin = Bloom(*self.params, _unused_hash)
         if twin.size_in_bits != bits:
             raise RuntimeError(f"twin has {twin.size_in_bits} bits, the filter {bits}")
@@ -63,4 +72,9 @@ class Rbloom:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(Rbloom()))
+    try:
+        protocol.serve(Rbloom())
+    except Exception as e:  # noqa: BLE001 - what escapes serve is bloomlab breaking the protocol
+        print(f"{Rbloom.name} adapter: protocol violation by bloomlab: {type(e).__name__}: {e}",
+              file=sys.stderr)
+        sys.exit(3)
