@@ -1,7 +1,7 @@
 //! The suite: a [`Plan`] (promised n and p, queries, false-alarm rate, seed) run on one candidate.
 //!
-//! SKELETON (issue 27): task SUITE fills in the clauses; the signatures here are what the CLI,
-//! the report and the subjects code against.
+//! One module per clause (`members` 1, `rate` 2-4, `scale` 5, `overfill` 6, `bad_input` 7,
+//! `speed` 8), the statistics they decide with in `decide`, the loops they share in [`measure`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +9,16 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::candidate::Candidate;
-use crate::verdict::{Clause, Conformance};
+use crate::verdict::{Clause, Conformance, Outcome, Verdict};
 
+mod bad_input;
+mod decide;
 pub mod measure;
+mod members;
+mod overfill;
+mod rate;
+mod scale;
+mod speed;
 
 /// What the suite measures and how hard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,6 +91,67 @@ impl Plan {
             ..Plan::quick()
         }
     }
+
+    /// Checks every field the suite divides by, sizes with or hands to the statistics; the error
+    /// names the field, its value and the allowed range.
+    pub fn validate(&self) -> Result<(), String> {
+        let bad = |field: &str, value: String, allowed: &str| {
+            Err(format!(
+                "plan {field} = {value} is invalid: allowed {allowed}"
+            ))
+        };
+        if self.n == 0 || self.n > 1 << 40 {
+            return bad("n", self.n.to_string(), "1 to 2^40");
+        }
+        if !(self.p > 0.0 && self.p < 1.0) {
+            return bad("p", self.p.to_string(), "the open interval (0, 1)");
+        }
+        if self.queries == 0 || self.queries > 1 << 40 {
+            return bad("queries", self.queries.to_string(), "1 to 2^40");
+        }
+        // One-sided bounds are the ends of a two-sided interval at 1 - 2 alpha.
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return bad(
+                "alpha",
+                self.alpha.to_string(),
+                "the open interval (0, 0.5)",
+            );
+        }
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return bad("margin", self.margin.to_string(), "a finite number >= 0");
+        }
+        if let Some(&f) = self
+            .over_fill
+            .iter()
+            .find(|f| !(**f > 0.0 && **f <= 1000.0))
+        {
+            return bad("over_fill", f.to_string(), "multiples in (0, 1000]");
+        }
+        if self.batch == 0 || self.batch > 1 << 24 {
+            return bad("batch", self.batch.to_string(), "1 to 2^24 keys");
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return bad("threads", self.threads.to_string(), "1 to 1024");
+        }
+        Ok(())
+    }
+}
+
+/// A verdict on `clause` under `plan`, reproduced by `plan.reproduce --clause NAME`.
+pub(crate) fn verdict(
+    plan: &Plan,
+    clause: Clause,
+    outcome: Outcome,
+    figure: String,
+    evidence: Vec<String>,
+) -> Verdict {
+    Verdict {
+        clause,
+        outcome,
+        figure,
+        evidence,
+        reproduce: format!("{} --clause {}", plan.reproduce, clause.as_str()),
+    }
 }
 
 /// Runs `plan` on `candidate`: one verdict per clause in `plan.clauses`. Never panics because the
@@ -96,11 +164,63 @@ pub fn run(candidate: Arc<dyn Candidate>, plan: &Plan) -> Conformance {
 /// served from a child process (`bloomlab conform serve`), so an abort or a hang there cannot take
 /// the caller down. In process, a build runs on a watchdog thread with `plan.build_timeout` and
 /// panics are caught, but an abort would end the process.
+///
+/// Clauses run in `plan.clauses` order; clauses 2, 3 and 4 share one random-key measurement. A
+/// plan that fails [`Plan::validate`] measures nothing: every clause is undecided, naming the
+/// field.
 pub fn run_with(
     candidate: Arc<dyn Candidate>,
     plan: &Plan,
     bad_input: Option<Arc<dyn Candidate>>,
 ) -> Conformance {
-    let _ = (candidate, plan, bad_input);
-    todo!("task SUITE")
+    let mut out = Conformance {
+        subject: candidate.about(),
+        n: plan.n,
+        p: plan.p,
+        seed: plan.seed,
+        verdicts: Vec::new(),
+        points: Vec::new(),
+        speed: None,
+    };
+    if let Err(e) = plan.validate() {
+        out.verdicts = plan
+            .clauses
+            .iter()
+            .map(|&c| verdict(plan, c, Outcome::Undecided, e.clone(), vec![e.clone()]))
+            .collect();
+        return out;
+    }
+    let mut random = None;
+    for &clause in &plan.clauses {
+        let (v, points) = match clause {
+            Clause::NoFalseNegatives => members::check(&candidate, plan),
+            Clause::PromisedRate => rate::promised(
+                random.get_or_insert_with(|| rate::measure(&candidate, plan)),
+                plan,
+            ),
+            Clause::Theory => (
+                rate::theory(
+                    random.get_or_insert_with(|| rate::measure(&candidate, plan)),
+                    plan,
+                ),
+                Vec::new(),
+            ),
+            Clause::KeyFamilies => rate::families(
+                &candidate,
+                plan,
+                random.get_or_insert_with(|| rate::measure(&candidate, plan)),
+            ),
+            Clause::Scale => scale::check(&candidate, plan),
+            Clause::OverFill => overfill::check(&candidate, plan),
+            Clause::BadInput => bad_input::check(bad_input.as_ref().unwrap_or(&candidate), plan),
+            Clause::Speed => {
+                let (v, speed) = speed::check(&candidate, plan);
+                out.speed = speed;
+                (v, Vec::new())
+            }
+        };
+        out.verdicts.push(v);
+        out.points.extend(points);
+    }
+    out
 }
