@@ -15,17 +15,23 @@
 //! p = 1%, so a correct adapter fails it with probability below 1e-249 (and the keys are seeded:
 //! a run is reproducible).
 //!
+//! The `quick_pass_*` tests run the suite's `Plan::quick()` on each library and print the readable
+//! verdict; they assert only that the adapter started and that clause 1 (no false negatives)
+//! holds. The other clauses are what the report is for, not a CI gate. On the null adapter they
+//! run clause 1 alone and assert that the suite finds it broken (it answers "absent" to all).
+//!
 //! When an adapter's libraries are not installed (`scripts/conform/adapter --check NAME` exits 2)
 //! its test prints `skipped: ...` and passes, unless `BLOOMLAB_REQUIRE_SERVICES=1` (CI), where it
 //! fails naming what is missing. Install them with `scripts/conform-deps.sh`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bloomlab_conform::keys::Family;
 use bloomlab_conform::process::{Command, ProcessCandidate};
-use bloomlab_conform::{Candidate, Declared, Instance, KeyBatch};
+use bloomlab_conform::{Candidate, Clause, Declared, Instance, KeyBatch, Outcome, Plan};
 
 /// Keys built into each filter.
 const N: u64 = 2000;
@@ -309,4 +315,72 @@ fn null() {
         kind: Kind::Null,
         serialize: false,
     });
+}
+
+/// Runs `Plan::quick()` on the adapter and prints its verdict; asserts only that clause 1 holds
+/// (the adapter started, every build answered, no member was lost).
+fn quick_pass(adapter: &str, test: &str) {
+    let Some(candidate) = connect(adapter) else {
+        return;
+    };
+    let mut plan = Plan::quick();
+    plan.reproduce =
+        format!("cargo test --release -p bloomlab-conform --test adapters {test} -- --nocapture");
+    let started = std::time::Instant::now();
+    let conformance = bloomlab_conform::run(Arc::new(candidate), &plan);
+    println!(
+        "{conformance}({:.1} s through scripts/conform/adapter {adapter})",
+        started.elapsed().as_secs_f64()
+    );
+    let verdict = conformance
+        .verdict(Clause::NoFalseNegatives)
+        .unwrap_or_else(|| panic!("{adapter}: the quick plan ran no clause 1\n{conformance}"));
+    assert_eq!(
+        verdict.outcome,
+        Outcome::Holds,
+        "{adapter}: clause 1 (no false negatives) does not hold\n{conformance}"
+    );
+}
+
+#[test]
+fn quick_pass_pybloom_live() {
+    quick_pass("pybloom-live", "quick_pass_pybloom_live");
+}
+
+#[test]
+fn quick_pass_rbloom() {
+    quick_pass("rbloom", "quick_pass_rbloom");
+}
+
+#[test]
+fn quick_pass_bloom_filters() {
+    quick_pass("bloom-filters", "quick_pass_bloom_filters");
+}
+
+#[test]
+fn quick_pass_guava() {
+    quick_pass("guava", "quick_pass_guava");
+}
+
+#[test]
+fn quick_pass_exact_set() {
+    quick_pass("exact-set", "quick_pass_exact_set");
+}
+
+#[test]
+fn quick_pass_finds_the_null_adapter_broken() {
+    let Some(candidate) = connect("null") else {
+        return;
+    };
+    let plan = Plan {
+        clauses: vec![Clause::NoFalseNegatives],
+        ..Plan::quick()
+    };
+    let conformance = bloomlab_conform::run(Arc::new(candidate), &plan);
+    println!("{conformance}");
+    assert_eq!(
+        conformance.broken(),
+        vec![Clause::NoFalseNegatives],
+        "the null adapter answers absent to every member\n{conformance}"
+    );
 }
