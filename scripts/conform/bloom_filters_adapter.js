@@ -29,6 +29,8 @@ const OK = 0, ERROR = 1;
 
 class Violation extends Error {}
 
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 // Reads exactly `size` bytes from stdin; null at end of input before the first byte when
 // `atBoundary` (a clean end between frames).
 function readExact(size, atBoundary) {
@@ -39,7 +41,11 @@ function readExact(size, atBoundary) {
     try {
       n = fs.readSync(0, buf, got, size - got, null);
     } catch (e) {
-      if (e.code === 'EAGAIN') continue; // a non-blocking stdin: wait for more
+      if (e.code === 'EAGAIN') {
+        // A non-blocking stdin (inherited, not a plain pipe): sleep 1 ms instead of spinning.
+        Atomics.wait(PAUSE, 0, 0, 1);
+        continue;
+      }
       if (e.code === 'EOF') n = 0;
       else throw e;
     }
@@ -59,6 +65,7 @@ function writeAll(buf) {
       at += fs.writeSync(1, buf, at, buf.length - at);
     } catch (e) {
       if (e.code !== 'EAGAIN') throw e;
+      Atomics.wait(PAUSE, 0, 0, 1);
     }
   }
 }
@@ -127,8 +134,8 @@ function answer(op, payload) {
   }
   if (op === OP.STATS) {
     const stats = {
-      // The library's BitSet keeps one bit per position in a Uint8Array.
-      memory_bytes: Math.ceil(filter.size / 8),
+      // The library's BitSet: one bit per position, in a Uint8Array.
+      memory_bytes: filter._filter.array.byteLength,
       layout: { layout: 'classic', bits: filter.size, hashes: filter._nbHashes },
     };
     return [OK, Buffer.from(JSON.stringify(stats))];
