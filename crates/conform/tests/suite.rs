@@ -47,6 +47,10 @@ struct Flaws {
     drop_every: Option<u64>,
     /// Panics on its first insert.
     panics: bool,
+    /// Its serialized bytes leave out every other member.
+    lossy_round_trip: bool,
+    /// Refuses (a clean error) inserts beyond this many times the n it was built for.
+    capacity: Option<u64>,
 }
 
 const FAIR: Flaws = Flaws {
@@ -54,6 +58,8 @@ const FAIR: Flaws = Flaws {
     sequential: 1.0,
     drop_every: None,
     panics: false,
+    lossy_round_trip: false,
+    capacity: None,
 };
 
 /// An ideal random filter: members always present; a non-member present with probability
@@ -69,6 +75,7 @@ struct IdealInstance {
     p: f64,
     flaws: Flaws,
     inserts: u64,
+    n: u64,
 }
 
 impl IdealInstance {
@@ -92,6 +99,14 @@ impl Instance for IdealInstance {
     fn insert(&mut self, keys: &KeyBatch) -> Result<(), CandidateError> {
         assert!(!self.flaws.panics, "planted panic on insert");
         let members = self.members.get_mut().unwrap();
+        if let Some(times) = self.flaws.capacity
+            && self.inserts + keys.len() as u64 > times * self.n
+        {
+            return Err(CandidateError::Refused {
+                subject: "capped".into(),
+                message: format!("full: holds at most {times} x {} keys", self.n),
+            });
+        }
         for k in keys.iter() {
             self.inserts += 1;
             if self
@@ -116,7 +131,8 @@ impl Instance for IdealInstance {
     fn serialize(&mut self) -> Result<Option<Vec<u8>>, CandidateError> {
         let members = self.members.get_mut().unwrap();
         let mut out = self.p.to_le_bytes().to_vec();
-        for k in members.iter() {
+        let keep = if self.flaws.lossy_round_trip { 2 } else { 1 };
+        for k in members.iter().step_by(keep) {
             out.extend_from_slice(&(k.len() as u32).to_le_bytes());
             out.extend_from_slice(k);
         }
@@ -150,6 +166,7 @@ impl Candidate for Ideal {
             p,
             flaws: self.flaws,
             inserts: 0,
+            n,
         }))
     }
 
@@ -167,6 +184,7 @@ impl Candidate for Ideal {
             p,
             flaws: self.flaws,
             inserts: 0,
+            n: 0,
         }))
     }
 }
@@ -548,4 +566,57 @@ fn an_invalid_plan_measures_nothing_and_names_the_field() {
         );
     }
     assert!(c.points.is_empty());
+}
+
+#[test]
+fn a_round_trip_that_loses_members_breaks_clause_1_after_the_round_trip() {
+    let lossy = Flaws {
+        lossy_round_trip: true,
+        ..FAIR
+    };
+    let c = run(
+        ideal("lossy-bytes", lossy),
+        &plan(&[Clause::NoFalseNegatives]),
+    );
+    let v = c.verdict(Clause::NoFalseNegatives).unwrap();
+    assert_eq!(v.outcome, Outcome::Broken, "{c}");
+    // Every other of the 10,001 keys (members and the empty key, in the set's random iteration
+    // order) is lost, ~5,000 members, of which the ideal coin still answers ~1% present: the
+    // count missed is 5,000 (or 4,999) minus a Binomial(5,000, 1%) of sd 7; outside 4,850..=5,000
+    // with probability below 1e-30.
+    let missed: u64 = v
+        .figure
+        .strip_prefix("random-u64 (after round trip): ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", v.figure));
+    assert!((4_850..=5_000).contains(&missed), "{}", v.figure);
+    assert!(
+        v.figure.contains(" of 10000 missed, first missed index "),
+        "{}",
+        v.figure
+    );
+    assert!(
+        v.evidence
+            .iter()
+            .any(|e| e == "random-u64 (fresh): 0 of 10000 missed")
+    );
+}
+
+#[test]
+fn a_clean_refusal_to_over_fill_is_evidence_and_the_clause_holds() {
+    let capped = Flaws {
+        capacity: Some(2),
+        ..FAIR
+    };
+    let c = run(ideal("capped", capped), &plan(&[Clause::OverFill]));
+    let v = c.verdict(Clause::OverFill).unwrap();
+    assert_eq!(v.outcome, Outcome::Holds, "{c}");
+    assert!(v.figure.ends_with(", 4x refused"), "{}", v.figure);
+    assert!(
+        v.evidence[3].contains("full: holds at most 2 x 10000 keys"),
+        "{:?}",
+        v.evidence
+    );
+    assert_eq!(c.points.len(), 3);
 }

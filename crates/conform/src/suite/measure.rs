@@ -175,3 +175,39 @@ pub fn fill_and_query(
         stats,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_turns_a_panic_into_an_error_naming_the_subject() {
+        let e = guard::<()>("planted", || panic!("at key {}", 7)).unwrap_err();
+        assert_eq!(
+            e,
+            CandidateError::Panicked {
+                subject: "planted".into(),
+                message: "at key 7".into()
+            }
+        );
+        assert!(is_crash(&e));
+        let e = guard::<()>("planted", || {
+            Err(CandidateError::Protocol {
+                subject: String::new(),
+                operation: "query".into(),
+                detail: "3 answers to 4 keys".into(),
+            })
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "planted broke the conformance protocol during query: 3 answers to 4 keys"
+        );
+        let refused = CandidateError::Refused {
+            subject: "planted".into(),
+            message: "p = 0".into(),
+        };
+        assert!(!is_crash(&refused));
+        assert_eq!(guard("planted", || Ok(5)), Ok(5));
+    }
+}

@@ -2,6 +2,26 @@
 //!
 //! One module per clause (`members` 1, `rate` 2-4, `scale` 5, `overfill` 6, `bad_input` 7,
 //! `speed` 8), the statistics they decide with in `decide`, the loops they share in [`measure`].
+//!
+//! How each clause decides (`alpha`, `margin` from the [`Plan`]; "crash" = a panic, exit, hang or
+//! protocol violation, which breaks the clause it happens in; a clean refusal is evidence):
+//! 1. **no-false-negatives**: members `0..n` of every key family (long keys: at most 20,000), the
+//!    empty key, again after a serialization round trip where offered, and after inserts from
+//!    `plan.threads` threads where offered. Holds iff no member is missed anywhere; no statistics.
+//! 2. **promised-rate**: x false positives among `plan.queries` random-u64 non-members. Broken iff
+//!    the one-sided exact lower bound at `1 - alpha` exceeds `p (1 + margin)`, holds iff the upper
+//!    bound is within it, else undecided with the number of queries that would decide. A filter at
+//!    `p (1 + margin)` or better is called broken with probability at most `alpha`.
+//! 3. **theory**: the same count against the declared layout's rate t: holds iff the two-sided exact
+//!    interval at `1 - alpha` is inside `[t / (1 + margin), t (1 + margin)]`, broken iff it is
+//!    entirely outside (false-alarm rate `alpha`); n/a without a declared layout.
+//! 4. **key-families**: sequential-u64, url, shared-prefix and long keys, each tolerated up to
+//!    `(1 + margin) x max(random-key rate, p)` by a conditional rate-ratio test and an exact bound at
+//!    `alpha / 4` each (Bonferroni: false-alarm rate `alpha`).
+//! 5. **scale**, 7. **bad-input**: see their modules.
+//! 6. **over-fill**: `round(f n)` members for each `f` of `plan.over_fill`; broken iff a member is
+//!    missed or the candidate crashes; the rates are reported with the declared theory.
+//! 8. **speed**: nanoseconds per key, for information (always n/a).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -223,4 +243,62 @@ pub fn run_with(
         out.points.extend(points);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_plans_are_valid_and_a_bad_field_is_named_with_its_range() {
+        Plan::quick().validate().unwrap();
+        Plan::full().validate().unwrap();
+        let cases: [(Plan, &str); 6] = [
+            (
+                Plan {
+                    n: 0,
+                    ..Plan::quick()
+                },
+                "plan n = 0 is invalid: allowed 1 to 2^40",
+            ),
+            (
+                Plan {
+                    p: f64::NAN,
+                    ..Plan::quick()
+                },
+                "plan p = NaN is invalid: allowed the open interval (0, 1)",
+            ),
+            (
+                Plan {
+                    p: 1.0,
+                    ..Plan::quick()
+                },
+                "plan p = 1 is invalid: allowed the open interval (0, 1)",
+            ),
+            (
+                Plan {
+                    margin: -0.1,
+                    ..Plan::quick()
+                },
+                "plan margin = -0.1 is invalid: allowed a finite number >= 0",
+            ),
+            (
+                Plan {
+                    over_fill: vec![1.0, -2.0],
+                    ..Plan::quick()
+                },
+                "plan over_fill = -2 is invalid: allowed multiples in (0, 1000]",
+            ),
+            (
+                Plan {
+                    batch: 0,
+                    ..Plan::quick()
+                },
+                "plan batch = 0 is invalid: allowed 1 to 2^24 keys",
+            ),
+        ];
+        for (plan, want) in cases {
+            assert_eq!(plan.validate().unwrap_err(), want);
+        }
+    }
 }

@@ -345,11 +345,88 @@ const STRUCTURED: [Family; 4] = [
     Family::Long,
 ];
 
+/// One structured family judged against the random keys.
+struct Judged {
+    family: Family,
+    outcome: Outcome,
+    /// Family rate over random rate and the family rate; `None` when the candidate failed.
+    measured: Option<(f64, f64)>,
+}
+
+/// Measures `family` (members `0..m` in a filter built for m, then non-members) and judges it at
+/// `level` against `random`; the evidence line goes to `evidence`, the plot point to `points`.
+fn judge(
+    candidate: &dyn Candidate,
+    plan: &Plan,
+    random: &Filled,
+    family: Family,
+    level: f64,
+    (evidence, points): (&mut Vec<String>, &mut Vec<RatePoint>),
+) -> Judged {
+    let (members, queries) = match family {
+        Family::Long => (plan.n.min(LONG_MEMBERS), plan.queries.min(LONG_QUERIES)),
+        _ => (plan.n, plan.queries),
+    };
+    let filled = match measure::fill_and_query(
+        candidate,
+        plan,
+        family,
+        members,
+        (members, queries),
+        false,
+    ) {
+        Ok(f) => f,
+        Err(e) => {
+            evidence.push(format!("{}: {e}", family.as_str()));
+            let outcome = if measure::is_crash(&e) {
+                Outcome::Broken
+            } else {
+                Outcome::Undecided
+            };
+            return Judged {
+                family,
+                outcome,
+                measured: None,
+            };
+        }
+    };
+    let d = decide::family_vs_random(
+        (filled.false_positives, filled.queries),
+        (random.false_positives, random.queries),
+        plan.p,
+        plan.margin,
+        level,
+    );
+    let rho = 1.0 + plan.margin;
+    evidence.push(format!(
+        "{}: {} of {} ({}; {members} members), {:.3}x random; equal-rate test (two-sided) \
+         p = {:.3e}; ratio > {rho} p = {:.3e}; ratio < {rho} p = {:.3e}; one-sided bounds \
+         [{}, {}]: {}",
+        family.as_str(),
+        filled.false_positives,
+        filled.queries,
+        pct(rate(&filled)),
+        d.ratio,
+        d.p_equal,
+        d.p_above,
+        d.p_below,
+        pct(d.lower),
+        pct(d.upper),
+        d.outcome
+    ));
+    points.push(point(Clause::KeyFamilies, family, members, &filled, plan));
+    Judged {
+        family,
+        outcome: d.outcome,
+        measured: Some((d.ratio, rate(&filled))),
+    }
+}
+
 /// Clause 4: each structured family's rate against clause 2's random-key rate
 /// ([`decide::family_vs_random`] at `plan.alpha / 4` per family, Bonferroni, so a correct filter
 /// is called broken with probability at most `plan.alpha`). Long keys: at most
 /// [`LONG_MEMBERS`] members in a filter built for that many (so its rate stays comparable) and
-/// [`LONG_QUERIES`] queries.
+/// [`LONG_QUERIES`] queries. Broken if any family is, undecided if any is, else holds.
 pub(crate) fn families(
     candidate: &Arc<dyn Candidate>,
     plan: &Plan,
@@ -380,93 +457,39 @@ pub(crate) fn families(
         plan.alpha
     )];
     let mut points = Vec::new();
-    let mut outcomes = Vec::new();
-    // The family with the highest ratio, and the first broken one.
-    let mut worst: Option<(Family, f64)> = None;
-    let mut first_broken: Option<(Family, f64, f64)> = None;
-    for family in STRUCTURED {
-        let (members, queries) = match family {
-            Family::Long => (plan.n.min(LONG_MEMBERS), plan.queries.min(LONG_QUERIES)),
-            _ => (plan.n, plan.queries),
+    let judged: Vec<Judged> = STRUCTURED
+        .into_iter()
+        .map(|family| {
+            let out = (&mut evidence, &mut points);
+            judge(candidate.as_ref(), plan, random, family, level, out)
+        })
+        .collect();
+    let any = |o: Outcome| judged.iter().find(|j| j.outcome == o);
+    let (outcome, figure) = if let Some(j) = any(Outcome::Broken) {
+        let figure = match j.measured {
+            Some((ratio, r)) => format!(
+                "{} {ratio:.2}x the random-key rate ({} vs {})",
+                j.family.as_str(),
+                pct(r),
+                pct(rate(random))
+            ),
+            None => format!("crashed on {} keys", j.family.as_str()),
         };
-        let filled = match measure::fill_and_query(
-            candidate.as_ref(),
-            plan,
-            family,
-            members,
-            (members, queries),
-            false,
-        ) {
-            Ok(f) => f,
-            Err(e) => {
-                let crash = measure::is_crash(&e);
-                evidence.push(format!("{}: {e}", family.as_str()));
-                outcomes.push(if crash {
-                    Outcome::Broken
-                } else {
-                    Outcome::Undecided
-                });
-                if crash && first_broken.is_none() {
-                    first_broken = Some((family, f64::NAN, f64::NAN));
-                }
-                continue;
-            }
-        };
-        let d = decide::family_vs_random(
-            (filled.false_positives, filled.queries),
-            (random.false_positives, random.queries),
-            plan.p,
-            plan.margin,
-            level,
-        );
-        evidence.push(format!(
-            "{}: {} of {} ({}; {members} members), {:.3}x random; equal-rate test (two-sided) \
-             p = {:.3e}; ratio > {} p = {:.3e}; ratio < {} p = {:.3e}; one-sided bounds [{}, {}]: \
-             {}",
-            family.as_str(),
-            filled.false_positives,
-            filled.queries,
-            pct(rate(&filled)),
-            d.ratio,
-            d.p_equal,
-            1.0 + plan.margin,
-            d.p_above,
-            1.0 + plan.margin,
-            d.p_below,
-            pct(d.lower),
-            pct(d.upper),
-            d.outcome
-        ));
-        if worst.is_none_or(|(_, r)| d.ratio > r) {
-            worst = Some((family, d.ratio));
-        }
-        if d.outcome == Outcome::Broken && first_broken.is_none() {
-            first_broken = Some((family, d.ratio, rate(&filled)));
-        }
-        outcomes.push(d.outcome);
-        points.push(point(clause, family, members, &filled, plan));
-    }
-    let outcome = if outcomes.contains(&Outcome::Broken) {
-        Outcome::Broken
-    } else if outcomes.contains(&Outcome::Undecided) {
-        Outcome::Undecided
+        (Outcome::Broken, figure)
     } else {
-        Outcome::Holds
-    };
-    let figure = match (first_broken, worst) {
-        (Some((family, ratio, r)), _) if ratio.is_finite() => format!(
-            "{} {ratio:.2}x the random-key rate ({} vs {})",
-            family.as_str(),
-            pct(r),
-            pct(rate(random))
-        ),
-        (Some((family, _, _)), _) => format!("crashed on {} keys", family.as_str()),
-        (None, Some((family, ratio))) => format!(
-            "worst {} {ratio:.2}x the random-key rate ({})",
-            family.as_str(),
-            outcome
-        ),
-        (None, None) => "nothing measured".into(),
+        let outcome = any(Outcome::Undecided).map_or(Outcome::Holds, |j| j.outcome);
+        let worst = judged
+            .iter()
+            .filter_map(|j| j.measured.map(|(ratio, _)| (j.family, ratio)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let figure = match worst {
+            Some((family, ratio)) => format!(
+                "worst {} {ratio:.2}x the random-key rate ({outcome})",
+                family.as_str()
+            ),
+            None => "nothing measured".into(),
+        };
+        (outcome, figure)
     };
     (
         super::verdict(plan, clause, outcome, figure, evidence),
