@@ -390,6 +390,43 @@ fn judge(
             };
         }
     };
+    // A family measured on a smaller filter (long keys) is compared with random keys in a filter
+    // of that same size: a rate that depends on the filter's size (pybloom-live's slices) must not
+    // read as a key-family effect.
+    let same_size;
+    let random = if members == random.inserted {
+        random
+    } else {
+        match measure::fill_and_query(
+            candidate,
+            plan,
+            Family::RandomU64,
+            members,
+            (members, queries),
+            false,
+        ) {
+            Ok(f) => {
+                same_size = f;
+                &same_size
+            }
+            Err(e) => {
+                evidence.push(format!(
+                    "{}: random-u64 at {members} members: {e}",
+                    family.as_str()
+                ));
+                let outcome = if measure::is_crash(&e) {
+                    Outcome::Broken
+                } else {
+                    Outcome::Undecided
+                };
+                return Judged {
+                    family,
+                    outcome,
+                    measured: None,
+                };
+            }
+        }
+    };
     let d = decide::family_vs_random(
         (filled.false_positives, filled.queries),
         (random.false_positives, random.queries),
@@ -399,14 +436,17 @@ fn judge(
     );
     let rho = 1.0 + plan.margin;
     evidence.push(format!(
-        "{}: {} of {} ({}; {members} members), {:.3}x random; equal-rate test (two-sided) \
-         p = {:.3e}; ratio > {rho} p = {:.3e}; ratio < {rho} p = {:.3e}; one-sided bounds \
-         [{}, {}]: {}",
+        "{}: {} of {} ({}; {members} members), {:.3}x random ({} of {} at {} members); \
+         equal-rate test (two-sided) p = {:.3e}; ratio > {rho} p = {:.3e}; ratio < {rho} \
+         p = {:.3e}; one-sided bounds [{}, {}]: {}",
         family.as_str(),
         filled.false_positives,
         filled.queries,
         pct(rate(&filled)),
         d.ratio,
+        random.false_positives,
+        random.queries,
+        random.inserted,
         d.p_equal,
         d.p_above,
         d.p_below,
@@ -425,8 +465,8 @@ fn judge(
 /// Clause 4: each structured family's rate against clause 2's random-key rate
 /// ([`decide::family_vs_random`] at `plan.alpha / 4` per family, Bonferroni, so a correct filter
 /// is called broken with probability at most `plan.alpha`). Long keys: at most
-/// [`LONG_MEMBERS`] members in a filter built for that many (so its rate stays comparable) and
-/// [`LONG_QUERIES`] queries. Broken if any family is, undecided if any is, else holds.
+/// [`LONG_MEMBERS`] members in a filter built for that many and [`LONG_QUERIES`] queries, compared
+/// with random keys measured the same way in a filter of that size. Broken if any family is, undecided if any is, else holds.
 pub(crate) fn families(
     candidate: &Arc<dyn Candidate>,
     plan: &Plan,
