@@ -4,6 +4,8 @@
 //! SKELETON (issue 27): task RUST adds the third-party crates (`third_party.rs`), task SUITE
 //! bloomlab's own (`own.rs`).
 
+pub mod external;
+
 use std::sync::Arc;
 
 use crate::candidate::Candidate;
