@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use bloomlab_cli::{filter, guava};
+use bloomlab_cli::{conform, filter, guava};
 use clap::{Parser, Subcommand};
 
 /// Read, write, inspect and audit Bloom filter files.
@@ -31,6 +31,9 @@ enum Command {
     /// monitor, export, import, swap.
     #[command(subcommand)]
     Filter(filter::FilterCommand),
+    /// Check a filter library (in-process Rust, a known adapter, or your own command) against
+    /// the conformance suite; see `bloomlab conform --help`.
+    Conform(conform::ConformArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +67,10 @@ fn main() -> ExitCode {
                 failure.exit_code()
             }
         },
+        Command::Conform(args) => conform::run(args).unwrap_or_else(|failure| {
+            eprintln!("bloomlab: {failure}");
+            failure.exit_code()
+        }),
         Command::Filter(cmd) => match filter::run(cmd) {
             Ok(code) => code,
             Err(failure) => {

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use crate::process::Command;
 
-/// The launcher script every external subject is started through, relative to the repository root.
-pub const LAUNCHER: &str = "scripts/conform/adapter";
+/// The directory of the adapters and their launcher, relative to the repository root.
+pub const SCRIPTS_DIR: &str = "scripts/conform";
+/// The launcher script every external subject is started through, inside [`SCRIPTS_DIR`].
+pub const LAUNCHER: &str = "adapter";
 
 /// One external subject: the launcher's argument and the name its HELLO declares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,10 +58,11 @@ pub fn by_name(name: &str) -> Option<External> {
 }
 
 impl External {
-    /// How to start it from the repository at `root`: `bash <root>/scripts/conform/adapter
-    /// LAUNCHER`, each request after HELLO limited to `timeout`.
-    pub fn command(&self, root: &Path, timeout: Duration) -> Command {
-        let script: PathBuf = root.join(LAUNCHER);
+    /// How to start it from the adapters' directory `scripts` (the repository's
+    /// `scripts/conform`): `bash <scripts>/adapter LAUNCHER`, each request after HELLO limited to
+    /// `timeout`.
+    pub fn command(&self, scripts: &Path, timeout: Duration) -> Command {
+        let script: PathBuf = scripts.join(LAUNCHER);
         Command {
             argv: vec![
                 OsString::from("bash"),
@@ -85,7 +88,7 @@ mod tests {
         assert_eq!(by_name("python/nope"), None);
         let c = by_name("guava")
             .unwrap()
-            .command(Path::new("/repo"), Duration::from_secs(3));
+            .command(&Path::new("/repo").join(SCRIPTS_DIR), Duration::from_secs(3));
         assert_eq!(
             c.argv,
             ["bash", "/repo/scripts/conform/adapter", "guava"].map(OsString::from)
