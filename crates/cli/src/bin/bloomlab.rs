@@ -31,8 +31,7 @@ enum Command {
     /// monitor, export, import, swap.
     #[command(subcommand)]
     Filter(filter::FilterCommand),
-    /// Check a filter library (in-process Rust, a known adapter, or your own command) against
-    /// the conformance suite; see `bloomlab conform --help`.
+    // The about and long help are ConformArgs' own (a doc comment here would replace them).
     Conform(conform::ConformArgs),
 }
 
