@@ -72,7 +72,8 @@ impl Clause {
 
 impl fmt::Display for Clause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        // `pad`, not `write_str`: the readable verdict aligns these in columns (`{:<19}`).
+        f.pad(self.as_str())
     }
 }
 
@@ -105,7 +106,8 @@ impl Outcome {
 
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        // `pad`, not `write_str`: the readable verdict aligns these in columns (`{:<19}`).
+        f.pad(self.as_str())
     }
 }
 

@@ -10,9 +10,13 @@ use std::sync::Arc;
 
 use crate::candidate::Candidate;
 
+pub mod own;
+
 /// Every in-process candidate, in report order.
 pub fn all() -> Vec<Arc<dyn Candidate>> {
-    Vec::new()
+    let mut v: Vec<Arc<dyn Candidate>> = Vec::new();
+    v.extend(own::all());
+    v
 }
 
 /// The in-process candidate named `name`; the error lists the known names.

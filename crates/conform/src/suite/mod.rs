@@ -1,7 +1,27 @@
 //! The suite: a [`Plan`] (promised n and p, queries, false-alarm rate, seed) run on one candidate.
 //!
-//! SKELETON (issue 27): task SUITE fills in the clauses; the signatures here are what the CLI,
-//! the report and the subjects code against.
+//! One module per clause (`members` 1, `rate` 2-4, `scale` 5, `overfill` 6, `bad_input` 7,
+//! `speed` 8), the statistics they decide with in `decide`, the loops they share in [`measure`].
+//!
+//! How each clause decides (`alpha`, `margin` from the [`Plan`]; "crash" = a panic, exit, hang or
+//! protocol violation, which breaks the clause it happens in; a clean refusal is evidence):
+//! 1. **no-false-negatives**: members `0..n` of every key family (long keys: at most 20,000), the
+//!    empty key, again after a serialization round trip where offered, and after inserts from
+//!    `plan.threads` threads where offered. Holds iff no member is missed anywhere; no statistics.
+//! 2. **promised-rate**: x false positives among `plan.queries` random-u64 non-members. Broken iff
+//!    the one-sided exact lower bound at `1 - alpha` exceeds `p (1 + margin)`, holds iff the upper
+//!    bound is within it, else undecided with the number of queries that would decide. A filter at
+//!    `p (1 + margin)` or better is called broken with probability at most `alpha`.
+//! 3. **theory**: the same count against the declared layout's rate t: holds iff the two-sided exact
+//!    interval at `1 - alpha` is inside `[t / (1 + margin), t (1 + margin)]`, broken iff it is
+//!    entirely outside (false-alarm rate `alpha`); n/a without a declared layout.
+//! 4. **key-families**: sequential-u64, url, shared-prefix and long keys, each tolerated up to
+//!    `(1 + margin) x max(random-key rate, p)` by a conditional rate-ratio test and an exact bound at
+//!    `alpha / 4` each (Bonferroni: false-alarm rate `alpha`).
+//! 5. **scale**, 7. **bad-input**: see their modules.
+//! 6. **over-fill**: `round(f n)` members for each `f` of `plan.over_fill`; broken iff a member is
+//!    missed or the candidate crashes; the rates are reported with the declared theory.
+//! 8. **speed**: nanoseconds per key, for information (always n/a).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +29,16 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::candidate::Candidate;
-use crate::verdict::{Clause, Conformance};
+use crate::verdict::{Clause, Conformance, Outcome, Verdict};
 
+mod bad_input;
+mod decide;
 pub mod measure;
+mod members;
+mod overfill;
+mod rate;
+mod scale;
+mod speed;
 
 /// What the suite measures and how hard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,6 +111,67 @@ impl Plan {
             ..Plan::quick()
         }
     }
+
+    /// Checks every field the suite divides by, sizes with or hands to the statistics; the error
+    /// names the field, its value and the allowed range.
+    pub fn validate(&self) -> Result<(), String> {
+        let bad = |field: &str, value: String, allowed: &str| {
+            Err(format!(
+                "plan {field} = {value} is invalid: allowed {allowed}"
+            ))
+        };
+        if self.n == 0 || self.n > 1 << 40 {
+            return bad("n", self.n.to_string(), "1 to 2^40");
+        }
+        if !(self.p > 0.0 && self.p < 1.0) {
+            return bad("p", self.p.to_string(), "the open interval (0, 1)");
+        }
+        if self.queries == 0 || self.queries > 1 << 40 {
+            return bad("queries", self.queries.to_string(), "1 to 2^40");
+        }
+        // One-sided bounds are the ends of a two-sided interval at 1 - 2 alpha.
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return bad(
+                "alpha",
+                self.alpha.to_string(),
+                "the open interval (0, 0.5)",
+            );
+        }
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return bad("margin", self.margin.to_string(), "a finite number >= 0");
+        }
+        if let Some(&f) = self
+            .over_fill
+            .iter()
+            .find(|f| !(**f > 0.0 && **f <= 1000.0))
+        {
+            return bad("over_fill", f.to_string(), "multiples in (0, 1000]");
+        }
+        if self.batch == 0 || self.batch > 1 << 24 {
+            return bad("batch", self.batch.to_string(), "1 to 2^24 keys");
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return bad("threads", self.threads.to_string(), "1 to 1024");
+        }
+        Ok(())
+    }
+}
+
+/// A verdict on `clause` under `plan`, reproduced by `plan.reproduce --clause NAME`.
+pub(crate) fn verdict(
+    plan: &Plan,
+    clause: Clause,
+    outcome: Outcome,
+    figure: String,
+    evidence: Vec<String>,
+) -> Verdict {
+    Verdict {
+        clause,
+        outcome,
+        figure,
+        evidence,
+        reproduce: format!("{} --clause {}", plan.reproduce, clause.as_str()),
+    }
 }
 
 /// Runs `plan` on `candidate`: one verdict per clause in `plan.clauses`. Never panics because the
@@ -96,11 +184,121 @@ pub fn run(candidate: Arc<dyn Candidate>, plan: &Plan) -> Conformance {
 /// served from a child process (`bloomlab conform serve`), so an abort or a hang there cannot take
 /// the caller down. In process, a build runs on a watchdog thread with `plan.build_timeout` and
 /// panics are caught, but an abort would end the process.
+///
+/// Clauses run in `plan.clauses` order; clauses 2, 3 and 4 share one random-key measurement. A
+/// plan that fails [`Plan::validate`] measures nothing: every clause is undecided, naming the
+/// field.
 pub fn run_with(
     candidate: Arc<dyn Candidate>,
     plan: &Plan,
     bad_input: Option<Arc<dyn Candidate>>,
 ) -> Conformance {
-    let _ = (candidate, plan, bad_input);
-    todo!("task SUITE")
+    let mut out = Conformance {
+        subject: candidate.about(),
+        n: plan.n,
+        p: plan.p,
+        seed: plan.seed,
+        verdicts: Vec::new(),
+        points: Vec::new(),
+        speed: None,
+    };
+    if let Err(e) = plan.validate() {
+        out.verdicts = plan
+            .clauses
+            .iter()
+            .map(|&c| verdict(plan, c, Outcome::Undecided, e.clone(), vec![e.clone()]))
+            .collect();
+        return out;
+    }
+    let mut random = None;
+    for &clause in &plan.clauses {
+        let (v, points) = match clause {
+            Clause::NoFalseNegatives => members::check(&candidate, plan),
+            Clause::PromisedRate => rate::promised(
+                random.get_or_insert_with(|| rate::measure(&candidate, plan)),
+                plan,
+            ),
+            Clause::Theory => (
+                rate::theory(
+                    random.get_or_insert_with(|| rate::measure(&candidate, plan)),
+                    plan,
+                ),
+                Vec::new(),
+            ),
+            Clause::KeyFamilies => rate::families(
+                &candidate,
+                plan,
+                random.get_or_insert_with(|| rate::measure(&candidate, plan)),
+            ),
+            Clause::Scale => scale::check(&candidate, plan),
+            Clause::OverFill => overfill::check(&candidate, plan),
+            Clause::BadInput => bad_input::check(bad_input.as_ref().unwrap_or(&candidate), plan),
+            Clause::Speed => {
+                let (v, speed) = speed::check(&candidate, plan);
+                out.speed = speed;
+                (v, Vec::new())
+            }
+        };
+        out.verdicts.push(v);
+        out.points.extend(points);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_plans_are_valid_and_a_bad_field_is_named_with_its_range() {
+        Plan::quick().validate().unwrap();
+        Plan::full().validate().unwrap();
+        let cases: [(Plan, &str); 6] = [
+            (
+                Plan {
+                    n: 0,
+                    ..Plan::quick()
+                },
+                "plan n = 0 is invalid: allowed 1 to 2^40",
+            ),
+            (
+                Plan {
+                    p: f64::NAN,
+                    ..Plan::quick()
+                },
+                "plan p = NaN is invalid: allowed the open interval (0, 1)",
+            ),
+            (
+                Plan {
+                    p: 1.0,
+                    ..Plan::quick()
+                },
+                "plan p = 1 is invalid: allowed the open interval (0, 1)",
+            ),
+            (
+                Plan {
+                    margin: -0.1,
+                    ..Plan::quick()
+                },
+                "plan margin = -0.1 is invalid: allowed a finite number >= 0",
+            ),
+            (
+                Plan {
+                    over_fill: vec![1.0, -2.0],
+                    ..Plan::quick()
+                },
+                "plan over_fill = -2 is invalid: allowed multiples in (0, 1000]",
+            ),
+            (
+                Plan {
+                    batch: 0,
+                    ..Plan::quick()
+                },
+                "plan batch = 0 is invalid: allowed 1 to 2^24 keys",
+            ),
+        ];
+        for (plan, want) in cases {
+            assert_eq!(plan.validate().unwrap_err(), want);
+        }
+    }
 }
