@@ -48,12 +48,47 @@
 //! the time limit (10 s for HELLO, configurable for the rest), after which bloomlab kills the
 //! process. A hung or crashed adapter never hangs bloomlab.
 //!
-//! SKELETON (issue 27): task PROTOCOL implements [`ProcessCandidate`] and [`serve`].
+//! # Decisions where the table above is silent
+//! - HELLO's `protocol` must equal [`VERSION`]; a different value is a protocol failure. An
+//!   adapter that gets other magic bytes or a version it cannot speak answers ERROR, which
+//!   bloomlab reports as a refusal ([`CandidateError::Refused`](crate::CandidateError::Refused))
+//!   and stops the adapter.
+//! - The time limit of every request after HELLO is [`Command::timeout`] ([`DEFAULT_TIMEOUT`]
+//!   unless set); HELLO's is [`HELLO_TIMEOUT`]. The timer starts when the request is handed to
+//!   the writer, so an adapter that stops reading its stdin times out too.
+//! - `capabilities` may name only `serialize`, `stats` and `static`; any other name is a protocol
+//!   failure (a misspelt capability would otherwise silently skip a clause). Extra JSON fields in
+//!   HELLO and STATS are ignored.
+//! - An opcode the adapter does not know is answered UNSUPPORTED (payload `opcode N`), so a later
+//!   version's requests fail cleanly.
+//! - UNSUPPORTED to STATS means "nothing known" ([`Stats::default`](crate::Stats)) and to SERIALIZE
+//!   means "cannot serialize" (`None`), as for an in-process candidate; to INSERT, QUERY or CREATE
+//!   it is [`CandidateError::Unsupported`](crate::CandidateError::Unsupported).
+//! - ERROR, UNSUPPORTED and PANIC leave the adapter running; every other failure (timeout, exit,
+//!   bad frame, wrong bitmap size, bad JSON, a non-empty OK payload where the table says empty,
+//!   unknown status) stops it: bloomlab kills and reaps it, and later requests to that instance
+//!   return the same error. A refused HELLO also stops it.
+//! - Each build and each DESERIALIZE of [`ProcessCandidate`] starts its own process, which must
+//!   introduce itself in HELLO exactly as the first one did.
+//! - A batch that does not fit one frame is not split: it is an error naming the limit.
+//! - Only stdout carries frames: an adapter whose library prints must send the prints to stderr
+//!   (`scripts/conform/protocol.py` does this).
+//!
+//! # Writing an adapter
+//! In Python, copy `scripts/conform/exact_set.py` (it uses `scripts/conform/protocol.py`); in
+//! Rust, implement [`Candidate`](crate::Candidate) and call [`serve`] from `main`, as the
+//! `conform-exact-adapter` and `conform-null-adapter` binaries do.
 
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::candidate::{About, Candidate, CandidateError, Instance};
+mod child;
+mod client;
+mod serve;
+mod wire;
+
+pub use client::ProcessCandidate;
+pub use serve::serve;
 
 /// The protocol version this bloomlab speaks.
 pub const VERSION: u16 = 1;
@@ -61,7 +96,10 @@ pub const VERSION: u16 = 1;
 pub const MAGIC: &[u8; 16] = b"bloomlab-conform";
 /// The largest frame either side may send.
 pub const MAX_FRAME: u32 = 1 << 30;
-
+/// Time limit of HELLO (starting an interpreter or a JVM included).
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time limit of every later request unless [`Command::with_timeout`] says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Request opcodes.
 #[allow(missing_docs)]
 pub mod op {
@@ -93,41 +131,24 @@ pub struct Command {
     pub timeout: Duration,
 }
 
-/// A candidate behind an adapter process. Each [`Candidate::build`] starts a fresh process (so a
-/// crash in one build cannot poison the next) and the instance talks to it until dropped, when it
-/// sends CLOSE and, if the process does not exit within a second, kills it by its pid.
-pub struct ProcessCandidate {
-    command: Command,
-    about: About,
-}
-
-impl ProcessCandidate {
-    /// Starts the command once for the handshake (name, version, capabilities), then closes it.
-    pub fn connect(command: Command) -> Result<Self, CandidateError> {
-        let _ = command;
-        todo!("task PROTOCOL")
-    }
-}
-
-impl Candidate for ProcessCandidate {
-    fn about(&self) -> About {
-        self.about.clone()
+impl Command {
+    /// `argv` (program first) with [`DEFAULT_TIMEOUT`].
+    pub fn new<S: Into<OsString>>(argv: impl IntoIterator<Item = S>) -> Self {
+        Command {
+            argv: argv.into_iter().map(Into::into).collect(),
+            timeout: DEFAULT_TIMEOUT,
+        }
     }
 
-    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
-        let _ = (n, p, &self.command);
-        todo!("task PROTOCOL")
+    /// The same with `timeout` for each request after HELLO.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
-    fn isolated(&self) -> bool {
-        true
+    /// The command line as text, for messages.
+    pub fn display(&self) -> String {
+        let words: Vec<_> = self.argv.iter().map(|a| a.to_string_lossy()).collect();
+        words.join(" ")
     }
-}
-
-/// Serves `candidate` over the protocol on this process's stdin/stdout until CLOSE or end of
-/// input: how a Rust filter (bloomlab's own, a crate's, the null adapter) is reached through the
-/// same door as any other language's. Panics in the candidate are caught and answered with PANIC.
-pub fn serve(candidate: &dyn Candidate) -> std::io::Result<()> {
-    let _ = candidate;
-    todo!("task PROTOCOL")
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""The null adapter: keeps nothing, answers "absent" to every query.
+
+It measures what the protocol and Python cost per key, so a library's own speed can be read
+beside it. It is not a filter: it fails the no-false-negatives clause by design.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import protocol  # noqa: E402
+
+
+class Null:
+    name = "python/null"
+    version = "1"
+    language = "python"
+    capabilities = []
+
+    def create(self, n, p):
+        pass
+
+    def insert(self, keys):
+        pass
+
+    def query(self, keys):
+        return [False] * len(keys)
+
+
+if __name__ == "__main__":
+    protocol.serve(Null())
