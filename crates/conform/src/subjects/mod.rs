@@ -11,10 +11,12 @@ use std::sync::Arc;
 use crate::candidate::Candidate;
 
 pub mod own;
+pub mod third_party;
 
-/// Every in-process candidate, in report order.
+/// Every in-process candidate, in report order: third-party crates, then bloomlab's own.
 pub fn all() -> Vec<Arc<dyn Candidate>> {
     let mut v: Vec<Arc<dyn Candidate>> = Vec::new();
+    v.extend(third_party::all());
     v.extend(own::all());
     v
 }

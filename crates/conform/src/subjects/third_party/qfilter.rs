@@ -1,0 +1,59 @@
+//! `qfilter`: `Filter::new(n, p)`, a rank-select quotient filter of 2^q slots holding r-bit
+//! remainders, r = ceil(log2(1/p)) (p clamped by the crate to [its minimum, 0.5]): declared
+//! [`Declared::Quotient`] with `slots_log2 = q`, read as the fingerprint size minus r, and r read
+//! from `max_error_ratio() = 2^-r`. It holds at most 95% of its slots: an insert past that is the
+//! library's `CapacityExceeded`, reported as a refusal (the over-fill clause shows it). Memory from
+//! `memory_usage()`. No serialization without the crate's serde feature (not enabled).
+
+use qfilter::Filter;
+
+use super::{Adapted, Ops, refused};
+use crate::candidate::{About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats};
+
+/// qfilter's version (pinned exactly).
+pub const VERSION: &str = "0.3.1";
+
+const NAME: &str = "rust/qfilter";
+
+/// `(slots_log2, remainder_bits)` of `f`.
+fn quotient(f: &Filter) -> (u32, u32) {
+    let r = (-f.max_error_ratio().log2()).round() as u32;
+    (u32::from(f.fingerprint_size()).saturating_sub(r), r)
+}
+
+static OPS: Ops<Filter> = Ops {
+    name: NAME,
+    insert: |f, k| f.insert(k).map(|_| ()).map_err(|e| e.to_string()),
+    contains: |f, k| f.contains(k),
+    stats: |f| {
+        let (slots_log2, remainder_bits) = quotient(f);
+        Stats {
+            memory_bytes: Some(f.memory_usage() as u64),
+            layout: Some(Declared::Quotient {
+                slots_log2,
+                remainder_bits,
+            }),
+        }
+    },
+    serialize: None,
+};
+
+/// `rust/qfilter`.
+pub struct QFilter;
+
+impl Candidate for QFilter {
+    fn about(&self) -> About {
+        About::rust(NAME, VERSION).with(Capabilities {
+            serialize: false,
+            stats: true,
+            concurrent: false,
+            static_build: false,
+            large: true,
+        })
+    }
+
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
+        let f = Filter::new(n, p).map_err(|e| refused(NAME, e.to_string()))?;
+        Ok(Adapted::boxed(f, &OPS))
+    }
+}
