@@ -200,7 +200,9 @@ fn parse_seed(s: &str) -> Result<u64, String> {
         None => t.parse::<u64>(),
     };
     parsed.map_err(|_| {
-        format!("--seed = {s:?} is invalid: it must be a whole number from 0 to 2^64 - 1 (or 0x-hex)")
+        format!(
+            "--seed = {s:?} is invalid: it must be a whole number from 0 to 2^64 - 1 (or 0x-hex)"
+        )
     })
 }
 
@@ -267,7 +269,9 @@ fn list(args: &RunArgs) -> ExitCode {
     for e in external::ALL {
         println!("  {:<22} launcher name {}", e.name, e.launcher);
     }
-    println!("your own: --adapter -- CMD ARGS... (the protocol: crates/conform/src/process/mod.rs)");
+    println!(
+        "your own: --adapter -- CMD ARGS... (the protocol: crates/conform/src/process/mod.rs)"
+    );
     ExitCode::SUCCESS
 }
 
@@ -308,8 +312,11 @@ fn sources(args: &RunArgs) -> Result<Vec<Source>, Failure> {
 /// bad-input clause): an adapter that cannot start is named, with its stderr tail.
 fn connect(args: &RunArgs, sources: Vec<Source>, timeout: Duration) -> Result<Vec<Ready>, Failure> {
     let scripts = scripts_dir(args);
-    let exe = std::env::current_exe()
-        .map_err(|e| bad(format!("cannot find this program to serve the bad-input clause: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        bad(format!(
+            "cannot find this program to serve the bad-input clause: {e}"
+        ))
+    })?;
     let start = |what: String, command: Command| {
         ProcessCandidate::connect(command)
             .map(|c| Arc::new(c) as Arc<dyn Candidate>)
@@ -363,10 +370,13 @@ fn connect(args: &RunArgs, sources: Vec<Source>, timeout: Duration) -> Result<Ve
             }
             Source::Adapter(argv) => {
                 let shown = shell_words(&argv);
-                let c = start(format!("adapter `{shown}`"), Command {
-                    argv: argv.clone(),
-                    timeout,
-                })?;
+                let c = start(
+                    format!("adapter `{shown}`"),
+                    Command {
+                        argv: argv.clone(),
+                        timeout,
+                    },
+                )?;
                 Ok(Ready {
                     candidate: c,
                     bad_input: None,
@@ -437,7 +447,8 @@ fn base_plan(args: &RunArgs) -> Plan {
 fn subject_plan(base: &Plan, args: &RunArgs, ready: &Ready) -> Plan {
     let mut plan = base.clone();
     let asked = args.scale || args.clause.contains(&Clause::Scale);
-    let scale = !args.no_scale && (asked || (ready.in_process && plan.clauses.contains(&Clause::Scale)));
+    let scale =
+        !args.no_scale && (asked || (ready.in_process && plan.clauses.contains(&Clause::Scale)));
     if scale {
         if !plan.clauses.contains(&Clause::Scale) {
             plan.clauses.push(Clause::Scale);
@@ -554,7 +565,12 @@ fn run_subject(ready: &Ready, plan: &Plan, progress: &Progress) -> Conformance {
             ready.bad_input.clone(),
         );
         let line = match c.verdict(clause) {
-            Some(v) => format!("{clause}: {} {} ({:.1} s)", v.outcome, v.figure, t.elapsed().as_secs_f64()),
+            Some(v) => format!(
+                "{clause}: {} {} ({:.1} s)",
+                v.outcome,
+                v.figure,
+                t.elapsed().as_secs_f64()
+            ),
             None => format!("{clause}: no verdict"),
         };
         progress.done(&name, i + 1, of, line);
@@ -683,12 +699,18 @@ mod tests {
     #[test]
     fn range_parsers_name_the_flag_value_and_range() {
         let err = open_unit("--p", 1.0)("1.5").unwrap_err();
-        assert!(err.contains("--p = \"1.5\"") && err.contains("(0, 1)"), "{err}");
+        assert!(
+            err.contains("--p = \"1.5\"") && err.contains("(0, 1)"),
+            "{err}"
+        );
         assert!(open_unit("--p", 1.0)("NaN").is_err());
         assert!(open_unit("--alpha", 0.5)("0.5").is_err());
         assert_eq!(open_unit("--alpha", 0.5)("1e-4"), Ok(1e-4));
         let err = seconds("--timeout")("0").unwrap_err();
-        assert!(err.contains("--timeout = \"0\"") && err.contains("86400"), "{err}");
+        assert!(
+            err.contains("--timeout = \"0\"") && err.contains("86400"),
+            "{err}"
+        );
         assert!(seconds("--timeout")("inf").is_err());
         assert_eq!(parse_seed("0x0b10_0c0f"), Ok(0x0b10_0c0f));
         assert_eq!(parse_seed("42"), Ok(42));
@@ -700,9 +722,6 @@ mod tests {
         let argv: Vec<OsString> = ["python3", "my adapter.py", "it's", ""]
             .map(OsString::from)
             .to_vec();
-        assert_eq!(
-            shell_words(&argv),
-            r"python3 'my adapter.py' 'it'\''s' ''"
-        );
+        assert_eq!(shell_words(&argv), r"python3 'my adapter.py' 'it'\''s' ''");
     }
 }

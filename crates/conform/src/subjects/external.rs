@@ -86,9 +86,10 @@ mod tests {
             assert_eq!(ALL.iter().filter(|o| o.name == e.name).count(), 1);
         }
         assert_eq!(by_name("python/nope"), None);
-        let c = by_name("guava")
-            .unwrap()
-            .command(&Path::new("/repo").join(SCRIPTS_DIR), Duration::from_secs(3));
+        let c = by_name("guava").unwrap().command(
+            &Path::new("/repo").join(SCRIPTS_DIR),
+            Duration::from_secs(3),
+        );
         assert_eq!(
             c.argv,
             ["bash", "/repo/scripts/conform/adapter", "guava"].map(OsString::from)

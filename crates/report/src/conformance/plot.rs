@@ -113,7 +113,9 @@ fn message(path: &Path, title: &str, text: &str) -> Result<PathBuf, ReportError>
 fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| v.is_finite() && *v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
     if !lo.is_finite() {
         return (1e-6, 1.0);
     }
@@ -170,7 +172,10 @@ pub fn fpr_vs_inserted(
     confidence: f64,
     path: &Path,
 ) -> Result<PathBuf, ReportError> {
-    let title = format!("{}: false-positive rate against keys inserted", c.subject.name);
+    let title = format!(
+        "{}: false-positive rate against keys inserted",
+        c.subject.name
+    );
     let mut points: Vec<&RatePoint> = c
         .points
         .iter()
@@ -190,7 +195,11 @@ pub fn fpr_vs_inserted(
     }
     let theory: Vec<(f64, f64)> = points
         .iter()
-        .filter_map(|p| p.theory.filter(|t| *t > 0.0).map(|t| (p.inserted as f64, t)))
+        .filter_map(|p| {
+            p.theory
+                .filter(|t| *t > 0.0)
+                .map(|t| (p.inserted as f64, t))
+        })
         .collect();
     let (x0, x1) = (rates[0].x / 1.4, rates[rates.len() - 1].x * 1.4);
     let (y0, y1) = log_range(

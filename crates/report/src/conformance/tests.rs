@@ -38,7 +38,11 @@ fn demo(name: &str) -> Conformance {
         .filter(|&c| c != Clause::Scale)
         .map(|c| verdict(c, Outcome::Holds, "fine"))
         .collect();
-    verdicts[1] = verdict(Clause::PromisedRate, Outcome::Broken, "2.01% vs 1% promised");
+    verdicts[1] = verdict(
+        Clause::PromisedRate,
+        Outcome::Broken,
+        "2.01% vs 1% promised",
+    );
     Conformance {
         subject: About::rust(name, "1.2.3").with(Capabilities {
             serialize: true,
@@ -91,7 +95,10 @@ fn stems_replace_slashes_and_cannot_escape_the_directory() {
     let names = page_names(&[demo("a/b"), demo("a_b"), demo("README")]);
     assert_eq!(names[0].page, "a_b.md");
     assert_eq!(names[1].page, "a_b_2.md");
-    assert_eq!(names[2].page, "README_2.md", "a page may not replace the summary");
+    assert_eq!(
+        names[2].page, "README_2.md",
+        "a page may not replace the summary"
+    );
     assert_eq!(names[0].fpr_vs_inserted, "a_b_fpr_vs_inserted.png");
 }
 
