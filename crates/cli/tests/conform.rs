@@ -162,7 +162,10 @@ fn bad_flags_exit_2_naming_the_value_and_range() {
             &["--build-timeout", "nan", "--subject", "null"],
             &["--build-timeout = \"nan\""],
         ),
-        (&["--seed", "0xZZ", "--subject", "null"], &["--seed = \"0xZZ\""]),
+        (
+            &["--seed", "0xZZ", "--subject", "null"],
+            &["--seed = \"0xZZ\""],
+        ),
         (
             &["--clause", "fast", "--subject", "null"],
             &["\"fast\"", "no-false-negatives"],
