@@ -362,3 +362,42 @@ fn out_writes_the_report_whole() {
         .collect();
     assert!(staging.is_empty(), "staging left behind");
 }
+
+#[test]
+fn ctrl_c_exits_130_and_leaves_no_report() {
+    if !python3_or_skip("ctrl_c_exits_130_and_leaves_no_report") {
+        return;
+    }
+    let dir = Dir::new("sigint");
+    let out = dir.0.join("report");
+    let mut child = Command::new(BLOOMLAB)
+        .args(["conform", "--quick", "--out"])
+        .arg(&out)
+        .args(["--adapter", "--", "python3", "scripts/conform/exact_set.py"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The lock is taken once every subject started: from then on the run is measuring.
+    let start = std::time::Instant::now();
+    while !out.join(".bloomlab.lock").exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the run never locked {}",
+            out.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".bloomlab.lock")
+        .collect();
+    assert!(left.is_empty(), "an interrupted run left {left:?}");
+}
