@@ -1,5 +1,8 @@
 //! The Rust reference adapter (`rust/exact-set`): an exact set of byte keys, so every member is
 //! present and no non-member is; serializes as a key list and reports the bytes it holds.
+//!
+//! Exit status: 0 after CLOSE or at the end of its input, 2 on a broken request frame or a failed
+//! read or write (the reason on stderr).
 
 use std::collections::HashSet;
 use std::process::ExitCode;

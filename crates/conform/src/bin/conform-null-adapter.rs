@@ -1,5 +1,8 @@
 //! The null adapter (`null`): keeps nothing, answers "absent" to every query after the key list
 //! was read. What bloomlab measures against it is the protocol's own cost per key.
+//!
+//! Exit status: 0 after CLOSE or at the end of its input, 2 on a broken request frame or a failed
+//! read or write (the reason on stderr).
 
 use std::process::ExitCode;
 

@@ -4,10 +4,10 @@
 
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -41,11 +41,13 @@ pub(crate) struct Adapter {
     requests: Option<Sender<Vec<u8>>>,
     /// Request buffers the writer is done with, for reuse.
     spent: Receiver<Vec<u8>>,
+    /// Whether the last request's buffer is with the writer.
+    lent: bool,
     /// Answer frames (or why none came) from the reader thread.
     answers: Receiver<(Result<(), FrameError>, Vec<u8>)>,
     /// Answer buffers handed back to the reader for reuse.
     recycle: Sender<Vec<u8>>,
-    stderr: Arc<(Mutex<Tail>, std::sync::Condvar)>,
+    stderr: Arc<(Mutex<Tail>, Condvar)>,
     /// The first fatal failure: every later request answers with it.
     failed: Option<CandidateError>,
 }
@@ -66,6 +68,8 @@ impl Adapter {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // Its own process group, so a kill reaches what a wrapper script started too.
+            .process_group(0)
             .spawn()
             .map_err(|e| CandidateError::Io {
                 subject: subject.clone(),
@@ -78,7 +82,7 @@ impl Adapter {
         );
         let (requests, spent) = spawn_writer(stdin);
         let (answers, recycle) = spawn_reader(stdout);
-        let tail = Arc::new((Mutex::new(Tail::default()), std::sync::Condvar::new()));
+        let tail = Arc::new((Mutex::new(Tail::default()), Condvar::new()));
         spawn_stderr(stderr, Arc::clone(&tail));
         Ok(Adapter {
             subject,
@@ -86,6 +90,7 @@ impl Adapter {
             reaped: None,
             requests: Some(requests),
             spent,
+            lent: false,
             answers,
             recycle,
             stderr: tail,
@@ -95,30 +100,41 @@ impl Adapter {
 
     /// A cleared buffer to build the next request frame in (reused when the writer has handed
     /// one back, so steady-state requests allocate nothing).
-    pub(crate) fn buffer(&self) -> Vec<u8> {
-        let mut buf = self.spent.try_recv().unwrap_or_default();
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        // The last answer came, so the writer is done with its buffer or about to be.
+        let mut buf = if self.lent {
+            self.spent
+                .recv_timeout(Duration::from_millis(10))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        self.lent = false;
         buf.clear();
         buf
     }
 
     /// Sends the finished frame `request` and waits up to `limit` for the answer frame
-    /// (status byte first), which `with` reads. A timeout, an exit, a broken frame or an error
+    /// (status byte first), which `with` reads (given the subject's name for its errors). A timeout, an exit, a broken frame or an error
     /// `with` returns kill the adapter and are returned now and for every later request.
     pub(crate) fn request<T>(
         &mut self,
         operation: &str,
         request: Vec<u8>,
         limit: Duration,
-        with: impl FnOnce(&[u8]) -> Result<T, Fatal>,
+        with: impl FnOnce(&str, &[u8]) -> Result<T, Fatal>,
     ) -> Result<T, CandidateError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         // A send fails only when the writer met a broken pipe: the reader sees the exit.
-        let _ = self.requests.as_ref().map(|r| r.send(request));
+        self.lent = self
+            .requests
+            .as_ref()
+            .is_some_and(|r| r.send(request).is_ok());
         let outcome = match self.answers.recv_timeout(limit) {
             Ok((Ok(()), frame)) => {
-                let result = with(&frame);
+                let result = with(&self.subject, &frame);
                 let _ = self.recycle.send(frame);
                 result
             }
@@ -134,6 +150,8 @@ impl Adapter {
             Err(RecvTimeoutError::Timeout) => Err(Fatal::Timeout(limit)),
         };
         outcome.map_err(|fatal| {
+            // The writer may never hand this buffer back (a killed adapter).
+            self.lent = false;
             let e = self.fail(operation, fatal);
             self.failed = Some(e.clone());
             e
@@ -194,7 +212,7 @@ impl Adapter {
             return;
         }
         if self.failed.is_none() {
-            let mut buf = self.buffer();
+            let mut buf = Vec::with_capacity(5);
             wire::start_frame(&mut buf, super::op::CLOSE);
             wire::finish_frame(&mut buf).expect("an empty frame fits");
             if let Some(r) = &self.requests {
@@ -208,9 +226,15 @@ impl Adapter {
         }
     }
 
-    /// Kills the process by its pid (if still running) and reaps it.
+    /// Kills the process (and its process group: a wrapper script's children, which would
+    /// otherwise keep running with the pipes open) and reaps it.
     fn kill(&mut self) {
         if self.reaped.is_none() {
+            if let Ok(pid) = i32::try_from(self.child.id()) {
+                // SAFETY: kill(2) has no memory effects; the group is the unreaped child's own
+                // (process_group(0) at spawn), so its id cannot have been reused.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
             let _ = self.child.kill();
             self.reaped = self.child.wait().ok();
         }
@@ -326,14 +350,19 @@ fn spawn_writer(mut stdin: std::process::ChildStdin) -> (Sender<Vec<u8>>, Receiv
 
 type Answer = (Result<(), FrameError>, Vec<u8>);
 
-/// The reader thread: one message per answer frame; stops after the first failure.
+/// The reader thread: one message per answer frame; stops after the first failure. One answer
+/// buffer goes back and forth (the caller returns each frame once read), so steady-state answers
+/// allocate nothing; the thread ends when the caller drops its end.
 fn spawn_reader(stdout: std::process::ChildStdout) -> (Receiver<Answer>, Sender<Vec<u8>>) {
     let (tx, rx) = mpsc::channel::<Answer>();
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
+    recycle_tx.send(Vec::new()).expect("the receiver is alive");
     thread::spawn(move || {
         let mut input = BufReader::with_capacity(1 << 16, stdout);
         loop {
-            let mut buf = recycle_rx.try_recv().unwrap_or_default();
+            let Ok(mut buf) = recycle_rx.recv() else {
+                return;
+            };
             let result = wire::read_frame(&mut input, &mut buf);
             let stop = result.is_err();
             if tx.send((result, buf)).is_err() || stop {
@@ -345,10 +374,7 @@ fn spawn_reader(stdout: std::process::ChildStdout) -> (Receiver<Answer>, Sender<
 }
 
 /// The stderr thread: keeps the last [`STDERR_TAIL`] bytes, signals the end of stderr.
-fn spawn_stderr(
-    mut stderr: std::process::ChildStderr,
-    tail: Arc<(Mutex<Tail>, std::sync::Condvar)>,
-) {
+fn spawn_stderr(mut stderr: std::process::ChildStderr, tail: Arc<(Mutex<Tail>, Condvar)>) {
     thread::spawn(move || {
         let mut chunk = [0u8; 1024];
         loop {

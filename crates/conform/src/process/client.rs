@@ -110,9 +110,8 @@ fn hello(adapter: &mut Adapter) -> Result<About, CandidateError> {
     buf.extend_from_slice(MAGIC);
     buf.extend_from_slice(&VERSION.to_le_bytes());
     wire::finish_frame(&mut buf).expect("HELLO fits");
-    let subject = adapter.subject.clone();
-    let about = adapter.request("HELLO", buf, HELLO_TIMEOUT, |frame| {
-        let payload = answer(&subject, "HELLO", frame)?.map_err(Fatal::Refused)?;
+    let about = adapter.request("HELLO", buf, HELLO_TIMEOUT, |subject, frame| {
+        let payload = answer(subject, "HELLO", frame)?.map_err(Fatal::Refused)?;
         let hello: Hello = serde_json::from_slice(payload).map_err(|e| {
             Fatal::Protocol(format!("HELLO's answer is not the protocol's JSON: {e}"))
         })?;
@@ -163,9 +162,10 @@ fn answer<'a>(
             subject,
             message: message(),
         },
+        // Lower case, as an in-process candidate names what it lacks (`serialize`, `insert`).
         status::UNSUPPORTED => CandidateError::Unsupported {
             subject,
-            operation: operation.to_string(),
+            operation: operation.to_lowercase(),
         },
         status::PANIC => CandidateError::Panicked {
             subject,
@@ -196,13 +196,13 @@ impl ProcessInstance {
         if wire::finish_frame(&mut buf).is_none() {
             return Err(too_big(&self.adapter.subject, operation, buf.len()));
         }
-        let subject = self.adapter.subject.clone();
-        self.adapter.request(operation, buf, self.timeout, |frame| {
-            match answer(&subject, operation, frame)? {
+        self.adapter
+            .request(operation, buf, self.timeout, |subject, frame| match answer(
+                subject, operation, frame,
+            )? {
                 Ok(payload) => with(payload).map(Ok),
                 Err(e) => Ok(Err(e)),
-            }
-        })
+            })
     }
 
     /// A request whose OK answer is empty.
