@@ -1,5 +1,5 @@
-//! Third-party Rust filter crates as in-process candidates, each pinned exactly in the workspace
-//! and named `rust/<crate>[/<type>]` (a second, older version of a crate kept to reproduce a known
+//! Third-party Rust filter crates as in-process candidates, each pinned in the workspace (with
+//! `=x.y.z` where the crate is new to it; `Cargo.lock` holds the rest to one version) and named `rust/<crate>[/<type>]` (a second, older version of a crate kept to reproduce a known
 //! defect is `rust/<crate>@<version>`).
 //!
 //! | candidate | layout declared | large (> 2^32 bits) | serialization |
@@ -8,12 +8,13 @@
 //! | `rust/bloomfilter` | `Classic` | yes (u64 bits) | own bytes (`to_bytes` / `from_bytes`) |
 //! | `rust/xorf/Xor8`, `BinaryFuse8`, `BinaryFuse16` | `Xor` | no | own bytes (public fields / DMA descriptor) |
 //! | `rust/growable-bloom-filter` | none (a chain of growing filters) | yes (usize) | serde (JSON) |
-//! | `rust/qfilter` | `Quotient` | yes (u64 capacity) | none |
-//! | `rust/scalable_cuckoo_filter` | `Cuckoo` until it grows | yes (usize) | none |
+//! | `rust/qfilter` | `Quotient` | yes (u64 capacity) | serde (JSON) |
+//! | `rust/scalable_cuckoo_filter` | `Cuckoo` until it grows | yes (usize) | serde (JSON) |
 //! | `rust/parquet/Sbbf` | `SplitBlock` | no (capped at 128 MiB) | own bytes (Thrift header + bitset) |
 //!
 //! Every candidate is built reproducibly: where a library takes a hash seed or a random generator,
-//! the adapter passes a fixed one ([`HASH_SEED`]), so two runs of the suite measure the same filter.
+//! the adapter passes a fixed one ([`HASH_SEED`]), so two runs of the suite measure the same filter
+//! (all but xorf's binary fuse filters, which fill their unused slots from the thread's generator).
 //! Each adapter passes `n` and `p` to the library as given, so the bad-input clause sees what the
 //! library itself does; only the xor/fuse adapters, whose libraries take no `p` at all, define
 //! their own contract (see [`xorf`]).

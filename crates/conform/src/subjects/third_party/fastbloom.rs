@@ -4,14 +4,18 @@
 //! Layout (read from the 0.15.0 and 0.17.0 sources): one flat array of `num_bits()` bits; a key's
 //! 64-bit SipHash-1-3 source hash `h` picks its first bit, and `k - 1` more come from the double
 //! hasher (`h = rotl(h, 5) + h2`, `h2 = h * 0x517c_c1b7_2722_0a95`), each reduced to `0..num_bits`
-//! anywhere in the array: [`Declared::Classic`] with `num_bits()` and `num_hashes()`. (Earlier
-//! releases were blocked, 512-bit blocks; these are not.)
+//! anywhere in the array: [`Declared::Classic`] with `num_bits()` and `num_hashes()`. It is not
+//! blocked (no probe is confined to a block of the first), so [`Declared::Blocked`] would be wrong.
+//!
+//! Bad input (all three): p <= 0 or NaN panics (`assertion failed: fp > 0.0`); p >= 1 is accepted
+//! and gives the 64-bit minimum with k = 1; n = 0 is taken as n = 1 (64 bits, k = 44).
 //!
 //! Issue #22 ("thousands of false positives at p = 1e-12 and 500M items", reported on 0.15.0): in
 //! 0.15.0 the reduction is `((h >> 32) * num_bits) >> 32` in 64-bit arithmetic, which wraps once
-//! `num_bits` passes 2^32: no bit at or beyond 2^32 is ever set and the low bits are hit twice as
-//! often, so a filter past 2^32 bits behaves like one of 2^32 bits or fewer. 0.16.0 reduces with a
-//! 128-bit product (`(h as u128 * num_bits as u128) >> 64`).
+//! `num_bits` passes 2^32: every index lands below 2^32, so no bit at or beyond 2^32 is ever set
+//! and the probes crowd unevenly into the first 2^32 bits; a filter past 2^32 bits behaves like one
+//! of 2^32 bits at best. 0.16.0 reduces with a 128-bit product (`(h as u128 * num_bits as u128) >>
+//! 64`). `tests/third_party.rs` reproduces it (an `#[ignore]`d test, five minutes, 1.05 GB).
 
 // portable-atomic (fastbloom 0.17) re-exports the std `Ordering`.
 use std::sync::atomic::Ordering;

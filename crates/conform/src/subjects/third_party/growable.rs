@@ -2,8 +2,9 @@
 //! partitioned filters, each larger and with a tighter rate than the last, growing as keys come).
 //! It declares no layout: past its first filter it is not one of [`crate::Declared`]'s layouts,
 //! and the crate does not expose the chain. It reports no memory (no API for it). Serialization:
-//! the crate's serde support, as JSON. `new` asserts `0 < p < 1`; its `n = 0` check is a
-//! `debug_assert!`, so a release build does not check it.
+//! the crate's serde support, as JSON. `new` asserts `0 < p < 1` (p = 0, NaN, p >= 1 panic); its
+//! `n = 0` check is a `debug_assert!`, so a release build accepts n = 0 and the first insert
+//! panics (`Option::unwrap()` on `None`).
 
 use growable_bloom_filter::GrowableBloom;
 

@@ -3,7 +3,10 @@
 //! [`Declared::Quotient`] with `slots_log2 = q`, read as the fingerprint size minus r, and r read
 //! from `max_error_ratio() = 2^-r`. It holds at most 95% of its slots: an insert past that is the
 //! library's `CapacityExceeded`, reported as a refusal (the over-fill clause shows it). Memory from
-//! `memory_usage()`. No serialization without the crate's serde feature (not enabled).
+//! `memory_usage()`. Bad input: p = 0 (and p below 2^-64 with the quotient bits) is refused
+//! (`NotEnoughFingerprintBits`); NaN and p > 0.5 are silently taken as 0.5 (one remainder bit);
+//! n = 0 gives the 64-slot minimum, full after 61 keys. Serialization: the crate's serde support (enabled for this crate), as JSON;
+//! its deserializer checks the buffer length against the declared geometry.
 
 use qfilter::Filter;
 
@@ -35,7 +38,7 @@ static OPS: Ops<Filter> = Ops {
             }),
         }
     },
-    serialize: None,
+    serialize: Some(|f| serde_json::to_vec(f).expect("a qfilter Filter serializes to JSON")),
 };
 
 /// `rust/qfilter`.
@@ -44,7 +47,7 @@ pub struct QFilter;
 impl Candidate for QFilter {
     fn about(&self) -> About {
         About::rust(NAME, VERSION).with(Capabilities {
-            serialize: false,
+            serialize: true,
             stats: true,
             concurrent: false,
             static_build: false,
@@ -54,6 +57,12 @@ impl Candidate for QFilter {
 
     fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
         let f = Filter::new(n, p).map_err(|e| refused(NAME, e.to_string()))?;
+        Ok(Adapted::boxed(f, &OPS))
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<Box<dyn Instance>, CandidateError> {
+        let f: Filter = serde_json::from_slice(bytes)
+            .map_err(|e| refused(NAME, format!("serialized filter: {e}")))?;
         Ok(Adapted::boxed(f, &OPS))
     }
 }

@@ -17,6 +17,11 @@
 //! clause ([`Declared::Xor`]); at p = 0.1% it is refused rather than silently missing the promise.
 //! `n` is not needed (the filter is sized from the keys at construction) and is ignored.
 //!
+//! **Reproducibility.** xorf's default `uniform-random` feature (on in this workspace: the root
+//! benches use the default features) fills the binary fuse filters' unused fingerprint slots from
+//! the thread's random generator, so their false positives on the same keys differ slightly from
+//! run to run (seen: `BinaryFuse8` 1548 and 1553 of 400,000); `Xor8`'s do not.
+//!
 //! **Large.** No: the binary fuse filters size their arrays in `u32`, and although `Xor8` sizes
 //! in `usize`, 2^32 bits of fingerprints need 2^29 keys, whose construction arrays take about
 //! 30 GB, beyond this machine.
