@@ -111,13 +111,13 @@ struct RunArgs {
     /// of the full one (n = 1,000,000, 4,000,000 queries, the scale clause).
     #[arg(long)]
     quick: bool,
-    /// The promised number of keys, at least 1 (scientific notation allowed).
+    /// The promised number of keys, from 1 to 2^40 (scientific notation allowed).
     #[arg(long, value_parser = crate::count_parser("--n", 1))]
     n: Option<u64>,
     /// The promised false-positive rate, in (0, 1).
     #[arg(long, value_parser = open_unit("--p", 1.0))]
     p: Option<f64>,
-    /// Non-member queries per measured rate, from 1000 to 2^53.
+    /// Non-member queries per measured rate, from 1000 to 2^40.
     #[arg(long, value_parser = crate::count_parser("--queries", 1000))]
     queries: Option<u64>,
     /// Seed of every key set (decimal or 0x-hex).
@@ -252,9 +252,13 @@ enum Select {
 }
 
 fn scripts_dir(args: &RunArgs) -> PathBuf {
-    args.scripts
-        .clone()
-        .unwrap_or_else(|| Path::new(BUILT_FROM).join(external::SCRIPTS_DIR))
+    args.scripts.clone().unwrap_or_else(|| {
+        let root = Path::new(BUILT_FROM);
+        // `crates/cli/../..` shown as the repository's own path where it still exists.
+        root.canonicalize()
+            .unwrap_or_else(|_| root.to_path_buf())
+            .join(external::SCRIPTS_DIR)
+    })
 }
 
 fn list(args: &RunArgs) -> ExitCode {
@@ -628,6 +632,9 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let base = base_plan(&args);
+    // The suite's own limits (n and queries up to 2^40), checked before anything starts.
+    base.validate()
+        .map_err(|e| bad(format!("{e} (flags --n, --p, --queries, --alpha)")))?;
     let timeout = Duration::from_secs_f64(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS));
     let ready = connect(&args, sources(&args)?, timeout)?;
     // Locked only once every subject started: a run that cannot start leaves no directory.

@@ -151,6 +151,10 @@ fn bad_flags_exit_2_naming_the_value_and_range() {
             &["--n = \"0\"", "from 1"],
         ),
         (
+            &["--n", "2e12", "--subject", "null"],
+            &["plan n = 2000000000000", "2^40", "--n"],
+        ),
+        (
             &["--queries", "999", "--subject", "null"],
             &["--queries = \"999\"", "from 1000"],
         ),
