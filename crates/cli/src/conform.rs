@@ -635,6 +635,11 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
     // The suite's own limits (n and queries up to 2^40), checked before anything starts.
     base.validate()
         .map_err(|e| bad(format!("{e} (flags --n, --p, --queries, --alpha)")))?;
+    if args.no_scale && !args.clause.is_empty() && args.clause.iter().all(|&c| c == Clause::Scale) {
+        return Err(bad(
+            "--no-scale with only --clause scale leaves no clause to run: drop one of them",
+        ));
+    }
     let timeout = Duration::from_secs_f64(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS));
     let ready = connect(&args, sources(&args)?, timeout)?;
     // Locked only once every subject started: a run that cannot start leaves no directory.
@@ -651,11 +656,14 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
             });
         }
     }
+    let plans: Vec<Plan> = ready
+        .iter()
+        .map(|r| subject_plan(&base, &args, r))
+        .collect();
     let progress = Progress::new();
     let mut results = Vec::new();
-    for r in &ready {
-        let plan = subject_plan(&base, &args, r);
-        let c = run_subject(r, &plan, &progress);
+    for (r, plan) in ready.iter().zip(&plans) {
+        let c = run_subject(r, plan, &progress);
         println!("{c}");
         results.push(c);
     }

@@ -183,6 +183,16 @@ fn bad_flags_exit_2_naming_the_value_and_range() {
             &["--subject NAME", "--all", "--adapter -- CMD"],
         ),
         (
+            &[
+                "--no-scale",
+                "--clause",
+                "scale",
+                "--subject",
+                "rust/fastbloom",
+            ],
+            &["--no-scale", "no clause to run"],
+        ),
+        (
             &["--scale", "--no-scale", "--subject", "null"],
             &["--no-scale"],
         ),

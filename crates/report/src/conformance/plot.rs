@@ -239,9 +239,6 @@ pub fn fpr_vs_inserted(
             .draw_series(LineSeries::new([(x0, c.p), (x1, c.p)], promise))?
             .label(format!("promised p = {}", fmt::tick(c.p)))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], promise));
-        let n = c.n as f64;
-        let design = BLACK.mix(0.3).stroke_width(1);
-        chart.draw_series(LineSeries::new([(n, y0), (n, y1)], design))?;
         if !theory.is_empty() {
             let style = THEORY.stroke_width(2);
             chart
@@ -252,7 +249,7 @@ pub fn fpr_vs_inserted(
         draw_rates(&mut chart, &rates, y0, OBSERVED)?;
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label("observed (thin vertical line: the promised n)")
+            .label(format!("observed (the promised n is {})", c.n))
             .legend(|(x, y)| Circle::new((x + 9, y), 5, OBSERVED.filled()));
         chart
             .configure_series_labels()
