@@ -421,3 +421,45 @@ fn ctrl_c_exits_130_and_leaves_no_report() {
         .collect();
     assert!(left.is_empty(), "an interrupted run left {left:?}");
 }
+
+/// One protocol frame: a u32 little-endian length, then the bytes.
+fn frame(bytes: &[u8]) -> Vec<u8> {
+    let mut f = (bytes.len() as u32).to_le_bytes().to_vec();
+    f.extend_from_slice(bytes);
+    f
+}
+
+/// The hidden `conform serve --subject NAME` (how the bad-input clause reaches an in-process
+/// subject in a child) answers HELLO with the subject's name and exits 0 after CLOSE; an unknown
+/// subject is refused with exit 2, naming it.
+#[test]
+fn serve_speaks_the_protocol_for_an_in_process_subject() {
+    use std::io::Write as _;
+    let subject = "bloomlab/classic/xxh3/km/flat";
+    let mut child = Command::new(BLOOMLAB)
+        .args(["conform", "serve", "--subject", subject])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut hello = vec![0x01];
+    hello.extend_from_slice(b"bloomlab-conform");
+    hello.extend_from_slice(&1u16.to_le_bytes());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&frame(&hello)).unwrap();
+    stdin.write_all(&frame(&[0x08])).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let len = u32::from_le_bytes(out.stdout[..4].try_into().unwrap()) as usize;
+    let answer = &out.stdout[4..4 + len];
+    assert_eq!(answer[0], 0x00, "HELLO not answered OK: {out:?}");
+    let hello: serde_json::Value = serde_json::from_slice(&answer[1..]).unwrap();
+    assert_eq!(hello["name"], subject, "{hello}");
+    assert_eq!(hello["protocol"], 1, "{hello}");
+
+    let r = conform(&["serve", "--subject", "rust/nope"]);
+    assert_eq!(r.code, Some(2), "{}", r.show());
+    assert!(r.stderr.contains("rust/nope"), "{}", r.show());
+}
