@@ -10,6 +10,9 @@
 //   arrives negative, which Guava refuses like any negative n.
 // - Bad arguments throw IllegalArgumentException: answered ERROR with `Type: message`, as is any
 //   other Throwable from the library (an OutOfMemoryError for a huge filter included).
+// - A bad frame or key list from bloomlab ends the adapter (stderr, exit status 3); as the spec
+//   decides, an unknown opcode is answered UNSUPPORTED and a HELLO with other magic bytes or
+//   version ERROR.
 // - Persistence: writeTo / readFrom. Guava keeps the bit count package-private, so STATS reads
 //   it from the writeTo header (strategy byte, k byte, int count of longs, all big-endian;
 //   crates/filters/src/guava.rs documents the format): bits = 64 x the count.
@@ -37,7 +40,7 @@ public final class GuavaAdapter {
     static final int MAX_FRAME = 1 << 30;
     static final int HELLO = 1, CREATE = 2, INSERT = 3, QUERY = 4, STATS = 5, SERIALIZE = 6,
             DESERIALIZE = 7, CLOSE = 8;
-    static final byte OK = 0, ERROR = 1;
+    static final byte OK = 0, ERROR = 1, UNSUPPORTED = 2;
     static final String[] NAMES = {"?", "HELLO", "CREATE", "INSERT", "QUERY", "STATS",
         "SERIALIZE", "DESERIALIZE", "CLOSE"};
     static final Funnel<byte[]> FUNNEL = Funnels.byteArrayFunnel();
@@ -45,6 +48,13 @@ public final class GuavaAdapter {
     /** bloomlab broke the protocol: the adapter stops with exit status 3. */
     static final class Violation extends Exception {
         Violation(String message) {
+            super(message);
+        }
+    }
+
+    /** A request this adapter does not offer: answered UNSUPPORTED with its name. */
+    static final class Unsupported extends Exception {
+        Unsupported(String message) {
             super(message);
         }
     }
@@ -92,7 +102,7 @@ public final class GuavaAdapter {
             int op = frame[0] & 0xff;
             ByteBuffer payload = le(frame).position(1).slice().order(ByteOrder.LITTLE_ENDIAN);
             if (op == HELLO) {
-                send(OK, hello(payload));
+                hello(payload);
             } else if (op == CLOSE) {
                 send(OK, new byte[0]);
                 return;
@@ -103,6 +113,9 @@ public final class GuavaAdapter {
                     body = answer(op, payload);
                 } catch (Violation e) {
                     throw e;
+                } catch (Unsupported e) {
+                    status = UNSUPPORTED;
+                    body = e.getMessage().getBytes(StandardCharsets.UTF_8);
                 } catch (Throwable e) { // the library refused (or ran out of memory)
                     status = ERROR;
                     body = (e.getClass().getSimpleName() + ": " + e.getMessage())
@@ -129,22 +142,23 @@ public final class GuavaAdapter {
         out.flush();
     }
 
-    static byte[] hello(ByteBuffer payload) throws Violation {
+    /**
+     * Answers HELLO: other magic bytes or another version are answered ERROR (the spec's
+     * decision: bloomlab then reports a refusal and stops the adapter).
+     */
+    void hello(ByteBuffer payload) throws IOException {
         byte[] magic = new byte[16];
-        if (payload.remaining() != 18) {
-            throw new Violation("HELLO without the magic bytes and a u16 version");
+        if (payload.remaining() == 18) {
+            payload.get(magic);
         }
-        payload.get(magic);
-        if (!java.util.Arrays.equals(magic, MAGIC)) {
-            throw new Violation("HELLO without the magic bytes");
-        }
-        int version = Short.toUnsignedInt(payload.getShort());
-        if (version != PROTOCOL) {
-            throw new Violation("HELLO asks for protocol " + version + "; this adapter speaks " + PROTOCOL);
+        if (!java.util.Arrays.equals(magic, MAGIC) || Short.toUnsignedInt(payload.getShort(16)) != PROTOCOL) {
+            send(ERROR, ("this adapter speaks bloomlab-conform protocol " + PROTOCOL)
+                    .getBytes(StandardCharsets.UTF_8));
+            return;
         }
         String json = "{\"protocol\": 1, \"name\": \"java/guava\", \"version\": \"" + guavaVersion()
                 + "\", \"language\": \"java\", \"capabilities\": [\"serialize\", \"stats\"]}";
-        return json.getBytes(StandardCharsets.UTF_8);
+        send(OK, json.getBytes(StandardCharsets.UTF_8));
     }
 
     /** Guava's Bundle-Version, read from the manifest of the jar BloomFilter was loaded from. */
@@ -159,7 +173,7 @@ public final class GuavaAdapter {
     }
 
     /** The OK answer's payload, or null when no filter exists yet. */
-    byte[] answer(int op, ByteBuffer payload) throws Violation, IOException {
+    byte[] answer(int op, ByteBuffer payload) throws Violation, Unsupported, IOException {
         switch (op) {
             case CREATE: {
                 if (payload.remaining() != 16) {
@@ -184,7 +198,8 @@ public final class GuavaAdapter {
             case SERIALIZE:
                 break;
             default:
-                throw new Violation("unknown opcode 0x" + Integer.toHexString(op));
+                // A later protocol version's request: UNSUPPORTED, as the spec decides.
+                throw new Unsupported("opcode " + op);
         }
         if (filter == null) {
             return null;

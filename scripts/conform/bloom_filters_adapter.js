@@ -13,7 +13,9 @@
 //   hashed faithfully: no string conversion is needed.
 // - Persistence: saveAsJSON / BloomFilter.fromJSON; SERIALIZE answers that JSON as UTF-8.
 // Exceptions from the library are answered ERROR with `Name: message`; a protocol violation by
-// bloomlab ends the adapter with a message on stderr and exit status 3.
+// bloomlab (a bad frame or key list) ends the adapter with a message on stderr and exit status
+// 3. As the spec decides, an unknown opcode is answered UNSUPPORTED and a HELLO with other magic
+// bytes or version ERROR.
 'use strict';
 
 const fs = require('fs');
@@ -25,7 +27,7 @@ const MAGIC = Buffer.from('bloomlab-conform', 'ascii');
 const MAX_FRAME = 2 ** 30;
 const OP = { HELLO: 1, CREATE: 2, INSERT: 3, QUERY: 4, STATS: 5, SERIALIZE: 6, DESERIALIZE: 7, CLOSE: 8 };
 const NAMES = Object.fromEntries(Object.entries(OP).map(([k, v]) => [v, k]));
-const OK = 0, ERROR = 1;
+const OK = 0, ERROR = 1, UNSUPPORTED = 2;
 
 class Violation extends Error {}
 
@@ -119,7 +121,8 @@ function answer(op, payload) {
     case OP.SERIALIZE:
       break;
     default:
-      throw new Violation(`unknown opcode 0x${op.toString(16).padStart(2, '0')}`);
+      // A later protocol version's request: answered UNSUPPORTED, as the spec decides.
+      return [UNSUPPORTED, Buffer.from(`opcode ${op}`)];
   }
   if (filter === null) return [ERROR, Buffer.from(`${NAMES[op]} before any CREATE or DESERIALIZE`)];
   if (op === OP.INSERT) {
@@ -143,19 +146,19 @@ function answer(op, payload) {
   return [OK, Buffer.from(JSON.stringify(filter.saveAsJSON()))];
 }
 
+// HELLO's answer; other magic bytes or another version are answered ERROR (the spec's decision:
+// bloomlab then reports a refusal and stops the adapter).
 function hello(payload) {
-  if (payload.length !== 18 || !payload.subarray(0, 16).equals(MAGIC)) {
-    throw new Violation('HELLO without the magic bytes and a u16 version');
+  if (payload.length !== 18 || !payload.subarray(0, 16).equals(MAGIC) || payload.readUInt16LE(16) !== PROTOCOL) {
+    return [ERROR, Buffer.from(`this adapter speaks bloomlab-conform protocol ${PROTOCOL}`)];
   }
-  const version = payload.readUInt16LE(16);
-  if (version !== PROTOCOL) throw new Violation(`HELLO asks for protocol ${version}; this adapter speaks ${PROTOCOL}`);
-  return Buffer.from(JSON.stringify({
+  return [OK, Buffer.from(JSON.stringify({
     protocol: PROTOCOL,
     name: 'node/bloom-filters',
     version: VERSION_OF,
     language: 'node',
     capabilities: ['serialize', 'stats'],
-  }));
+  }))];
 }
 
 function main() {
@@ -168,7 +171,7 @@ function main() {
     const op = frame[0];
     const payload = frame.subarray(1);
     if (op === OP.HELLO) {
-      send(OK, hello(payload));
+      send(...hello(payload));
     } else if (op === OP.CLOSE) {
       send(OK, Buffer.alloc(0));
       return 0;

@@ -91,9 +91,11 @@ fn connect(adapter: &str) -> Option<ProcessCandidate> {
             !require_services(),
             "adapter {adapter} is not installed and BLOOMLAB_REQUIRE_SERVICES=1: {why}"
         );
-        println!(
-            "skipped: the {adapter} adapter, not installed: {why} (run scripts/conform-deps.sh)"
-        );
+        // The launcher's message already ends by naming the installer: say it once.
+        let why = why
+            .trim_end_matches("(run scripts/conform-deps.sh)")
+            .trim_end();
+        println!("skipped: the {adapter} adapter: {why} (run scripts/conform-deps.sh)");
         return None;
     }
     let command = Command {
