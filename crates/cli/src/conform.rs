@@ -312,9 +312,14 @@ fn sources(args: &RunArgs) -> Result<Vec<Source>, Failure> {
     Ok(out)
 }
 
-/// Starts each subject's handshake (and, for in-process subjects, the child that serves the
-/// bad-input clause): an adapter that cannot start is named, with its stderr tail.
-fn connect(args: &RunArgs, sources: Vec<Source>, timeout: Duration) -> Result<Vec<Ready>, Failure> {
+/// Starts each subject's handshake (and, for in-process subjects when `isolate`, the child that
+/// serves the bad-input clause): an adapter that cannot start is named, with its stderr tail.
+fn connect(
+    args: &RunArgs,
+    sources: Vec<Source>,
+    timeout: Duration,
+    isolate: bool,
+) -> Result<Vec<Ready>, Failure> {
     let scripts = scripts_dir(args);
     let exe = std::env::current_exe().map_err(|e| {
         bad(format!(
@@ -336,13 +341,17 @@ fn connect(args: &RunArgs, sources: Vec<Source>, timeout: Duration) -> Result<Ve
                     .map(OsString::from)
                     .chain(["--subject".into(), name.clone().into()])
                     .collect();
-                let served = start(
-                    format!("the bad-input child of {name} (bloomlab conform serve)"),
-                    Command { argv, timeout },
-                )?;
+                let served = if isolate {
+                    Some(start(
+                        format!("the bad-input child of {name} (bloomlab conform serve)"),
+                        Command { argv, timeout },
+                    )?)
+                } else {
+                    None
+                };
                 Ok(Ready {
                     candidate: c,
-                    bad_input: Some(served),
+                    bad_input: served,
                     select: Select::Subject(name),
                     in_process: true,
                 })
@@ -641,7 +650,9 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let timeout = Duration::from_secs_f64(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS));
-    let ready = connect(&args, sources(&args)?, timeout)?;
+    // The bad-input clause's child is started only when that clause runs.
+    let isolate = base.clauses.contains(&Clause::BadInput);
+    let ready = connect(&args, sources(&args)?, timeout, isolate)?;
     // Locked only once every subject started: a run that cannot start leaves no directory.
     let out = match &args.out {
         Some(dir) => Some(OutputDir::lock(dir).map_err(|e| bad(e.to_string()))?),
