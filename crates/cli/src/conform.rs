@@ -101,7 +101,8 @@ struct RunArgs {
     /// which must speak the process protocol.
     #[arg(long, requires = "command")]
     adapter: bool,
-    /// The adapter's command and arguments (after `--`, with --adapter).
+    /// The adapter's command and arguments (after `--`, with --adapter). Everything after `--`
+    /// is the adapter's: give bloomlab's own flags (--quick, --clause, ...) before it.
     #[arg(last = true, value_name = "CMD", requires = "adapter")]
     command: Vec<OsString>,
     /// List the subjects bloomlab knows and exit.
