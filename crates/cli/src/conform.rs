@@ -38,7 +38,7 @@ figure behind it and the command that reproduces it.
 
 Subjects: in-process Rust filters (rust/<crate>[/<type>], bloomlab/<variant>), the external \
 adapters bloomlab knows (python/pybloom-live, python/rbloom, node/bloom-filters, java/guava, \
-python/exact-set, null; started as `bash <scripts>/adapter NAME`), or your own adapter: any \
+python/exact-set, python/null; started as `bash <scripts>/adapter NAME`), or your own adapter: any \
 command that speaks the process protocol (documented in crates/conform/src/process/mod.rs), \
 given after `--adapter --`. `--list` names them all.
 

@@ -91,7 +91,7 @@ fn list_names_the_in_process_and_external_subjects() {
         "node/bloom-filters",
         "java/guava",
         "python/exact-set",
-        "null",
+        "python/null",
         "--adapter -- CMD",
     ] {
         assert!(

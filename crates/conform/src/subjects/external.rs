@@ -45,9 +45,12 @@ pub const ALL: [External; 6] = [
         launcher: "exact-set",
         name: "python/exact-set",
     },
+    // The launcher's `null` is the Python null adapter (scripts/conform/null.py), which declares
+    // `python/null`: it measures what the protocol and Python cost per key. The Rust null adapter
+    // (`conform-null-adapter`, HELLO name `null`) measures the protocol alone.
     External {
         launcher: "null",
-        name: "null",
+        name: "python/null",
     },
 ];
 
