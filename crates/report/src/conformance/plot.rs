@@ -12,6 +12,7 @@ use bloomlab_conform::verdict::RatePoint;
 use bloomlab_conform::{Clause, Conformance};
 use bloomlab_harness::stats::clopper_pearson;
 use plotters::coord::Shift;
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -122,6 +123,27 @@ fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     ((lo / 2.5).max(1e-12), (hi * 2.5).min(1.0))
 }
 
+/// A log FPR axis over [lo, hi] labelled at powers of ten, or at 1-2-5 steps when it spans under
+/// 2.5 decades (plotters' own choice leaves a narrow range with one or two labels).
+fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let multiples = |steps: &[f64]| -> Vec<f64> {
+        let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (first..=last)
+            .flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| *v >= lo && *v <= hi)
+            .collect()
+    };
+    let bold = if (hi / lo).log10() < 2.5 {
+        multiples(&[1.0, 2.0, 5.0])
+    } else {
+        multiples(&[1.0])
+    };
+    (lo..hi)
+        .log_scale()
+        .with_key_points(bold)
+        .with_light_points(multiples(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]))
+}
+
 fn notes(confidence: f64) -> Vec<String> {
     vec![
         format!(
@@ -223,7 +245,7 @@ pub fn fpr_vs_inserted(
             .margin(20)
             .x_label_area_size(60)
             .y_label_area_size(90)
-            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+            .build_cartesian_2d((x0..x1).log_scale(), log_axis(y0, y1))?;
         chart
             .configure_mesh()
             .x_desc("keys inserted (log scale)")
@@ -271,11 +293,19 @@ pub fn fpr_by_family(
     path: &Path,
 ) -> Result<PathBuf, ReportError> {
     let title = format!("{}: false-positive rate by key family", c.subject.name);
-    let points: Vec<&RatePoint> = c
+    let mut points: Vec<&RatePoint> = c
         .points
         .iter()
         .filter(|p| p.clause == Clause::KeyFamilies)
         .collect();
+    // The random-key rate the structured families are compared with: the promised-rate clause's,
+    // when the key-families clause did not measure its own.
+    if !points.is_empty() && !points.iter().any(|p| p.family == "random-u64") {
+        let baseline = c.points.iter().find(|p| {
+            p.clause == Clause::PromisedRate && p.family == "random-u64" && p.inserted == c.n
+        });
+        points.splice(0..0, baseline);
+    }
     let mut families: Vec<&str> = Vec::new();
     for p in &points {
         if !families.contains(&p.family.as_str()) {
@@ -317,7 +347,7 @@ pub fn fpr_by_family(
             .margin(20)
             .x_label_area_size(60)
             .y_label_area_size(90)
-            .build_cartesian_2d(-0.5..x1, (y0..y1).log_scale())?;
+            .build_cartesian_2d(-0.5..x1, log_axis(y0, y1))?;
         let label = |v: &f64| {
             let i = v.round();
             if (v - i).abs() < 1e-6 && i >= 0.0 {
