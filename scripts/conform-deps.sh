@@ -7,6 +7,7 @@
 #   $BLOOMLAB_CONFORM_DEPS/java   scripts/conform/GuavaAdapter.java compiled against the system
 #                                 Guava jar, which must be 31.1 (read from its manifest)
 # $BLOOMLAB_CONFORM_DEPS defaults to target/conform-deps (relative to the repository's root).
+# $BLOOMLAB_GUAVA_JAR overrides the jar (default /usr/share/java/guava.jar); it must still be 31.1.
 #
 # Idempotent: each part carries a stamp of its pins (scripts/conform/pins.sh); a part whose stamp
 # matches is left alone, so a second run takes well under a second. A part whose pins changed is
