@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod conform;
 pub mod filter;
 pub mod guava;
 pub mod sketch_sweep;

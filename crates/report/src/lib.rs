@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod bench_table;
+pub mod conformance;
 pub mod csv_io;
 pub mod date;
 mod fmt;

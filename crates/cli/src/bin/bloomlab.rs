@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use bloomlab_cli::{filter, guava};
+use bloomlab_cli::{conform, filter, guava};
 use clap::{Parser, Subcommand};
 
 /// Read, write, inspect and audit Bloom filter files.
@@ -31,6 +31,8 @@ enum Command {
     /// monitor, export, import, swap.
     #[command(subcommand)]
     Filter(filter::FilterCommand),
+    // The about and long help are ConformArgs' own (a doc comment here would replace them).
+    Conform(conform::ConformArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +66,10 @@ fn main() -> ExitCode {
                 failure.exit_code()
             }
         },
+        Command::Conform(args) => conform::run(args).unwrap_or_else(|failure| {
+            eprintln!("bloomlab: {failure}");
+            failure.exit_code()
+        }),
         Command::Filter(cmd) => match filter::run(cmd) {
             Ok(code) => code,
             Err(failure) => {

@@ -1,10 +1,12 @@
 //! The Rust candidates bloomlab runs in process: third-party crates, each pinned in the workspace
-//! (`rust/<crate>[/<type>]`), and bloomlab's own flagships and textbook ports (`bloomlab/<variant>`).
+//! (`rust/<crate>[/<type>]`), and bloomlab's own flagships and textbook ports (`bloomlab/<variant>`);
+//! and the external subjects bloomlab knows how to start ([`external`]).
 
 use std::sync::Arc;
 
 use crate::candidate::Candidate;
 
+pub mod external;
 pub mod own;
 pub mod third_party;
 

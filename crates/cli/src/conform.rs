@@ -1,0 +1,754 @@
+//! `bloomlab conform`: the conformance suite (`bloomlab_conform`) on in-process Rust subjects,
+//! the external adapters bloomlab knows (`scripts/conform/`), or any command speaking the
+//! process protocol. Parses flags into a [`Plan`], runs it clause by clause with progress on
+//! stderr, prints each readable verdict on stdout, and writes the JSON and the report whole.
+
+use std::ffi::OsString;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bloomlab_conform::process::{Command, ProcessCandidate};
+use bloomlab_conform::subjects::{self, external};
+use bloomlab_conform::{Candidate, Clause, Conformance, Plan};
+use bloomlab_report::conformance::{ConformanceReport, Machine, RunInfo};
+use bloomlab_report::output::{OutputDir, write_atomic};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::Failure;
+
+/// The repository this binary was built from: where the external adapters live by default.
+const BUILT_FROM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+/// Longest per-request or build time limit, in seconds (a day): a bound, not a target.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// Default time limit of each request to an adapter, in seconds.
+const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
+
+const ABOUT: &str = "Check a filter library against the conformance suite: eight clauses, each \
+                     with a verdict, the figure behind it and the command that reproduces it";
+
+const LONG_ABOUT: &str = "\
+Check a filter library against the conformance suite: eight clauses, each with a verdict, the \
+figure behind it and the command that reproduces it.
+
+Subjects: in-process Rust filters (rust/<crate>[/<type>], bloomlab/<variant>), the external \
+adapters bloomlab knows (python/pybloom-live, python/rbloom, node/bloom-filters, java/guava, \
+python/exact-set, python/null; started as `bash <scripts>/adapter NAME`), or your own adapter: any \
+command that speaks the process protocol (documented in crates/conform/src/process/mod.rs), \
+given after `--adapter --`. `--list` names them all.
+
+Clauses:
+  no-false-negatives  every member answers \"maybe present\": every key family, after a \
+serialization round trip, under concurrent inserts where claimed
+  promised-rate       the FPR at the promised n against the promised p (one-sided exact test)
+  theory              the FPR against the declared layout's theory (two-sided), where declared
+  key-families        structured keys (sequential, shared prefix) against random keys
+  scale               a filter past 2^32 bits, filled and measured (in-process subjects; \
+external ones only with --scale)
+  over-fill           the FPR at 0.5x to 4x the promised n, or how construction fails
+  bad-input           n = 0, p at and beyond its edges, NaN: error, panic, abort, hang or \
+silently wrong. In-process Rust subjects run it in a child process (`bloomlab conform serve`), \
+so an abort or a hang cannot take bloomlab down
+  speed               insert and lookup ns per key, for information (never broken)
+
+Verdicts: holds (the evidence shows it at the false-alarm rate --alpha), broken (the evidence \
+shows it does not), n/a (does not apply), undecided (more queries would decide; the evidence \
+says how many).
+
+Exit status: 0 no clause broken, 1 some clause broken, 2 bad input or an adapter that could not \
+start (named, with the end of its stderr), 130 interrupted (Ctrl-C; --out and --json are then \
+left as they were).";
+
+/// `bloomlab conform`: what to check, the plan, the outputs.
+#[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT, args_conflicts_with_subcommands = true)]
+pub struct ConformArgs {
+    /// The hidden `serve` of an in-process subject (used by the bad-input clause).
+    #[command(subcommand)]
+    pub action: Option<ConformAction>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// Subcommands of `bloomlab conform`.
+#[derive(Debug, Subcommand)]
+pub enum ConformAction {
+    /// Serve an in-process subject over the conformance protocol on stdin/stdout (how the
+    /// bad-input clause runs it isolated in a child process).
+    #[command(hide = true)]
+    Serve {
+        /// The in-process subject's name.
+        #[arg(long)]
+        subject: String,
+    },
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// A subject to check (repeatable): an in-process `rust/...` or `bloomlab/...` name, or an
+    /// external adapter's name (`python/rbloom` or its launcher name `rbloom`). See --list.
+    #[arg(long, value_name = "NAME")]
+    subject: Vec<String>,
+    /// Every in-process and external subject.
+    #[arg(long)]
+    all: bool,
+    /// Check your own adapter: the command after `--` (`--adapter -- python3 my_adapter.py`),
+    /// which must speak the process protocol.
+    #[arg(long, requires = "command")]
+    adapter: bool,
+    /// The adapter's command and arguments (after `--`, with --adapter). Everything after `--`
+    /// is the adapter's: give bloomlab's own flags (--quick, --clause, ...) before it.
+    #[arg(last = true, value_name = "CMD", requires = "adapter")]
+    command: Vec<OsString>,
+    /// List the subjects bloomlab knows and exit.
+    #[arg(long, conflicts_with_all = ["subject", "all", "adapter"])]
+    list: bool,
+    /// The quick plan (n = 10,000, 400,000 queries, no scale clause; seconds per subject) instead
+    /// of the full one (n = 1,000,000, 4,000,000 queries, the scale clause).
+    #[arg(long)]
+    quick: bool,
+    /// The promised number of keys, from 1 to 2^40 (scientific notation allowed).
+    #[arg(long, value_parser = crate::count_parser("--n", 1))]
+    n: Option<u64>,
+    /// The promised false-positive rate, in (0, 1).
+    #[arg(long, value_parser = open_unit("--p", 1.0))]
+    p: Option<f64>,
+    /// Non-member queries per measured rate, from 1000 to 2^40.
+    #[arg(long, value_parser = crate::count_parser("--queries", 1000))]
+    queries: Option<u64>,
+    /// Seed of every key set (decimal or 0x-hex).
+    #[arg(long, value_parser = parse_seed)]
+    seed: Option<u64>,
+    /// False-alarm rate of each statistical decision, in (0, 0.5).
+    #[arg(long, value_parser = open_unit("--alpha", 0.5))]
+    alpha: Option<f64>,
+    /// Run only this clause (repeatable; default: the plan's). Names: no-false-negatives,
+    /// promised-rate, theory, key-families, scale, over-fill, bad-input, speed.
+    #[arg(long, value_name = "NAME", value_parser = Clause::parse)]
+    clause: Vec<Clause>,
+    /// Run the scale clause (a filter past 2^32 bits) on external subjects too (by default only
+    /// in-process subjects run it, and only in the full plan).
+    #[arg(long, conflicts_with = "no_scale")]
+    scale: bool,
+    /// Skip the scale clause for every subject.
+    #[arg(long)]
+    no_scale: bool,
+    /// Time limit of each request to an adapter, in seconds (0 < SECS <= 86400; default 60).
+    #[arg(long, value_name = "SECS", value_parser = seconds("--timeout"))]
+    timeout: Option<f64>,
+    /// How long a build may take in the bad-input clause before it is called a hang, in seconds
+    /// (0 < SECS <= 86400; default 10).
+    #[arg(long, value_name = "SECS", value_parser = seconds("--build-timeout"))]
+    build_timeout: Option<f64>,
+    /// The directory of the external adapters and their launcher `adapter`. Default: the
+    /// repository's `scripts/conform`, found from where this binary was built
+    /// (CARGO_MANIFEST_DIR at build time).
+    #[arg(long, value_name = "DIR")]
+    scripts: Option<PathBuf>,
+    /// Write the report (README.md summary, a page and two plots per subject, conformance.json)
+    /// into DIR, whole or not at all.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write the list of conformances as JSON to FILE (whole or not at all).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// A clap parser of a float strictly between 0 and `hi`, naming `flag` and the range.
+fn open_unit(
+    flag: &'static str,
+    hi: f64,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s| {
+        let v = crate::parse_f64(flag, s)?;
+        if v > 0.0 && v < hi {
+            Ok(v)
+        } else {
+            Err(format!(
+                "{flag} = {s:?} is out of range: it must be in the open interval (0, {hi})"
+            ))
+        }
+    }
+}
+
+/// A clap parser of a time limit in seconds, in (0, [`MAX_TIMEOUT_SECS`]].
+fn seconds(
+    flag: &'static str,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s| {
+        let v = crate::parse_f64(flag, s)?;
+        if v > 0.0 && v <= MAX_TIMEOUT_SECS {
+            Ok(v)
+        } else {
+            Err(format!(
+                "{flag} = {s:?} is out of range: it must be more than 0 and at most \
+                 {MAX_TIMEOUT_SECS} seconds"
+            ))
+        }
+    }
+}
+
+/// A seed: a decimal or `0x` hexadecimal u64.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
+        None => t.parse::<u64>(),
+    };
+    parsed.map_err(|_| {
+        format!(
+            "--seed = {s:?} is invalid: it must be a whole number from 0 to 2^64 - 1 (or 0x-hex)"
+        )
+    })
+}
+
+/// Runs `bloomlab conform`.
+pub fn run(args: ConformArgs) -> Result<ExitCode, Failure> {
+    match args.action {
+        Some(ConformAction::Serve { subject }) => serve(&subject),
+        None => check(args.run),
+    }
+}
+
+fn bad(m: impl Into<String>) -> Failure {
+    Failure::BadInput(m.into())
+}
+
+/// `conform serve --subject NAME`: the in-process subject on stdin/stdout.
+fn serve(name: &str) -> Result<ExitCode, Failure> {
+    let candidate = subjects::by_name(name).map_err(bad)?;
+    bloomlab_conform::process::serve(&*candidate)
+        .map_err(|e| bad(format!("serving {name}: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where a subject comes from.
+enum Source {
+    /// An in-process Rust candidate.
+    InProcess(Arc<dyn Candidate>),
+    /// A known external adapter.
+    External(external::External),
+    /// A user's command.
+    Adapter(Vec<OsString>),
+}
+
+/// A subject connected and ready to run.
+struct Ready {
+    candidate: Arc<dyn Candidate>,
+    /// The in-process subject served from a child, for the bad-input clause.
+    bad_input: Option<Arc<dyn Candidate>>,
+    /// What selects it on the command line (`--subject NAME` or `--adapter -- CMD`).
+    select: Select,
+    in_process: bool,
+}
+
+enum Select {
+    Subject(String),
+    Adapter(Vec<OsString>),
+}
+
+fn scripts_dir(args: &RunArgs) -> PathBuf {
+    args.scripts.clone().unwrap_or_else(|| {
+        let root = Path::new(BUILT_FROM);
+        // `crates/cli/../..` shown as the repository's own path where it still exists.
+        root.canonicalize()
+            .unwrap_or_else(|_| root.to_path_buf())
+            .join(external::SCRIPTS_DIR)
+    })
+}
+
+fn list(args: &RunArgs) -> ExitCode {
+    println!("in process:");
+    for c in subjects::all() {
+        println!("  {}", c.about());
+    }
+    println!(
+        "external (bash {} NAME):",
+        scripts_dir(args).join(external::LAUNCHER).display()
+    );
+    for e in external::ALL {
+        println!("  {:<22} launcher name {}", e.name, e.launcher);
+    }
+    println!(
+        "your own: --adapter -- CMD ARGS... (the protocol: crates/conform/src/process/mod.rs)"
+    );
+    ExitCode::SUCCESS
+}
+
+/// The subjects the flags name, in order: --all's, then each --subject, then --adapter's.
+fn sources(args: &RunArgs) -> Result<Vec<Source>, Failure> {
+    let mut out = Vec::new();
+    if args.all {
+        out.extend(subjects::all().into_iter().map(Source::InProcess));
+        out.extend(external::ALL.into_iter().map(Source::External));
+    }
+    for name in &args.subject {
+        if let Some(e) = external::by_name(name) {
+            out.push(Source::External(e));
+            continue;
+        }
+        let c = subjects::by_name(name).map_err(|e| {
+            let ext: Vec<&str> = external::ALL.iter().map(|x| x.name).collect();
+            bad(format!(
+                "--subject: {e}; external: {} (see --list)",
+                ext.join(", ")
+            ))
+        })?;
+        out.push(Source::InProcess(c));
+    }
+    if args.adapter {
+        out.push(Source::Adapter(args.command.clone()));
+    }
+    if out.is_empty() {
+        return Err(bad(
+            "say what to check: --subject NAME (repeatable), --all, or --adapter -- CMD ARGS...; \
+             --list names the subjects",
+        ));
+    }
+    Ok(out)
+}
+
+/// Starts each subject's handshake (and, for in-process subjects when `isolate`, the child that
+/// serves the bad-input clause): an adapter that cannot start is named, with its stderr tail.
+fn connect(
+    args: &RunArgs,
+    sources: Vec<Source>,
+    timeout: Duration,
+    isolate: bool,
+) -> Result<Vec<Ready>, Failure> {
+    let scripts = scripts_dir(args);
+    let exe = std::env::current_exe().map_err(|e| {
+        bad(format!(
+            "cannot find this program to serve the bad-input clause: {e}"
+        ))
+    })?;
+    let start = |what: String, command: Command| {
+        ProcessCandidate::connect(command)
+            .map(|c| Arc::new(c) as Arc<dyn Candidate>)
+            .map_err(|e| bad(format!("{what} could not start: {e}")))
+    };
+    sources
+        .into_iter()
+        .map(|s| match s {
+            Source::InProcess(c) => {
+                let name = c.about().name;
+                let argv = [exe.as_os_str(), "conform".as_ref(), "serve".as_ref()]
+                    .into_iter()
+                    .map(OsString::from)
+                    .chain(["--subject".into(), name.clone().into()])
+                    .collect();
+                let served = if isolate {
+                    Some(start(
+                        format!("the bad-input child of {name} (bloomlab conform serve)"),
+                        Command { argv, timeout },
+                    )?)
+                } else {
+                    None
+                };
+                Ok(Ready {
+                    candidate: c,
+                    bad_input: served,
+                    select: Select::Subject(name),
+                    in_process: true,
+                })
+            }
+            Source::External(e) => {
+                let launcher = scripts.join(external::LAUNCHER);
+                if !launcher.is_file() {
+                    return Err(bad(format!(
+                        "adapter {}: its launcher {} does not exist; give --scripts DIR (the \
+                         directory holding `adapter`)",
+                        e.name,
+                        launcher.display()
+                    )));
+                }
+                let c = start(format!("adapter {}", e.name), e.command(&scripts, timeout))?;
+                let declared = c.about().name;
+                if declared != e.name {
+                    eprintln!(
+                        "bloomlab conform: warning: adapter {} declares the name {declared:?}",
+                        e.name
+                    );
+                }
+                Ok(Ready {
+                    candidate: c,
+                    bad_input: None,
+                    select: Select::Subject(e.name.to_owned()),
+                    in_process: false,
+                })
+            }
+            Source::Adapter(argv) => {
+                let shown = shell_words(&argv);
+                let c = start(
+                    format!("adapter `{shown}`"),
+                    Command {
+                        argv: argv.clone(),
+                        timeout,
+                    },
+                )?;
+                Ok(Ready {
+                    candidate: c,
+                    bad_input: None,
+                    select: Select::Adapter(argv),
+                    in_process: false,
+                })
+            }
+        })
+        .collect()
+}
+
+/// `argv` as a shell would read it back: words quoted where they hold anything but safe
+/// characters.
+fn shell_words(argv: &[OsString]) -> String {
+    argv.iter()
+        .map(|a| {
+            let s = a.to_string_lossy();
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                s.into_owned()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The plan the flags ask for, before per-subject changes (scale, reproduce).
+fn base_plan(args: &RunArgs) -> Plan {
+    let mut plan = if args.quick {
+        Plan::quick()
+    } else {
+        Plan::full()
+    };
+    if let Some(n) = args.n {
+        plan.n = n;
+    }
+    if let Some(p) = args.p {
+        plan.p = p;
+    }
+    if let Some(q) = args.queries {
+        plan.queries = q;
+    }
+    if let Some(s) = args.seed {
+        plan.seed = s;
+    }
+    if let Some(a) = args.alpha {
+        plan.alpha = a;
+    }
+    if let Some(t) = args.build_timeout {
+        plan.build_timeout = Duration::from_secs_f64(t);
+    }
+    if !args.clause.is_empty() {
+        plan.clauses = Clause::ALL
+            .into_iter()
+            .filter(|c| args.clause.contains(c))
+            .collect();
+    }
+    plan
+}
+
+/// The plan for one subject: the scale clause on or off (asked for explicitly by --scale or
+/// --clause scale; off for external subjects otherwise; off for all with --no-scale), and the
+/// command line that reproduces it.
+fn subject_plan(base: &Plan, args: &RunArgs, ready: &Ready) -> Plan {
+    let mut plan = base.clone();
+    let asked = args.scale || args.clause.contains(&Clause::Scale);
+    let scale =
+        !args.no_scale && (asked || (ready.in_process && plan.clauses.contains(&Clause::Scale)));
+    if scale {
+        if !plan.clauses.contains(&Clause::Scale) {
+            plan.clauses.push(Clause::Scale);
+            plan.clauses.sort();
+        }
+        plan.scale_bits.get_or_insert(1 << 32);
+    } else {
+        plan.clauses.retain(|&c| c != Clause::Scale);
+        plan.scale_bits = None;
+    }
+    plan.reproduce = reproduce(args, ready);
+    plan
+}
+
+/// `bloomlab conform --subject NAME` with the plan flags given and the seed; an adapter's
+/// `--adapter -- CMD` is added after the clause by [`fix_adapter_reproduce`].
+fn reproduce(args: &RunArgs, ready: &Ready) -> String {
+    let mut s = String::from("bloomlab conform");
+    if let Select::Subject(name) = &ready.select {
+        s += &format!(" --subject {}", shell_words(&[name.into()]));
+    }
+    if args.quick {
+        s += " --quick";
+    }
+    let flags: [(&str, Option<String>); 6] = [
+        ("--n", args.n.map(|v| v.to_string())),
+        ("--p", args.p.map(|v| v.to_string())),
+        ("--queries", args.queries.map(|v| v.to_string())),
+        ("--alpha", args.alpha.map(|v| v.to_string())),
+        ("--timeout", args.timeout.map(|v| v.to_string())),
+        ("--build-timeout", args.build_timeout.map(|v| v.to_string())),
+    ];
+    for (flag, v) in flags {
+        if let Some(v) = v {
+            s += &format!(" {flag} {v}");
+        }
+    }
+    if args.scale {
+        s += " --scale";
+    }
+    if let Some(dir) = &args.scripts {
+        s += &format!(" --scripts {}", shell_words(&[dir.into()]));
+    }
+    s += &format!(" --seed {}", args.seed.unwrap_or(base_plan(args).seed));
+    s
+}
+
+/// An adapter's command goes last (after `--`), behind the `--clause NAME` the suite appended.
+fn fix_adapter_reproduce(c: &mut Conformance, ready: &Ready) {
+    if let Select::Adapter(argv) = &ready.select {
+        let tail = format!(" --adapter -- {}", shell_words(argv));
+        for v in &mut c.verdicts {
+            v.reproduce.push_str(&tail);
+        }
+    }
+}
+
+/// Progress on stderr: a spinner when stderr is a terminal, a plain line per clause otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new() -> Self {
+        if !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress { bar: Some(bar) }
+    }
+
+    fn start(&self, subject: &str, i: usize, of: usize, clause: Clause) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(format!("{subject}: clause {i}/{of} {clause}"));
+        }
+    }
+
+    fn done(&self, subject: &str, i: usize, of: usize, line: String) {
+        let line = format!("bloomlab conform: {subject} [{i}/{of}] {line}");
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Runs `plan` on one subject clause by clause (so progress shows per clause), gathering the
+/// verdicts, points and speed into one conformance.
+fn run_subject(ready: &Ready, plan: &Plan, progress: &Progress) -> Conformance {
+    let name = ready.candidate.about().name;
+    let of = plan.clauses.len();
+    let mut all: Option<Conformance> = None;
+    for (i, &clause) in plan.clauses.iter().enumerate() {
+        progress.start(&name, i + 1, of, clause);
+        let one = Plan {
+            clauses: vec![clause],
+            ..plan.clone()
+        };
+        let t = Instant::now();
+        let c = bloomlab_conform::suite::run_with(
+            Arc::clone(&ready.candidate),
+            &one,
+            ready.bad_input.clone(),
+        );
+        let line = match c.verdict(clause) {
+            Some(v) => format!(
+                "{clause}: {} {} ({:.1} s)",
+                v.outcome,
+                v.figure,
+                t.elapsed().as_secs_f64()
+            ),
+            None => format!("{clause}: no verdict"),
+        };
+        progress.done(&name, i + 1, of, line);
+        match &mut all {
+            None => all = Some(c),
+            Some(a) => {
+                a.verdicts.extend(c.verdicts);
+                a.points.extend(c.points);
+                a.speed = a.speed.take().or(c.speed);
+            }
+        }
+    }
+    let mut c = all.unwrap_or_else(|| Conformance {
+        subject: ready.candidate.about(),
+        n: plan.n,
+        p: plan.p,
+        seed: plan.seed,
+        verdicts: Vec::new(),
+        points: Vec::new(),
+        speed: None,
+    });
+    fix_adapter_reproduce(&mut c, ready);
+    c
+}
+
+/// The machine, as the report's head shows it: `uname -m`, cores, physical memory.
+fn machine() -> Machine {
+    let arch = std::process::Command::new("uname")
+        .arg("-m")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
+    let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    Machine {
+        arch,
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        memory_bytes,
+    }
+}
+
+/// `bloomlab conform` without a subcommand.
+fn check(args: RunArgs) -> Result<ExitCode, Failure> {
+    if args.list {
+        return Ok(list(&args));
+    }
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let base = base_plan(&args);
+    // The suite's own limits (n and queries up to 2^40), checked before anything starts.
+    base.validate()
+        .map_err(|e| bad(format!("{e} (flags --n, --p, --queries, --alpha)")))?;
+    if args.no_scale && !args.clause.is_empty() && args.clause.iter().all(|&c| c == Clause::Scale) {
+        return Err(bad(
+            "--no-scale with only --clause scale leaves no clause to run: drop one of them",
+        ));
+    }
+    let timeout = Duration::from_secs_f64(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS));
+    // The bad-input clause's child is started only when that clause runs.
+    let isolate = base.clauses.contains(&Clause::BadInput);
+    let ready = connect(&args, sources(&args)?, timeout, isolate)?;
+    // Locked only once every subject started: a run that cannot start leaves no directory.
+    let out = match &args.out {
+        Some(dir) => Some(OutputDir::lock(dir).map_err(|e| bad(e.to_string()))?),
+        None => None,
+    };
+    match &out {
+        Some(out) => crate::exit_130_on_interrupt("bloomlab conform", out),
+        None => {
+            let _ = ctrlc::set_handler(|| {
+                eprintln!("\nbloomlab conform: interrupted; nothing was written");
+                std::process::exit(130);
+            });
+        }
+    }
+    let plans: Vec<Plan> = ready
+        .iter()
+        .map(|r| subject_plan(&base, &args, r))
+        .collect();
+    let progress = Progress::new();
+    let mut results = Vec::new();
+    for (r, plan) in ready.iter().zip(&plans) {
+        let c = run_subject(r, plan, &progress);
+        println!("{c}");
+        results.push(c);
+    }
+    progress.finish();
+    if let Some(path) = &args.json {
+        let json = serde_json::to_vec_pretty(&results)
+            .map_err(|e| bad(format!("serializing the conformances: {e}")))?;
+        write_atomic(path, &json).map_err(|e| bad(e.to_string()))?;
+    }
+    if let Some(out) = &out {
+        let report = ConformanceReport {
+            run: RunInfo {
+                plan: base,
+                date_unix: started,
+                machine: machine(),
+                revision: crate::git_revision(),
+                command: std::env::args().collect::<Vec<_>>().join(" "),
+            },
+            results: results.clone(),
+        };
+        let files = bloomlab_report::conformance::write(out, &report)
+            .map_err(|e| bad(format!("writing the report: {e}")))?;
+        eprintln!(
+            "bloomlab conform: report written to {} ({} files)",
+            out.dir().display(),
+            files.len()
+        );
+    }
+    let broken: Vec<String> = results
+        .iter()
+        .filter(|c| !c.broken().is_empty())
+        .map(|c| c.subject.name.clone())
+        .collect();
+    if broken.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(Failure::CheckFailed(format!(
+            "a clause is broken for {}",
+            broken.join(", ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_parsers_name_the_flag_value_and_range() {
+        let err = open_unit("--p", 1.0)("1.5").unwrap_err();
+        assert!(
+            err.contains("--p = \"1.5\"") && err.contains("(0, 1)"),
+            "{err}"
+        );
+        assert!(open_unit("--p", 1.0)("NaN").is_err());
+        assert!(open_unit("--alpha", 0.5)("0.5").is_err());
+        assert_eq!(open_unit("--alpha", 0.5)("1e-4"), Ok(1e-4));
+        let err = seconds("--timeout")("0").unwrap_err();
+        assert!(
+            err.contains("--timeout = \"0\"") && err.contains("86400"),
+            "{err}"
+        );
+        assert!(seconds("--timeout")("inf").is_err());
+        assert_eq!(parse_seed("0x0b10_0c0f"), Ok(0x0b10_0c0f));
+        assert_eq!(parse_seed("42"), Ok(42));
+        assert!(parse_seed("-1").unwrap_err().contains("--seed = \"-1\""));
+    }
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split() {
+        let argv: Vec<OsString> = ["python3", "my adapter.py", "it's", ""]
+            .map(OsString::from)
+            .to_vec();
+        assert_eq!(shell_words(&argv), r"python3 'my adapter.py' 'it'\''s' ''");
+    }
+}

@@ -1,0 +1,102 @@
+//! The external subjects bloomlab knows: adapters in other languages, each started as
+//! `bash <repo>/scripts/conform/adapter LAUNCHER` and reached over the [`crate::process`]
+//! protocol. Their libraries are installed by the project's own scripts (`scripts/conform/`).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::process::Command;
+
+/// The directory of the adapters and their launcher, relative to the repository root.
+pub const SCRIPTS_DIR: &str = "scripts/conform";
+/// The launcher script every external subject is started through, inside [`SCRIPTS_DIR`].
+pub const LAUNCHER: &str = "adapter";
+
+/// One external subject: the launcher's argument and the name its HELLO declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct External {
+    /// The argument of `scripts/conform/adapter` (`pybloom-live`, `guava`, ...).
+    pub launcher: &'static str,
+    /// The subject name its HELLO declares and reports show (`python/pybloom-live`, ...).
+    pub name: &'static str,
+}
+
+/// Every external subject, in report order: the libraries, then the reference exact set and the
+/// null adapter (the protocol's own cost).
+pub const ALL: [External; 6] = [
+    External {
+        launcher: "pybloom-live",
+        name: "python/pybloom-live",
+    },
+    External {
+        launcher: "rbloom",
+        name: "python/rbloom",
+    },
+    External {
+        launcher: "bloom-filters",
+        name: "node/bloom-filters",
+    },
+    External {
+        launcher: "guava",
+        name: "java/guava",
+    },
+    External {
+        launcher: "exact-set",
+        name: "python/exact-set",
+    },
+    // The launcher's `null` is the Python null adapter (scripts/conform/null.py), which declares
+    // `python/null`: it measures what the protocol and Python cost per key. The Rust null adapter
+    // (`conform-null-adapter`, HELLO name `null`) measures the protocol alone.
+    External {
+        launcher: "null",
+        name: "python/null",
+    },
+];
+
+/// The external subject named `name` (its HELLO name, or its launcher name), if bloomlab knows it.
+pub fn by_name(name: &str) -> Option<External> {
+    ALL.into_iter()
+        .find(|e| e.name == name || e.launcher == name)
+}
+
+impl External {
+    /// How to start it from the adapters' directory `scripts` (the repository's
+    /// `scripts/conform`): `bash <scripts>/adapter LAUNCHER`, each request after HELLO limited to
+    /// `timeout`.
+    pub fn command(&self, scripts: &Path, timeout: Duration) -> Command {
+        let script: PathBuf = scripts.join(LAUNCHER);
+        Command {
+            argv: vec![
+                OsString::from("bash"),
+                script.into_os_string(),
+                OsString::from(self.launcher),
+            ],
+            timeout,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found_by_either_spelling() {
+        for e in ALL {
+            assert_eq!(by_name(e.name), Some(e));
+            assert_eq!(by_name(e.launcher), Some(e));
+            assert_eq!(ALL.iter().filter(|o| o.name == e.name).count(), 1);
+        }
+        assert_eq!(by_name("python/nope"), None);
+        let c = by_name("guava").unwrap().command(
+            &Path::new("/repo").join(SCRIPTS_DIR),
+            Duration::from_secs(3),
+        );
+        assert_eq!(
+            c.argv,
+            ["bash", "/repo/scripts/conform/adapter", "guava"].map(OsString::from)
+        );
+        assert_eq!(c.timeout, Duration::from_secs(3));
+    }
+}
