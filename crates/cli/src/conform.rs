@@ -7,7 +7,8 @@ use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bloomlab_conform::process::{Command, ProcessCandidate};
@@ -157,6 +158,11 @@ struct RunArgs {
     /// Write the list of conformances as JSON to FILE (whole or not at all).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Subjects checked at once, each on its own thread (1 to 64; default 1). The verdicts do not
+    /// depend on it (every key set is seeded); the speed clause's figures do, since subjects
+    /// then share the machine.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
 }
 
 /// A clap parser of a float strictly between 0 and `hi`, naming `flag` and the range.
@@ -560,6 +566,31 @@ impl Progress {
     }
 }
 
+/// Runs every subject, `jobs` at a time (threads taking the next subject in order), each printed
+/// as it finishes; the results in subject order.
+fn run_all(ready: &[Ready], plans: &[Plan], progress: &Progress, jobs: usize) -> Vec<Conformance> {
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<Conformance>>> = ready.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(ready.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let (Some(r), Some(plan)) = (ready.get(i), plans.get(i)) else {
+                        break;
+                    };
+                    let c = run_subject(r, plan, progress);
+                    println!("{c}");
+                    *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                }
+            });
+        }
+    });
+    done.into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
 /// Runs `plan` on one subject clause by clause (so progress shows per clause), gathering the
 /// verdicts, points and speed into one conformance.
 fn run_subject(ready: &Ready, plan: &Plan, progress: &Progress) -> Conformance {
@@ -673,12 +704,7 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
         .map(|r| subject_plan(&base, &args, r))
         .collect();
     let progress = Progress::new();
-    let mut results = Vec::new();
-    for (r, plan) in ready.iter().zip(&plans) {
-        let c = run_subject(r, plan, &progress);
-        println!("{c}");
-        results.push(c);
-    }
+    let results = run_all(&ready, &plans, &progress, usize::from(args.jobs));
     progress.finish();
     if let Some(path) = &args.json {
         let json = serde_json::to_vec_pretty(&results)

@@ -462,3 +462,43 @@ fn serve_speaks_the_protocol_for_an_in_process_subject() {
     assert_eq!(r.code, Some(2), "{}", r.show());
     assert!(r.stderr.contains("rust/nope"), "{}", r.show());
 }
+
+/// `--jobs 2` checks two subjects at once and gives the same verdicts, figures and rate points in
+/// the same order as one at a time (every key set is seeded); only the speed clause, left out
+/// here, depends on what else runs.
+#[test]
+fn jobs_change_nothing_but_the_wall_time() {
+    let dir = Dir::new("jobs");
+    let json = |jobs: &str| {
+        let path = dir.0.join(format!("jobs{jobs}.json"));
+        let r = conform(&[
+            "--quick",
+            "--subject",
+            "bloomlab/classic/xxh3/km/flat",
+            "--subject",
+            "rust/bloomfilter",
+            "--subject",
+            "rust/xorf/Xor8",
+            "--clause",
+            "no-false-negatives",
+            "--clause",
+            "promised-rate",
+            "--jobs",
+            jobs,
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, Some(0), "--jobs {jobs}: {}\n{}", r.stdout, r.stderr);
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let one = json("1");
+    assert!(one.contains("rust/xorf/Xor8"), "{one}");
+    assert_eq!(one, json("2"));
+    let r = conform(&["--quick", "--jobs", "0", "--subject", "rust/bloomfilter"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--jobs") && r.stderr.contains('0'),
+        "{}",
+        r.stderr
+    );
+}
