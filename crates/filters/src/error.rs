@@ -58,6 +58,27 @@ pub enum BloomError {
         /// The variant's name.
         variant: String,
     },
+    /// [`Spec::Promise`](crate::registry::Spec::Promise) found no size within its bound whose
+    /// layout theory keeps the rate.
+    #[error(
+        "{variant} cannot keep p = {p:e} at n = {n} within {factor}x the classic rule's {bits} bits \
+         (its theory at that size: {rate:.3e}); use a layout whose k grows with the bits (classic, \
+         blocked512) or a larger p"
+    )]
+    PromiseUnreachable {
+        /// The variant's name.
+        variant: String,
+        /// Keys.
+        n: u64,
+        /// The rate asked for.
+        p: f64,
+        /// The classic rule's bits.
+        bits: u64,
+        /// How far beyond them the search looked.
+        factor: u64,
+        /// The layout's theory at the largest size searched.
+        rate: f64,
+    },
     /// The allocator refused the bit array.
     #[error("could not allocate {bytes} bytes for the bit array")]
     AllocationFailed {

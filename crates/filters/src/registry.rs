@@ -21,7 +21,7 @@ use crate::capability::{Growable, Removable};
 use crate::classic::Bloom;
 use crate::counting::{Counting4, Counting8};
 use crate::error::{BloomError, Result};
-use crate::filter::{Filter, Layout, Variant};
+use crate::filter::{Filter, Geometry, Layout, Variant};
 use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
 use crate::sbbf::SplitBlock;
@@ -460,39 +460,99 @@ impl Spec {
     }
 }
 
-/// [`Spec::Promise`]: the registry's sizing when it keeps `p`; else grow m by a quarter until the
-/// layout theory keeps `p` (it falls as m grows), then bisect to 1/1024 of m. Each step builds the
-/// filter (zeroed memory), so it costs a few builds; errors as the builds do.
+/// How far beyond the classic rule's bits [`Spec::Promise`] looks before it refuses: a layout
+/// that needs more than this to keep `p` (a split-block filter, whose k is fixed at 8, below
+/// p = 1e-20 or so) is refused rather than sized.
+pub const PROMISE_MAX_FACTOR: u64 = 64;
+
+/// [`Spec::Promise`]: the registry's sizing when it keeps `p`; else the fewest bits (to 1/1024)
+/// whose geometry keeps `p`, searched on the geometry alone (nothing is allocated while
+/// searching), then built once. Refuses with [`BloomError::PromiseUnreachable`] when more than
+/// [`PROMISE_MAX_FACTOR`] times the classic rule's bits would be needed.
 fn sized_to_promise<F: Variant>(n: u64, p: f64) -> Result<F> {
     let first = F::sized_for(n, p)?;
     if first.fpr_theory(n) <= p {
         return Ok(first);
     }
-    let keeps = |bits: u64| -> Result<Option<F>> {
-        let f = F::with_bits_for(bits, n)?;
-        Ok((f.fpr_theory(n) <= p).then_some(f))
-    };
-    let mut low = first.bits();
+    let shape = first.geometry();
+    let start = first.bits();
     drop(first);
-    let mut high = low;
-    let mut best = loop {
-        high = high.saturating_add(high / 4 + 1);
-        if let Some(f) = keeps(high)? {
-            break f;
+    // The geometry `with_bits_for(bits, n)` builds: the layout's unit, k optimal for bits / n
+    // (fixed words for the split-block layout). Checked against the real build below.
+    let rate = |bits: u64| -> Result<f64> {
+        // k optimal for bits / n, where the layout chooses k; past the crate's k limit no filter
+        // of that size exists (an infinite rate: never kept).
+        let hashes = match shape {
+            Geometry::SplitBlock { .. } => 0,
+            _ => match Params::for_bits_and_count(bits, n) {
+                Ok(params) => params.hashes,
+                Err(BloomError::InvalidHashes { .. }) => return Ok(f64::INFINITY),
+                Err(e) => return Err(e),
+            },
+        };
+        let g = match shape {
+            Geometry::Flat { .. } => Geometry::Flat {
+                bits: bits.div_ceil(64) * 64,
+                hashes,
+            },
+            Geometry::Blocked { block_bits, .. } => Geometry::Blocked {
+                blocks: bits.div_ceil(u64::from(block_bits)),
+                block_bits,
+                hashes,
+            },
+            Geometry::SplitBlock {
+                words, word_bits, ..
+            } => Geometry::SplitBlock {
+                blocks: bits.div_ceil(u64::from(words) * u64::from(word_bits)),
+                words,
+                word_bits,
+            },
+        };
+        Ok(g.fpr(n))
+    };
+    let keeps = |bits: u64| -> Result<bool> { Ok(rate(bits)? <= p) };
+    let limit = start.saturating_mul(PROMISE_MAX_FACTOR);
+    let (mut low, mut high) = (start, start);
+    loop {
+        if high >= limit {
+            return Err(BloomError::PromiseUnreachable {
+                variant: F::variant_name(),
+                n,
+                p,
+                bits: start,
+                factor: PROMISE_MAX_FACTOR,
+                rate: rate(limit)?,
+            });
+        }
+        high = high.saturating_add(high / 4 + 1).min(limit);
+        if keeps(high)? {
+            break;
         }
         low = high;
-    };
+    }
     while high - low > (high >> 10).max(1) {
         let mid = low + (high - low) / 2;
-        match keeps(mid)? {
-            Some(f) => {
-                high = mid;
-                best = f;
-            }
-            None => low = mid,
+        if keeps(mid)? {
+            high = mid;
+        } else {
+            low = mid;
         }
     }
-    Ok(best)
+    // The build's own geometry decides; a unit of rounding more if the two ever disagree.
+    for bits in [high, high + high / 1024 + 512] {
+        let f = F::with_bits_for(bits, n)?;
+        if f.fpr_theory(n) <= p {
+            return Ok(f);
+        }
+    }
+    Err(BloomError::PromiseUnreachable {
+        variant: F::variant_name(),
+        n,
+        p,
+        bits: start,
+        factor: PROMISE_MAX_FACTOR,
+        rate: rate(high)?,
+    })
 }
 
 /// Builds the variant named `name` to `spec`, boxed. One dynamic call per key, none per probe; use
@@ -637,6 +697,12 @@ mod tests {
         for bad in [Spec::Promise { n: 0, p }, Spec::Promise { n, p: f64::NAN }] {
             assert!(build("sbbf/xxh3", bad).is_err(), "{bad:?}");
         }
+        // A rate the split-block layout cannot reach within PROMISE_MAX_FACTOR x the classic bits
+        // is refused at once, without allocating (it once grew its filter until a watchdog
+        // called it a hang: the conformance run's bad-input clause at p = 1e-300).
+        let e = build("sbbf/xxh3", Spec::Promise { n, p: 1e-300 }).unwrap_err();
+        assert!(matches!(e, BloomError::PromiseUnreachable { .. }), "{e}");
+        assert!(e.to_string().contains("1e-300"), "{e}");
     }
 
     #[test]
