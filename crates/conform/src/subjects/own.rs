@@ -145,17 +145,7 @@ impl Instance for OwnInstance {
 /// (a scalable chain past its first stage, whose [`Filter::geometry`] is that stage's alone).
 fn declared(filter: &dyn Filter) -> Option<Declared> {
     let geometry = filter.geometry();
-    let total = match geometry {
-        Geometry::Flat { bits, .. } => bits,
-        Geometry::Blocked {
-            blocks, block_bits, ..
-        } => blocks * u64::from(block_bits),
-        Geometry::SplitBlock {
-            blocks,
-            words,
-            word_bits,
-        } => blocks * u64::from(words) * u64::from(word_bits),
-    };
+    let total = geometry.bits();
     if total != filter.bits() {
         return None;
     }

@@ -5,18 +5,15 @@
 //! a log axis: it is drawn as an open circle at its interval's upper end. Without points (the
 //! clause was not run, or construction failed) the picture says so.
 
-use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use bloomlab_conform::verdict::RatePoint;
 use bloomlab_conform::{Clause, Conformance};
 use bloomlab_harness::stats::clopper_pearson;
-use plotters::coord::Shift;
 use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::plot::{HEIGHT, WIDTH, register_fonts};
+use crate::plot::{frame, message_picture as message, render};
 use crate::{ReportError, fmt};
 
 const FONT: &str = "sans-serif";
@@ -24,8 +21,7 @@ const OBSERVED: RGBColor = RGBColor(31, 119, 180);
 const THEORY: RGBColor = RGBColor(214, 39, 40);
 const PROMISE: RGBColor = RGBColor(120, 120, 120);
 
-type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
-type DrawResult = Result<(), Box<dyn Error>>;
+use crate::plot::DrawResult;
 
 /// One point to draw: where, the observed rate, its interval.
 struct Rate {
@@ -57,57 +53,6 @@ impl Rate {
             self.high
         }
     }
-}
-
-fn render(path: &Path, draw: impl FnOnce(&Area) -> DrawResult) -> Result<PathBuf, ReportError> {
-    register_fonts()?;
-    let plot_err = |e: Box<dyn Error>| ReportError::Plot {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| plot_err(e.into()))?;
-    draw(&root).map_err(plot_err)?;
-    root.present().map_err(|e| plot_err(e.into()))?;
-    Ok(path.to_path_buf())
-}
-
-/// Title, subtitle and footnotes; the area left for the chart.
-fn frame<'a>(
-    root: &Area<'a>,
-    title: &str,
-    subtitle: &str,
-    notes: &[String],
-) -> Result<Area<'a>, Box<dyn Error>> {
-    let area = root
-        .margin(14, 0, 0, 0)
-        .titled(title, (FONT, 30).into_font().style(FontStyle::Bold))?
-        .titled(subtitle, (FONT, 19))?;
-    let (_, h) = area.dim_in_pixel();
-    let (chart, foot) = area.split_vertically(h - (26 * notes.len() as u32 + 10));
-    for (i, note) in notes.iter().enumerate() {
-        foot.draw(&Text::new(
-            note.clone(),
-            (20, 4 + 26 * i as i32),
-            (FONT, 17).into_font().color(&RGBColor(60, 60, 60)),
-        ))?;
-    }
-    Ok(chart)
-}
-
-fn message(path: &Path, title: &str, text: &str) -> Result<PathBuf, ReportError> {
-    render(path, |root| {
-        let area = root
-            .margin(14, 0, 0, 0)
-            .titled(title, (FONT, 30).into_font().style(FontStyle::Bold))?;
-        let (w, h) = area.dim_in_pixel();
-        area.draw(&Text::new(
-            text.to_owned(),
-            (w as i32 / 2, h as i32 / 2),
-            TextStyle::from((FONT, 22).into_font()).pos(Pos::new(HPos::Center, VPos::Center)),
-        ))?;
-        Ok(())
-    })
 }
 
 /// A log range covering every positive value, with margin; capped at 1.

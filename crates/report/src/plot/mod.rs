@@ -52,9 +52,9 @@ pub const HEIGHT: u32 = 900;
 /// The font family every text element asks for; [`register_fonts`] maps it to DejaVu Sans.
 const FONT: &str = "sans-serif";
 
-type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
+pub(crate) type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
 type Chart<'a, X, Y> = ChartContext<'a, BitMapBackend<'a>, Cartesian2d<X, Y>>;
-type DrawResult = Result<(), Box<dyn Error>>;
+pub(crate) type DrawResult = Result<(), Box<dyn Error>>;
 
 /// `fpr_vs_target.png` from `rows`; see [`fpr_vs_target::draw`].
 pub fn plot_fpr_vs_target(rows: &[SweepRow], path: &Path) -> Result<PathBuf, ReportError> {
@@ -100,7 +100,10 @@ pub fn register_fonts() -> Result<(), ReportError> {
 }
 
 /// Draws a `WIDTH` x `HEIGHT` white picture at `path` with `draw`, then encodes it.
-fn render(path: &Path, draw: impl FnOnce(&Area) -> DrawResult) -> Result<PathBuf, ReportError> {
+pub(crate) fn render(
+    path: &Path,
+    draw: impl FnOnce(&Area) -> DrawResult,
+) -> Result<PathBuf, ReportError> {
     register_fonts()?;
     let plot_err = |e: Box<dyn Error>| ReportError::Plot {
         path: path.to_path_buf(),
@@ -121,7 +124,7 @@ fn titled<'a>(root: &Area<'a>, title: &str) -> Result<Area<'a>, Box<dyn Error>> 
 }
 
 /// Title, subtitle, and a footnote of up to three lines; returns the area left for the chart.
-fn frame<'a>(
+pub(crate) fn frame<'a>(
     root: &Area<'a>,
     title: &str,
     subtitle: &str,
@@ -142,7 +145,11 @@ fn frame<'a>(
 }
 
 /// A picture that only says why there is nothing to plot (so a report never silently lacks one).
-fn message_picture(path: &Path, title: &str, message: &str) -> Result<PathBuf, ReportError> {
+pub(crate) fn message_picture(
+    path: &Path,
+    title: &str,
+    message: &str,
+) -> Result<PathBuf, ReportError> {
     render(path, |root| {
         let area = titled(root, title)?;
         let (w, h) = area.dim_in_pixel();
