@@ -2,6 +2,8 @@
 //! byte keys: members are indices `0..m`, non-members indices from `m` on, disjoint by
 //! construction.
 
+use std::io::Write as _;
+
 use bloomlab_harness::keys::{Batch, KeySet, KeySetKind, derive_seed};
 use serde::{Deserialize, Serialize};
 
@@ -76,7 +78,8 @@ impl Family {
                 let mut key = SHARED_PREFIX.to_vec();
                 for i in start..end {
                     key.truncate(SHARED_PREFIX.len());
-                    key.extend_from_slice(i.to_string().as_bytes());
+                    // Written in place: no String per key.
+                    write!(key, "{i}").expect("writing to a Vec cannot fail");
                     out.push(&key);
                 }
             }
@@ -121,6 +124,12 @@ mod tests {
             let all: HashSet<&[u8]> = a.iter().chain(b.iter()).collect();
             assert_eq!(all.len(), 4000, "{family:?} repeats a key");
         }
+        let mut shared = KeyBatch::new();
+        Family::SharedPrefix.fill(7, 1234, 1, &mut shared);
+        assert_eq!(
+            shared.get(0),
+            [&SHARED_PREFIX[..], b"1234"].concat().as_slice()
+        );
         let mut long = KeyBatch::new();
         Family::Long.fill(1, 5, 1, &mut long);
         assert_eq!(long.get(0).len(), LONG_KEY_BYTES);
