@@ -3,6 +3,11 @@
 //! benches/, the manifests, .cargo/) differs from that commit, tracked or untracked; `unknown`
 //! outside a git checkout. Taken here, at build time, so that a binary never runs git in the
 //! directory its user happens to stand in, and a report's revision is the code that made it.
+//!
+//! Also records the build's profile directory as `BLOOMLAB_BUILD_PROFILE` (read by
+//! `bloomlab_cli::build_profile`): `release` for `cargo run --release` (and `cargo bench`, which
+//! shares it), `measure` for `cargo run --profile measure`, `debug` for a dev build; timings say
+//! which build made them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,6 +45,20 @@ fn main() {
     }
     let revision = revision(&root).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=BLOOMLAB_REVISION={revision}");
+    println!("cargo:rustc-env=BLOOMLAB_BUILD_PROFILE={}", profile_dir());
+}
+
+/// The profile's output directory: OUT_DIR is `<target>/<profile dir>/build/<package>-<hash>/out`.
+fn profile_dir() -> String {
+    std::env::var_os("OUT_DIR")
+        .map(PathBuf::from)
+        .and_then(|out| {
+            out.ancestors()
+                .nth(3)
+                .and_then(|d| d.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn revision(root: &Path) -> Option<String> {

@@ -316,6 +316,25 @@ pub fn git_revision() -> String {
     env!("BLOOMLAB_REVISION").to_owned()
 }
 
+/// The build this binary came from, as timings should name it: `measure` (`cargo run --profile
+/// measure`: fat LTO, one codegen unit, the build committed timings come from), `release` (`cargo
+/// run --release`: no cross-crate LTO; timings indicative), or another profile directory's name.
+/// Recorded by `build.rs` from the build's output directory.
+pub fn build_profile() -> &'static str {
+    env!("BLOOMLAB_BUILD_PROFILE")
+}
+
+/// [`build_profile`] with what it means for timings, for a report's or a run's last line.
+pub fn build_description() -> String {
+    match build_profile() {
+        "measure" => "`measure` build (fat LTO, one codegen unit)".to_owned(),
+        "release" => "`release` build (no cross-crate LTO; timings indicative, `--profile measure` \
+                      for the committed ones)"
+            .to_owned(),
+        other => format!("`{other}` build"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
