@@ -8,7 +8,8 @@
 #
 # Usage: scripts/guava-timing.sh [N [P [WARMUP [ROUNDS [OUT]]]]]
 #   defaults: N = 1000000 string keys, P = 0.01, WARMUP = 10 rounds, ROUNDS = 15, OUT as above.
-# Takes about a minute on 2 cores (the peer's release build aside).
+# Takes about a minute on 2 cores (the peer's build aside: the `measure` profile, fat LTO, as the
+# benches are built, so that the Rust half is timed as criterion times it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,8 +25,8 @@ if ! command -v javac >/dev/null 2>&1 || [ ! -f "$JAR" ]; then
     exit 2
 fi
 
-cargo build --release -q --example guava_peer
-PEER="${CARGO_TARGET_DIR:-target}/release/examples/guava_peer"
+cargo build --profile measure -q --example guava_peer
+PEER="${CARGO_TARGET_DIR:-target}/measure/examples/guava_peer"
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
