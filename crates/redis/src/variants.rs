@@ -4,7 +4,7 @@
 
 use bloomlab_filters::{
     BitPositions, Blocked512, Bloom, EnhancedDoubleHash, FlatBits, Fnv1a, GuavaMitz32, GuavaMitz64,
-    KirschMitzenmacher, Murmur3, VariantId, Xxh3, Xxh3Wide, Xxh64,
+    KirschMitzenmacher, Lookup3, Murmur3, VariantId, Xxh3, Xxh3Wide, Xxh64,
 };
 use bloomlab_harness::Subject;
 
@@ -13,7 +13,7 @@ use crate::error::{RedisFilterError, Result};
 /// Calls `$cb!(Type)` for the in-memory type of every Redis-backed variant.
 macro_rules! for_each_redis_variant {
     ($cb:ident) => {
-        for_each_redis_variant!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        for_each_redis_variant!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64, Lookup3);
     };
     (@hashes $cb:ident; $($h:ty),*) => {$(
         for_each_redis_variant!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
