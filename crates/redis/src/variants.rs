@@ -77,8 +77,10 @@ mod tests {
     #[test]
     fn names_cover_every_flat_and_blocked_axis_and_name_their_twin() {
         let names = names();
-        assert_eq!(names.len(), 5 * 4 + 5);
+        // Six hashes x 4 index schemes (flat classic) + six blocked.
+        assert_eq!(names.len(), 6 * 4 + 6);
         assert!(names.contains(&"redis/classic/xxh3/km".to_owned()));
+        assert!(names.contains(&"redis/classic/lookup3/mitz32".to_owned()));
         assert!(names.contains(&"redis/classic/murmur3/mitz64".to_owned()));
         assert!(names.contains(&"redis/blocked512/xxh64".to_owned()));
         struct Twin;
