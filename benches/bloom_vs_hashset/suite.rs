@@ -80,7 +80,7 @@ pub const RATES: [f64; 2] = [0.01, 0.001];
 
 /// The variants also run at 0.1% and on u64 keys (all of them with `BLOOMLAB_BENCH_ALL=1`): one
 /// per hash, index scheme, store and layout, so every axis is represented.
-pub fn representative() -> [&'static str; 10] {
+pub fn representative() -> [&'static str; 11] {
     [
         VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>().name(),
         VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, AtomicBits>>().name(),
