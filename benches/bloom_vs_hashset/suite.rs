@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bloomlab_filters::{
     AtomicBits, Blocked512, Bloom, EnhancedDoubleHash, FilterExt, FlatBits, Fnv1a, GuavaMitz64,
-    Key, KirschMitzenmacher, Murmur3, SplitBlock, TextbookFnv1aI32, Variant, VariantId,
+    Key, KirschMitzenmacher, Lookup3, Murmur3, SplitBlock, TextbookFnv1aI32, Variant, VariantId,
     VariantVisitor, Xxh3, Xxh3Wide, Xxh64, registry,
 };
 use bloomlab_harness::schema::bench::{
@@ -80,7 +80,7 @@ pub const RATES: [f64; 2] = [0.01, 0.001];
 
 /// The variants also run at 0.1% and on u64 keys (all of them with `BLOOMLAB_BENCH_ALL=1`): one
 /// per hash, index scheme, store and layout, so every axis is represented.
-pub fn representative() -> [&'static str; 10] {
+pub fn representative() -> [&'static str; 11] {
     [
         VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>().name(),
         VariantId::of::<Bloom<Xxh3, KirschMitzenmacher, AtomicBits>>().name(),
@@ -88,6 +88,7 @@ pub fn representative() -> [&'static str; 10] {
         VariantId::of::<Bloom<Xxh3Wide, KirschMitzenmacher, FlatBits>>().name(),
         VariantId::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>().name(),
         VariantId::of::<Bloom<Fnv1a, KirschMitzenmacher, FlatBits>>().name(),
+        VariantId::of::<Bloom<Lookup3, KirschMitzenmacher, FlatBits>>().name(),
         VariantId::of::<Blocked512<Xxh3>>().name(),
         VariantId::of::<SplitBlock<Xxh3>>().name(),
         VariantId::of::<SplitBlock<Xxh64>>().name(),
@@ -503,7 +504,7 @@ impl Suite<'_> {
     /// Hashing alone, over the same present batch: how much of a lookup is the hash. Group
     /// `hash-str`; bloomlab's strategies through their `digest`, and the hashers the HashSets use.
     fn hashing(&mut self, n: u64, batch: &[&str]) {
-        use bloomlab_filters::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+        use bloomlab_filters::{Fnv1a, Lookup3, Murmur3, Xxh3, Xxh3Wide, Xxh64};
         use std::hash::BuildHasher;
 
         let group = Group::new(Operation::Hash, KeyKind::Str);
@@ -512,6 +513,7 @@ impl Suite<'_> {
         self.digest::<Xxh3>(group, n, batch);
         self.digest::<Xxh3Wide>(group, n, batch);
         self.digest::<Xxh64>(group, n, batch);
+        self.digest::<Lookup3>(group, n, batch);
         let cfg = self.cfg;
         let sip = std::collections::hash_map::RandomState::new();
         if cfg.wants("SipHash-1-3 (std HashSet)") {

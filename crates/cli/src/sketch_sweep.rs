@@ -28,7 +28,7 @@ pub struct SketchArgs {
     pub sketch: Option<String>,
     /// HyperLogLog sketches: hll/HASH/pPRECISION (ours) and
     /// peer/hyperloglogplus/HASH/pPRECISION (the crates.io hyperloglogplus, HLL++), HASH one
-    /// of xxh3, murmur3, fnv1a, xxh3-128, xxh64; precision 4..18.
+    /// of xxh3, murmur3, fnv1a, xxh3-128, xxh64, lookup3; precision 4..18.
     #[arg(
         long,
         value_name = "NAMES",

@@ -1,4 +1,6 @@
 //! Hash strategies: the first axis. Each turns key bytes into a [`Digest`] of two 64-bit words.
+//!
+//! Six strategies: [`Fnv1a`], [`Murmur3`], [`Xxh3`], [`Xxh3Wide`], [`Xxh64`] and [`Lookup3`].
 
 /// The output of a hash strategy, consumed by an index scheme.
 ///
@@ -142,5 +144,131 @@ impl HashStrategy for Xxh64 {
     #[inline]
     fn digest(bytes: &[u8]) -> Digest {
         Digest::from_u64(xxhash_rust::xxh64::xxh64(bytes, 0))
+    }
+}
+
+/// Bob Jenkins' lookup3 (`lookup3.c`, May 2006, public domain), `hashlittle2` with both seeds 0:
+/// the hash behind many C hash tables of its time, the "Jenkins hash" beside Murmur3 and FNV-1a.
+///
+/// Digest: one `hashlittle2` pass returns two 32-bit words, `c` (primary, `*pc`) and `b` (`*pb`).
+/// `h1 = c | (b << 32)`, the 64-bit value `lookup3.c` itself recommends ("`*pc + (((uint64_t)*pb)
+/// << 32)`"), so `h1 as u32` is `hashlittle(key, 0)`; `h2` comes from [`Digest::from_u64`], as for
+/// the other 64-bit hashes. Why not a second pass with other seeds: the index schemes need `h2`
+/// only to look independent of `h1` (Kirsch-Mitzenmacher's step, the blocked layout's 9-bit
+/// slices), which a bijective finaliser of `h1` gives at no extra pass over the key; two keys then
+/// share `h2` only if they share all 64 bits of `h1` (probability 2^-64 per pair, far below any
+/// false-positive rate measured here). A second pass would double the hashing cost for bits the
+/// statistics cannot see, and would treat lookup3 differently from XXH3 and XXH64.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lookup3;
+
+/// lookup3's `mix(a, b, c)`: the reversible mix applied after every full 12-byte block.
+#[inline(always)]
+fn lookup3_mix(a: &mut u32, b: &mut u32, c: &mut u32) {
+    *a = a.wrapping_sub(*c);
+    *a ^= c.rotate_left(4);
+    *c = c.wrapping_add(*b);
+    *b = b.wrapping_sub(*a);
+    *b ^= a.rotate_left(6);
+    *a = a.wrapping_add(*c);
+    *c = c.wrapping_sub(*b);
+    *c ^= b.rotate_left(8);
+    *b = b.wrapping_add(*a);
+    *a = a.wrapping_sub(*c);
+    *a ^= c.rotate_left(16);
+    *c = c.wrapping_add(*b);
+    *b = b.wrapping_sub(*a);
+    *b ^= a.rotate_left(19);
+    *a = a.wrapping_add(*c);
+    *c = c.wrapping_sub(*b);
+    *c ^= b.rotate_left(4);
+    *b = b.wrapping_add(*a);
+}
+
+/// lookup3's `final(a, b, c)`: the irreversible mix of the last block into `c` (and `b`).
+#[inline(always)]
+fn lookup3_final(a: &mut u32, b: &mut u32, c: &mut u32) {
+    *c ^= *b;
+    *c = c.wrapping_sub(b.rotate_left(14));
+    *a ^= *c;
+    *a = a.wrapping_sub(c.rotate_left(11));
+    *b ^= *a;
+    *b = b.wrapping_sub(a.rotate_left(25));
+    *c ^= *b;
+    *c = c.wrapping_sub(b.rotate_left(16));
+    *a ^= *c;
+    *a = a.wrapping_sub(c.rotate_left(4));
+    *b ^= *a;
+    *b = b.wrapping_sub(a.rotate_left(14));
+    *c ^= *b;
+    *c = c.wrapping_sub(b.rotate_left(24));
+}
+
+/// Little-endian u32 at `i` of a 12-byte block.
+#[inline(always)]
+fn le32(block: &[u8; 12], i: usize) -> u32 {
+    u32::from_le_bytes([block[i], block[i + 1], block[i + 2], block[i + 3]])
+}
+
+impl Lookup3 {
+    /// `hashlittle2(key, length, &pc, &pb)` from `lookup3.c`: returns `(c, b)`, the values the C
+    /// function writes back to `*pc` and `*pb`. `pc` is the primary seed (`hashlittle`'s
+    /// `initval`), `pb` the secondary one.
+    ///
+    /// Matches the reference's byte-at-a-time little-endian path for every length, which is what
+    /// its aligned fast paths also compute on a little-endian machine. As in C, the length enters
+    /// the initial state as a `uint32_t` (so keys of 4 GiB or more wrap it, like the original).
+    #[inline]
+    pub fn hashlittle2(bytes: &[u8], pc: u32, pb: u32) -> (u32, u32) {
+        let init = 0xdead_beef_u32
+            .wrapping_add(bytes.len() as u32)
+            .wrapping_add(pc);
+        let (mut a, mut b, mut c) = (init, init, init.wrapping_add(pb));
+        if bytes.is_empty() {
+            // The reference returns before `final` for a zero-length key.
+            return (c, b);
+        }
+        // Every 12-byte block but the last gets `mix`; the last (1..=12 bytes, zero-padded, which
+        // is what the reference's tail `switch` adds) gets `final`.
+        let full = (bytes.len() - 1) / 12;
+        let (body, tail) = bytes.split_at(full * 12);
+        for block in body.chunks_exact(12) {
+            let block: &[u8; 12] = block.try_into().expect("chunks_exact yields 12 bytes");
+            a = a.wrapping_add(le32(block, 0));
+            b = b.wrapping_add(le32(block, 4));
+            c = c.wrapping_add(le32(block, 8));
+            lookup3_mix(&mut a, &mut b, &mut c);
+        }
+        let mut last = [0u8; 12];
+        last[..tail.len()].copy_from_slice(tail);
+        a = a.wrapping_add(le32(&last, 0));
+        b = b.wrapping_add(le32(&last, 4));
+        c = c.wrapping_add(le32(&last, 8));
+        lookup3_final(&mut a, &mut b, &mut c);
+        (c, b)
+    }
+
+    /// `hashlittle(key, length, initval)` from `lookup3.c`: the primary word of
+    /// [`Lookup3::hashlittle2`] with `pc = initval`, `pb = 0`.
+    #[inline]
+    pub fn hashlittle(bytes: &[u8], initval: u32) -> u32 {
+        Self::hashlittle2(bytes, initval, 0).0
+    }
+
+    /// The 64-bit value this strategy puts in `h1`: `c | (b << 32)` of `hashlittle2` with seeds
+    /// (0, 0), as `lookup3.c` recommends for a 64-bit result.
+    #[inline]
+    pub fn hash64(bytes: &[u8]) -> u64 {
+        let (c, b) = Self::hashlittle2(bytes, 0, 0);
+        u64::from(c) | (u64::from(b) << 32)
+    }
+}
+
+impl HashStrategy for Lookup3 {
+    const ID: &'static str = "lookup3";
+    const OUTPUT_BITS: u32 = 64;
+    #[inline]
+    fn digest(bytes: &[u8]) -> Digest {
+        Digest::from_u64(Self::hash64(bytes))
     }
 }

@@ -108,7 +108,7 @@ pub use error::{BloomError, Result};
 pub use fill::{FillCounter, FillStat};
 pub use filter::{Filter, FilterExt, Geometry, Layout, Variant};
 pub use guava::{GuavaBloom, GuavaStrategy};
-pub use hash::{Digest, Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+pub use hash::{Digest, Fnv1a, HashStrategy, Lookup3, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 pub use index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, IndexScheme, KirschMitzenmacher};
 pub use key::{Key, KeyBytes};
 pub use positions::BitPositions;

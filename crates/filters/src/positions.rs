@@ -163,7 +163,7 @@ impl<H: HashStrategy> BitPositions for Blocked512<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+    use crate::hash::{Fnv1a, Lookup3, Murmur3, Xxh3, Xxh3Wide, Xxh64};
     use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
     use crate::store::{AtomicBits, FlatBits};
 
@@ -213,7 +213,7 @@ mod tests {
 
     macro_rules! check_all {
         ($n:expr, $p:expr, $keys:expr) => {
-            check_all!(@hashes $n, $p, $keys; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64)
+            check_all!(@hashes $n, $p, $keys; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64, Lookup3)
         };
         (@hashes $n:expr, $p:expr, $keys:expr; $($h:ty),*) => {$(
             positions_are_the_inserted_bits::<Blocked512<$h>>($n, $p, $keys);

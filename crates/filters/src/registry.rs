@@ -5,7 +5,7 @@
 //! `counting4/<hash>/<index>` and `counting8/<hash>/<index>` (index `km` or `edh`),
 //! `scalable/<inner name>`, and the fixed ports `textbook-fnv1a-i32`,
 //! `textbook-counting-fnv1a-i32` and `textbook-scalable`; hashes `fnv1a murmur3 xxh3 xxh3-128
-//! xxh64`, index schemes `km edh mitz64 mitz32`, stores `flat atomic`.
+//! xxh64 lookup3`, index schemes `km edh mitz64 mitz32`, stores `flat atomic`.
 //! `classic/murmur3/mitz64/flat` is Guava's layout.
 //!
 //! Types are registered in three lists: plain filters, [`Removable`] ones and [`Growable`] ones.
@@ -22,7 +22,7 @@ use crate::classic::Bloom;
 use crate::counting::{Counting4, Counting8};
 use crate::error::{BloomError, Result};
 use crate::filter::{Filter, Geometry, Layout, Variant};
-use crate::hash::{Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use crate::hash::{Fnv1a, Lookup3, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 use crate::index::{EnhancedDoubleHash, GuavaMitz32, GuavaMitz64, KirschMitzenmacher};
 use crate::sbbf::SplitBlock;
 use crate::scalable::{Scalable, TextbookScalable};
@@ -35,7 +35,7 @@ use crate::textbook_counting::TextbookCountingFnv1aI32;
 /// Calls `$cb!(Type)` for every registered type with neither removal nor growth.
 macro_rules! for_each_plain {
     ($cb:ident) => {
-        for_each_plain!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        for_each_plain!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64, Lookup3);
         $cb!(TextbookFnv1aI32);
     };
     (@hashes $cb:ident; $($h:ty),*) => {$(
@@ -52,7 +52,7 @@ macro_rules! for_each_plain {
 /// Calls `$cb!(Type)` for every registered [`Removable`] type.
 macro_rules! for_each_removable {
     ($cb:ident) => {
-        for_each_removable!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        for_each_removable!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64, Lookup3);
         $cb!(TextbookCountingFnv1aI32);
     };
     (@hashes $cb:ident; $($h:ty),*) => {$(
@@ -113,7 +113,7 @@ pub trait GrowableVisitor {
 /// once: the flat classic layout, blocked and split-block).
 macro_rules! for_each_concurrent {
     ($cb:ident) => {
-        for_each_concurrent!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        for_each_concurrent!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64, Lookup3);
     };
     (@hashes $cb:ident; $($h:ty),*) => {$(
         for_each_concurrent!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
@@ -715,6 +715,10 @@ mod tests {
             "classic/xxh3/km/flat",
             "blocked512/xxh3",
             "sbbf/xxh64",
+            "classic/lookup3/km/flat",
+            "blocked512/lookup3",
+            "sbbf/lookup3",
+            "counting4/lookup3/edh",
             "classic/murmur3/km/atomic",
             "classic/murmur3/mitz64/flat",
             "textbook-fnv1a-i32",
@@ -729,10 +733,12 @@ mod tests {
         ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
         }
-        let plain = 5 * (4 * 2 + 2) + 1;
-        let removable = 5 * 2 * 2 + 1;
+        // Six hashes (fnv1a murmur3 xxh3 xxh3-128 xxh64 lookup3): 91 names in all.
+        let plain = 6 * (4 * 2 + 2) + 1;
+        let removable = 6 * 2 * 2 + 1;
         let growable = 4 + 1;
         assert_eq!(names.len(), plain + removable + growable);
+        assert_eq!(names.len(), 91);
         assert_eq!(removable_names().len(), removable);
         assert_eq!(growable_names().len(), growable);
     }

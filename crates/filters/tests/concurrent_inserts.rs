@@ -21,8 +21,8 @@ use std::sync::Barrier;
 
 use bloomlab_filters::{
     AtomicBits, BitStore, Bloom, ConcurrentBitStore, EnhancedDoubleHash, Filter, FlatBits, Fnv1a,
-    GuavaMitz32, GuavaMitz64, HashStrategy, IndexScheme, KirschMitzenmacher, Murmur3, Params,
-    Variant, Xxh3, Xxh3Wide, Xxh64, registry,
+    GuavaMitz32, GuavaMitz64, HashStrategy, IndexScheme, KirschMitzenmacher, Lookup3, Murmur3,
+    Params, Variant, Xxh3, Xxh3Wide, Xxh64, registry,
 };
 use rand::{SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
@@ -186,6 +186,7 @@ fn atomic_variants_filled_from_many_threads_lose_no_bit() {
     each_index!(Xxh3);
     each_index!(Xxh3Wide);
     each_index!(Xxh64);
+    each_index!(Lookup3);
     covered.sort();
     let registered: Vec<String> = registry::names()
         .into_iter()

@@ -1,9 +1,9 @@
 //! Hash strategies against vectors from authoritative sources: the FNV reference test suite, the
 //! xxHash project's sanity-check table, Guava's published Murmur3 vectors and SMHasher's
-//! verification value, and Murmur3 outputs produced by Guava 31.1 itself
+//! verification value, Bob Jenkins' lookup3 self-test vectors, and Murmur3 outputs produced by Guava 31.1 itself
 //! (`scripts/java/GuavaVectors.java` -> `tests/data/guava_murmur3_128.txt`).
 
-use bloomlab_filters::{Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use bloomlab_filters::{Fnv1a, HashStrategy, Lookup3, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 
 /// FNV-1a 64 values from the FNV reference test suite (`test_fnv.c`, `fnv1a_64_vector[]`,
 /// FNV version 5.0.2 by Landon Curt Noll, isthe.com/chongo/tech/comp/fnv): the first 13 entries
@@ -203,4 +203,77 @@ fn murmur3_matches_guava_output_file() {
         tails.iter().all(|&t| t),
         "not every tail length covered: {tails:?}"
     );
+}
+
+/// Every vector `driver5()` prints in Bob Jenkins' `lookup3.c` (May 2006, public domain,
+/// burtleburtle.net/bob/c/lookup3.c), each written there as a comment beside its `printf`:
+/// `hashlittle2(key, len, &c, &b)` with the seeds (c, b) before the call and the pair (c, b) after,
+/// then `hashlittle(key, 30, initval)`.
+#[test]
+fn lookup3_matches_jenkins_driver5() {
+    const FOUR: &[u8] = b"Four score and seven years ago";
+    assert_eq!(FOUR.len(), 30);
+    // (key, c before, b before, c after, b after)
+    let pairs: [(&[u8], u32, u32, u32, u32); 6] = [
+        (b"", 0, 0, 0xdead_beef, 0xdead_beef),
+        (b"", 0, 0xdead_beef, 0xbd5b_7dde, 0xdead_beef),
+        (b"", 0xdead_beef, 0xdead_beef, 0x9c09_3ccd, 0xbd5b_7dde),
+        (FOUR, 0, 0, 0x1777_0551, 0xce72_26e6),
+        (FOUR, 0, 1, 0xe360_7cae, 0xbd37_1de4),
+        (FOUR, 1, 0, 0xcd62_8161, 0x6cbe_a4b3),
+    ];
+    for (key, pc, pb, want_c, want_b) in pairs {
+        let (c, b) = Lookup3::hashlittle2(key, pc, pb);
+        assert_eq!(
+            (c, b),
+            (want_c, want_b),
+            "hashlittle2({:?}, c = {pc:#x}, b = {pb:#x}): got ({c:#010x}, {b:#010x}), want \
+             ({want_c:#010x}, {want_b:#010x})",
+            String::from_utf8_lossy(key)
+        );
+    }
+    for (initval, want) in [(0, 0x1777_0551), (1, 0xcd62_8161)] {
+        let got = Lookup3::hashlittle(FOUR, initval);
+        assert_eq!(
+            got, want,
+            "hashlittle(FOUR, {initval}): got {got:#010x}, want {want:#010x}"
+        );
+    }
+    // The strategy's h1 is `c | b << 32` with seeds (0, 0), the 64-bit form lookup3.c recommends.
+    assert_eq!(Lookup3::hash64(FOUR), 0xce72_26e6_1777_0551);
+    assert_eq!(Lookup3::digest(FOUR).h1, 0xce72_26e6_1777_0551);
+    assert_eq!(Lookup3::digest(b"").h1, 0xdead_beef_dead_beef);
+}
+
+/// Every byte of every key of 13..=40 bytes is hashed: the tail (0..12 bytes past the last full
+/// block, handled in lookup3.c by a `switch` on the remaining length) and the body. Changing any
+/// one byte (to each of three other values) changes both 32-bit words of `hashlittle2`, and keys
+/// that differ only by a trailing zero byte (the zero padding of the last block) hash apart,
+/// because the length enters the initial state. Deterministic keys; a miss is a dropped byte, not
+/// bad luck (two random 32-bit words both collide with probability 2^-64 per pair).
+#[test]
+fn lookup3_consumes_every_byte_of_every_tail_length() {
+    let mut key = [0u8; 41];
+    for (i, b) in key.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37).wrapping_add(11);
+    }
+    for len in 0..=40usize {
+        let base = Lookup3::hashlittle2(&key[..len], 0, 0);
+        for i in 0..len {
+            for delta in [1u8, 0x80, 0xff] {
+                let mut k = key;
+                k[i] ^= delta;
+                let got = Lookup3::hashlittle2(&k[..len], 0, 0);
+                assert!(
+                    got.0 != base.0 && got.1 != base.1,
+                    "len {len}: byte {i} ^ {delta:#x} left a word unchanged: {base:08x?} vs {got:08x?}"
+                );
+            }
+        }
+        // A zero byte appended is not the zero padding: the length is hashed.
+        let mut padded = key;
+        padded[len] = 0;
+        let longer = Lookup3::hashlittle2(&padded[..=len], 0, 0);
+        assert_ne!(longer, base, "len {len} vs the same key plus a zero byte");
+    }
 }

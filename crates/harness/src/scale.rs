@@ -21,7 +21,7 @@ use bloomlab_filters::filter::LOOKAHEAD;
 use bloomlab_filters::theory::{flat, split_block_selection};
 use bloomlab_filters::{
     Blocked512, Bloom, ConcurrentFill, Digest, EnhancedDoubleHash, Filter, FlatBits, Fnv1a,
-    Geometry, GuavaMitz32, GuavaMitz64, KirschMitzenmacher, Murmur3, Params, SharedInsert,
+    Geometry, GuavaMitz32, GuavaMitz64, KirschMitzenmacher, Lookup3, Murmur3, Params, SharedInsert,
     SplitBlock, Xxh3, Xxh3Wide, Xxh64, registry,
 };
 use serde::{Deserialize, Serialize};
@@ -357,7 +357,7 @@ pub fn run(
             config,
             format!(
                 "{} is not filled concurrently by the scale run (it runs {SUPPORTED}; HASH is \
-                 fnv1a, murmur3, xxh3, xxh3-128 or xxh64, INDEX km, edh, mitz32 or mitz64)",
+                 fnv1a, murmur3, xxh3, xxh3-128, xxh64 or lookup3, INDEX km, edh, mitz32 or mitz64)",
                 config.filter
             ),
         ));
@@ -427,6 +427,7 @@ fn dispatch(
                 "xxh3" => { type $f = Xxh3; $($rest)* }
                 "xxh3-128" => { type $f = Xxh3Wide; $($rest)* }
                 "xxh64" => { type $f = Xxh64; $($rest)* }
+                "lookup3" => { type $f = Lookup3; $($rest)* }
                 _ => None,
             }
         };

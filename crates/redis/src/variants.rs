@@ -4,7 +4,7 @@
 
 use bloomlab_filters::{
     BitPositions, Blocked512, Bloom, EnhancedDoubleHash, FlatBits, Fnv1a, GuavaMitz32, GuavaMitz64,
-    KirschMitzenmacher, Murmur3, VariantId, Xxh3, Xxh3Wide, Xxh64,
+    KirschMitzenmacher, Lookup3, Murmur3, VariantId, Xxh3, Xxh3Wide, Xxh64,
 };
 use bloomlab_harness::Subject;
 
@@ -13,7 +13,7 @@ use crate::error::{RedisFilterError, Result};
 /// Calls `$cb!(Type)` for the in-memory type of every Redis-backed variant.
 macro_rules! for_each_redis_variant {
     ($cb:ident) => {
-        for_each_redis_variant!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+        for_each_redis_variant!(@hashes $cb; Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64, Lookup3);
     };
     (@hashes $cb:ident; $($h:ty),*) => {$(
         for_each_redis_variant!(@index $cb; $h; KirschMitzenmacher, EnhancedDoubleHash, GuavaMitz64, GuavaMitz32);
@@ -77,8 +77,10 @@ mod tests {
     #[test]
     fn names_cover_every_flat_and_blocked_axis_and_name_their_twin() {
         let names = names();
-        assert_eq!(names.len(), 5 * 4 + 5);
+        // Six hashes x 4 index schemes (flat classic) + six blocked.
+        assert_eq!(names.len(), 6 * 4 + 6);
         assert!(names.contains(&"redis/classic/xxh3/km".to_owned()));
+        assert!(names.contains(&"redis/classic/lookup3/mitz32".to_owned()));
         assert!(names.contains(&"redis/classic/murmur3/mitz64".to_owned()));
         assert!(names.contains(&"redis/blocked512/xxh64".to_owned()));
         struct Twin;

@@ -32,10 +32,10 @@ pub(crate) fn synthetic_rows() -> Vec<SweepRow> {
     rows
 }
 
-/// A sweep shaped like the default grid: 51 filters named like the registry's, one key set, three n,
+/// A sweep shaped like the default grid: 61 filters named like the registry's, one key set, three n,
 /// four p, and overfill 0.5x..3x at one (n, p). For checking that pictures stay legible.
 pub(crate) fn synthetic_rows_many() -> Vec<SweepRow> {
-    let hashes = ["fnv1a", "murmur3", "xxh3", "xxh3-128", "xxh64"];
+    let hashes = ["fnv1a", "murmur3", "xxh3", "xxh3-128", "xxh64", "lookup3"];
     let mut filters: Vec<(String, &str)> = Vec::new();
     for hash in hashes {
         for index in ["km", "edh", "mitz64", "mitz32"] {

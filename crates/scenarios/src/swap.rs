@@ -43,8 +43,8 @@ use std::time::{Duration, Instant};
 use arc_swap::{ArcSwap, ArcSwapOption};
 use bloomlab_filters::{
     AtomicBits, Bloom, EnhancedDoubleHash, Filter, FilterExt, Fnv1a, GuavaMitz32, GuavaMitz64,
-    HashStrategy, IndexScheme, KirschMitzenmacher, Murmur3, Variant, VariantId, Xxh3, Xxh3Wide,
-    Xxh64, registry,
+    HashStrategy, IndexScheme, KirschMitzenmacher, Lookup3, Murmur3, Variant, VariantId, Xxh3,
+    Xxh3Wide, Xxh64, registry,
 };
 use bloomlab_harness::keys::derive_seed;
 use rand::{RngExt as _, SeedableRng};
@@ -188,7 +188,7 @@ pub fn build_shared(name: &str, n: u64, p: f64) -> Result<Box<dyn SharedFilter>>
             }
         )*};
     }
-    try_hashes!(Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64);
+    try_hashes!(Fnv1a, Murmur3, Xxh3, Xxh3Wide, Xxh64, Lookup3);
     registry::capabilities(name)?;
     Err(ScenarioError::BadInput(format!(
         "--filter {name} cannot take inserts from the writer while readers query it: swap needs a \

@@ -4,7 +4,7 @@
 use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 
-use bloomlab_filters::{Fnv1a, HashStrategy, Key, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use bloomlab_filters::{Fnv1a, HashStrategy, Key, Lookup3, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 use hyperloglogplus::{HyperLogLog as _, HyperLogLogPlus};
 
 use crate::error::SketchError;
@@ -150,7 +150,14 @@ impl<H: HashStrategy> CardinalitySketch for HllEstimators<H> {
 }
 
 /// The hashes a sketch can be built on, by their `ID`.
-pub const HASHES: [&str; 5] = [Xxh3::ID, Murmur3::ID, Fnv1a::ID, Xxh3Wide::ID, Xxh64::ID];
+pub const HASHES: [&str; 6] = [
+    Xxh3::ID,
+    Murmur3::ID,
+    Fnv1a::ID,
+    Xxh3Wide::ID,
+    Xxh64::ID,
+    Lookup3::ID,
+];
 
 /// A boxed in-memory cardinality sketch.
 pub type DynSketch = Box<dyn CardinalitySketch<Error = SketchError> + Send>;
@@ -171,6 +178,7 @@ macro_rules! by_hash {
             "fnv1a" => $f::<Fnv1a>($($arg),*),
             "xxh3-128" => $f::<Xxh3Wide>($($arg),*),
             "xxh64" => $f::<Xxh64>($($arg),*),
+            "lookup3" => $f::<Lookup3>($($arg),*),
             other => Err(unknown_hash(other)),
         }
     };

@@ -20,8 +20,8 @@ pub struct CreateArgs {
     target: Target,
     /// The layout, hash and index scheme, as the catalogue names them: `blocked512/<hash>` (one
     /// round trip per key, the default) or `classic/<hash>/<index>`, with or without the `redis/`
-    /// prefix; hashes fnv1a, murmur3, xxh3, xxh3-128, xxh64; indexes km, edh, mitz64, mitz32.
-    /// `classic/murmur3/mitz64` has Guava's bit positions. `sweep --list` prints every name.
+    /// prefix; hashes fnv1a, murmur3, xxh3, xxh3-128, xxh64, lookup3; indexes km, edh, mitz64,
+    /// mitz32. `classic/murmur3/mitz64` has Guava's bit positions. `sweep --list` prints every name.
     #[arg(long, default_value_t = super::default_variant())]
     layout: String,
     /// Expected distinct keys the filter is sized for, 1 to 2^53 (e.g. 1e6).

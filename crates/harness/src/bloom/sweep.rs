@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use bloomlab_filters::error::Compact;
 use bloomlab_filters::{
     AtomicBits, Blocked512, Bloom, Counting4, Counting8, EnhancedDoubleHash, FlatBits, Fnv1a,
-    GuavaMitz32, GuavaMitz64, KirschMitzenmacher, Murmur3, Scalable, SplitBlock,
+    GuavaMitz32, GuavaMitz64, KirschMitzenmacher, Lookup3, Murmur3, Scalable, SplitBlock,
     TextbookCountingFnv1aI32, TextbookFnv1aI32, TextbookScalable, Xxh3, Xxh3Wide, Xxh64,
 };
 use rayon::prelude::*;
@@ -103,6 +103,7 @@ pub fn default_filters() -> Vec<Subject> {
         Subject::of::<Bloom<Murmur3, GuavaMitz32, FlatBits>>(),
         Subject::of::<Bloom<Xxh64, KirschMitzenmacher, AtomicBits>>(),
         Subject::of::<Bloom<Fnv1a, KirschMitzenmacher, FlatBits>>(),
+        Subject::of::<Bloom<Lookup3, KirschMitzenmacher, FlatBits>>(),
         Subject::of::<Blocked512<Xxh3>>(),
         Subject::of::<SplitBlock<Xxh3>>(),
         Subject::of::<SplitBlock<Xxh3Wide>>(),

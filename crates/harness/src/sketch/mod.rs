@@ -34,7 +34,7 @@ pub mod gate;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bloomlab_filters::hash::fmix64;
-use bloomlab_filters::{Fnv1a, HashStrategy, Murmur3, Xxh3, Xxh3Wide, Xxh64};
+use bloomlab_filters::{Fnv1a, HashStrategy, Lookup3, Murmur3, Xxh3, Xxh3Wide, Xxh64};
 use bloomlab_sketches::cms::dimensions;
 use bloomlab_sketches::{CardinalitySketch, CountMin, Rows, SketchError};
 use rand::SeedableRng;
@@ -715,7 +715,8 @@ pub fn violation_bound_p(shares: &[f64], delta: f64) -> f64 {
 /// A Count-Min variant: hash, update rule and row scheme.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CmsVariant {
-    /// Hash strategy name: `xxh3`, `murmur3`, `fnv1a`, `xxh3-128` or `xxh64`.
+    /// Hash strategy name: `xxh3`, `murmur3`, `fnv1a`, `xxh3-128`, `xxh64` or
+    /// `lookup3`.
     pub hash: String,
     /// Whether adds use conservative update (each counter raised only to the row minimum plus
     /// the count); otherwise every row's counter is incremented.
@@ -787,6 +788,7 @@ fn cms_trial(
         "fnv1a" => cms_trial_for::<Fnv1a>(width, depth, c, r, labels, counts, stream, bound),
         "xxh3-128" => cms_trial_for::<Xxh3Wide>(width, depth, c, r, labels, counts, stream, bound),
         "xxh64" => cms_trial_for::<Xxh64>(width, depth, c, r, labels, counts, stream, bound),
+        "lookup3" => cms_trial_for::<Lookup3>(width, depth, c, r, labels, counts, stream, bound),
         other => Err(SketchError::UnknownHash {
             name: other.to_owned(),
             known: bloomlab_sketches::cardinality::HASHES.join(", "),

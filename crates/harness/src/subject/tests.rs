@@ -9,12 +9,12 @@ fn every_subject_round_trips_through_its_name_and_serde() {
             .count(),
         bloomlab_filters::registry::names().len()
     );
-    // Flat classic (5 hashes x 4 index schemes) and blocked (5 hashes) have Redis twins.
+    // Flat classic (6 hashes x 4 index schemes) and blocked (6 hashes) have Redis twins.
     assert_eq!(
         all.iter()
             .filter(|s| matches!(s, Subject::Redis(_)))
             .count(),
-        5 * 4 + 5
+        6 * 4 + 6
     );
     assert!(all.contains(&GROWABLE_PEER));
     for s in &all {
