@@ -598,10 +598,20 @@ fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&st
     print_headlines(&rows);
     let rate = bloomlab_harness::bloom::row::overall_queries_per_s_core(&rows)
         .map_or("-".to_string(), |q| format!("{:.1}M", q / 1e6));
+    // The whole process's rate: every non-member query of the run over its wall time (key
+    // generation, inserts, member checks, timing phases and all threads included).
+    let queries: u64 = rows.iter().map(|r| r.queries).sum();
+    let wall = elapsed.as_secs_f64();
+    let wall_rate = if wall > 0.0 {
+        format!("{:.1}M", queries as f64 / wall / 1e6)
+    } else {
+        "-".to_string()
+    };
     println!(
-        "\n{} rows in {:.1} s (seed {}, {} threads); non-member queries per second per core: {rate}",
+        "\n{} rows in {:.1} s (seed {}, {} threads); non-member queries per second per core: \
+         {rate}; per wall second, whole run: {wall_rate}",
         rows.len(),
-        elapsed.as_secs_f64(),
+        wall,
         config.sampling.seed,
         if config.threads == 0 {
             "all".to_string()

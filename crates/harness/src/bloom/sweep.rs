@@ -34,7 +34,7 @@ use crate::bloom::trial::{self, Lookup, Sampling, TrialSpec};
 use crate::bloom::workload;
 pub use crate::bloom::workload::WorkloadSettings;
 use crate::error::HarnessError;
-use crate::keys::group::{GROUP_KEY_BYTES, GroupKeys};
+use crate::keys::group::{GROUP_KEY_BYTES, GroupKeys, Part};
 use crate::keys::{KeySet, KeySetKind};
 use crate::limits::{MAX_COUNT, MAX_OVERFILL, THREADS_PER_CORE, max_threads};
 use crate::stats::check_confidence;
@@ -553,23 +553,45 @@ pub fn run(
             });
         };
         announce("statistics");
-        // The group's keys, generated once for all of its rows.
+        // The group's keys, generated once for all of its rows; the members (which every row
+        // reads first) on every thread at once, rather than a chunk at a time by whichever row
+        // asks first while the others wait for it.
         let group = GroupKeys::new(keys, members, config.sampling.max_queries, GROUP_KEY_BYTES);
-        // Each row's one registry visit: its statistics, and its filled filter for the timing phase.
-        let trials: Vec<trial::Trial> = pool.install(|| {
-            indices
+        // Each row's one registry visit: its statistics, and its filled filter for the timing
+        // phase. The rows are started longest first (by their expected queries), so that the
+        // group does not end with one long row running while the other threads idle; each
+        // result goes back to its row's place, so the order changes no output.
+        let cost: Vec<f64> = indices
+            .iter()
+            .map(|&i| expected_work(&plan.rows[i].spec, &config.sampling))
+            .collect();
+        let mut order: Vec<usize> = (0..indices.len()).collect();
+        order.sort_by(|&a, &b| cost[b].total_cmp(&cost[a]));
+        let mut trials: Vec<Option<trial::Trial>> = pool.install(|| {
+            group.prefill(Part::Members, members);
+            let done = order
                 .par_iter()
-                .map(|&i| {
-                    let row = &plan.rows[i];
+                .with_max_len(1)
+                .map(|&j| {
+                    let row = &plan.rows[indices[j]];
                     let t = trial::run_in_group(&row.spec, &group, &config.sampling, config.lookup);
                     if !config.timing {
                         report(row);
                     }
-                    t
+                    t.map(|t| (j, t))
                 })
-                .collect::<Result<_, _>>()
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut placed: Vec<Option<trial::Trial>> = (0..indices.len()).map(|_| None).collect();
+            for (j, t) in done {
+                placed[j] = Some(t);
+            }
+            Ok::<_, HarnessError>(placed)
         })?;
         drop(group);
+        let trials: Vec<trial::Trial> = trials
+            .iter_mut()
+            .map(|t| t.take().expect("every row of the group ran"))
+            .collect();
         if config.timing {
             announce("timing");
             let batches = TimingBatches::new(keys, members);
@@ -614,6 +636,19 @@ pub fn run(
         .into_iter()
         .map(|r| r.expect("every planned row ran"))
         .collect())
+}
+
+/// A row's expected work, in keys handled, for ordering a group's rows (it changes no result):
+/// its members, inserted and checked, and the non-members its sampling expects to query before
+/// the interval reaches the requested precision at the target rate (the normal approximation
+/// [`trial::sample_adaptively`] steps by), at most the query cap.
+fn expected_work(spec: &TrialSpec, sampling: &Sampling) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let z = Normal::standard().inverse_cdf(1.0 - (1.0 - sampling.confidence) / 2.0);
+    let f = spec.p.clamp(1e-300, 1.0);
+    let queries =
+        (z * z * (1.0 - f) / (sampling.precision.powi(2) * f)).min(sampling.max_queries as f64);
+    2.0 * spec.n_inserted() as f64 + queries
 }
 
 /// Runs a churn or grow plan: every planned row in parallel, each giving its rows (one per round or

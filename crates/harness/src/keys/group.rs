@@ -142,6 +142,25 @@ impl<'a> GroupKeys<'a> {
         storing
     }
 
+    /// Generates and stores, on the current rayon pool's threads at once, the chunks of `part`
+    /// that hold its keys `0..to` and fit the budget: keys every row of the group reads, which
+    /// would otherwise be generated one chunk at a time by whichever row asks first while the
+    /// others wait for it. Returns the core-seconds spent (as [`visit`](Self::visit) does); the
+    /// keys stored are those `visit` would store, so no result changes.
+    pub fn prefill(&self, part: Part, to: u64) -> f64 {
+        use rayon::prelude::*;
+        let chunks = &self.parts[part as usize];
+        let last = to.min(chunks.len).div_ceil(GEN_BATCH as u64) as usize;
+        (0..last.min(chunks.slots.len()))
+            .into_par_iter()
+            .map(|j| {
+                let mut storing = 0.0;
+                self.stored_chunk(chunks, j as u64, &mut storing);
+                storing
+            })
+            .sum()
+    }
+
     /// Chunk `j` of `chunks` from the store, generating and storing it if this is its first use
     /// and the budget allows (adding the core-seconds spent to `storing`); `None` when it is not
     /// stored.
@@ -246,6 +265,37 @@ mod tests {
                 } else {
                     assert!(group.stored_bytes() > 0, "{kind} {budget}");
                 }
+            }
+        }
+    }
+
+    /// Prefilling a part in parallel stores the keys `visit` gives (those of `KeySet::fill`), and
+    /// no more than the budget, whatever the budget.
+    #[test]
+    fn prefilled_keys_are_the_key_sets_keys() {
+        let g = GEN_BATCH as u64;
+        let members = 3 * g + 11;
+        for kind in [KeySetKind::RandomU64, KeySetKind::Url] {
+            let keys = KeySet::new(kind.clone(), 5).unwrap();
+            for budget in [0, 1 << 20, GROUP_KEY_BYTES] {
+                let group = GroupKeys::new(&keys, members, 2 * g, budget);
+                group.prefill(Part::Members, members);
+                group.prefill(Part::NonMembers, g + 1);
+                let stored = group.stored_bytes();
+                assert!(stored <= budget, "{kind} budget {budget}: {stored}");
+                if budget == GROUP_KEY_BYTES {
+                    assert!(stored > 0, "{kind}: nothing stored");
+                }
+                assert_eq!(
+                    collect(&group, Part::Members, 0, members),
+                    expected(&keys, 0, members),
+                    "{kind} budget {budget} members"
+                );
+                assert_eq!(
+                    collect(&group, Part::NonMembers, 5, 2 * g),
+                    expected(&keys, members + 5, 2 * g - 5),
+                    "{kind} budget {budget} non-members"
+                );
             }
         }
     }
