@@ -609,7 +609,7 @@ fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&st
     };
     println!(
         "\n{} rows in {:.1} s (seed {}, {} threads); non-member queries per second per core: \
-         {rate}; per wall second, whole run: {wall_rate}",
+         {rate}; per wall second, whole run: {wall_rate}\ntimings from a {}",
         rows.len(),
         wall,
         config.sampling.seed,
@@ -617,7 +617,8 @@ fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&st
             "all".to_string()
         } else {
             config.threads.to_string()
-        }
+        },
+        bloomlab_cli::build_description()
     );
     println!("CSV:     {}", files.csv.display());
     for png in &files.pngs {

@@ -1,6 +1,6 @@
 //! Indicative per-key timings of a filter and of a `std::collections::HashSet` holding the same
-//! keys. Each figure is the median over several passes over a pre-generated batch, with every
-//! result passed through `std::hint::black_box`. The criterion benches are the authority on speed;
+//! keys. Each figure is the median over several passes, each over its own slice of a
+//! pre-generated batch ([`pass_range`]), with every result passed through `std::hint::black_box`. The criterion benches are the authority on speed;
 //! these numbers put each sweep row in context.
 //!
 //! Who owns what: this module is the sweep's own, indicative timing (no criterion, so a sweep runs
@@ -85,15 +85,36 @@ impl<F: Filter> TimeRow for F {
     }
 }
 
-/// Nanoseconds per key of `pass`, median over `passes` runs (0 for an empty batch).
-fn per_key(passes: usize, keys: usize, mut pass: impl FnMut()) -> f64 {
+/// Fewest keys a timed pass walks: a batch shorter than `passes` times this is walked whole by
+/// every pass.
+pub const MIN_PASS_KEYS: usize = 2048;
+
+/// The keys pass `i` of `passes` walks in a batch of `len` keys: consecutive, disjoint slices
+/// covering the batch when it holds at least `passes` x [`MIN_PASS_KEYS`] keys, else the whole
+/// batch. Disjoint slices mean no pass walks the cache lines an earlier pass loaded (a large
+/// filter is timed against memory, not against the lines the previous pass left in cache), and
+/// the timing phase walks each batch once in all rather than once per pass.
+pub fn pass_range(i: usize, passes: usize, len: usize) -> std::ops::Range<usize> {
+    let passes = passes.max(1);
+    if len < passes * MIN_PASS_KEYS {
+        return 0..len;
+    }
+    (i * len / passes)..((i + 1) * len / passes)
+}
+
+/// Nanoseconds per key of `pass` over the keys of its range ([`pass_range`]), median over
+/// `passes` runs (0 for an empty batch).
+fn per_key(passes: usize, keys: usize, mut pass: impl FnMut(std::ops::Range<usize>)) -> f64 {
     if keys == 0 {
         return 0.0;
     }
-    let times = (0..passes.max(1)).map(|_| {
+    let passes = passes.max(1);
+    let times = (0..passes).map(|i| {
+        let range = pass_range(i, passes, keys);
+        let walked = range.len();
         let t = Instant::now();
-        pass();
-        t.elapsed().as_nanos() as f64 / keys as f64
+        pass(range);
+        t.elapsed().as_nanos() as f64 / walked as f64
     });
     crate::stats::median(times)
 }
@@ -143,10 +164,10 @@ fn time_with<T: ?Sized>(
     insert: impl Fn(&mut T, &[u8]),
     contains: impl Fn(&T, &[u8]) -> bool,
 ) -> FilterTiming {
-    let insert_ns = per_key(passes, batches.present.len(), || {
+    let insert_ns = per_key(passes, batches.present.len(), |range| {
         batches
             .present
-            .for_each_bytes(|b| insert(filled, black_box(b)));
+            .for_each_bytes_in(range, |b| insert(filled, black_box(b)));
         black_box(&*filled);
     });
     let (present_ns, absent_ns) = time_lookups(&*filled, batches, passes, contains);
@@ -168,8 +189,8 @@ pub fn time_lookups<T: ?Sized>(
     contains: impl Fn(&T, &[u8]) -> bool,
 ) -> (f64, f64) {
     let lookup = |batch: &Batch| {
-        per_key(passes, batch.len(), || {
-            black_box(batch.count(|b| black_box(contains(target, black_box(b)))));
+        per_key(passes, batch.len(), |range| {
+            black_box(batch.count_in(range, |b| black_box(contains(target, black_box(b)))));
         })
     };
     (lookup(&batches.present), lookup(&batches.absent))
@@ -223,19 +244,61 @@ impl HashSetBaseline {
     /// Median ns per key for the present and absent batches.
     pub fn time(&self, batches: &TimingBatches, passes: usize) -> (f64, f64) {
         let lookup = |batch: &Batch| {
-            per_key(passes, batch.len(), || {
+            per_key(passes, batch.len(), |range| {
                 let hits = match (self, batch) {
-                    (HashSetBaseline::U64(s), Batch::U64(v)) => {
-                        v.iter().filter(|k| s.contains(black_box(*k))).count()
-                    }
-                    (HashSetBaseline::Str(s), Batch::Str(v)) => {
-                        v.iter().filter(|k| s.contains(black_box(*k))).count()
-                    }
+                    (HashSetBaseline::U64(s), Batch::U64(v)) => v[range]
+                        .iter()
+                        .filter(|k| s.contains(black_box(*k)))
+                        .count(),
+                    (HashSetBaseline::Str(s), Batch::Str(v)) => v
+                        .iter_in(range)
+                        .filter(|k| s.contains(black_box(*k)))
+                        .count(),
                     _ => unreachable!("a key set's batches all have one representation"),
                 };
                 black_box(hits);
             })
         };
         (lookup(&batches.present), lookup(&batches.absent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_walk_disjoint_slices_covering_a_long_batch() {
+        let len = 65_536 + 3;
+        let ranges: Vec<_> = (0..5).map(|i| pass_range(i, 5, len)).collect();
+        assert_eq!(ranges[0].start, 0);
+        assert_eq!(ranges[4].end, len);
+        for w in ranges.windows(2) {
+            assert_eq!(w[0].end, w[1].start, "consecutive and disjoint: {ranges:?}");
+        }
+        assert!(ranges.iter().all(|r| r.len() >= MIN_PASS_KEYS));
+    }
+
+    #[test]
+    fn a_short_batch_is_walked_whole_by_every_pass() {
+        let len = 5 * MIN_PASS_KEYS - 1;
+        assert!((0..5).all(|i| pass_range(i, 5, len) == (0..len)));
+        assert_eq!(pass_range(0, 0, 10), 0..10);
+    }
+
+    #[test]
+    fn a_range_of_string_keys_is_the_same_keys_as_the_whole_batch_there() {
+        let keys = KeySet::new(crate::keys::KeySetKind::Url, 1).expect("url keys");
+        let mut batch = keys.new_batch();
+        keys.fill(0, 100, &mut batch);
+        let Batch::Str(s) = &batch else {
+            panic!("url keys are strings")
+        };
+        let whole: Vec<&str> = s.iter().collect();
+        for range in [0..0, 0..1, 3..40, 99..100, 0..100] {
+            let part: Vec<&str> = s.iter_in(range.clone()).collect();
+            assert_eq!(part, whole[range.clone()], "range {range:?}");
+            assert_eq!(batch.count_in(range.clone(), |_| true), range.len() as u64);
+        }
     }
 }

@@ -253,6 +253,21 @@ impl StrBatch {
             .map(|(a, b)| &self.text[a..b])
     }
 
+    /// Keys `range` (positions in this batch), in order.
+    ///
+    /// Panics if `range` is not within `0..self.len()`.
+    pub fn iter_in(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &str> + '_ {
+        let first = match range.start {
+            0 => 0,
+            i => self.ends[i - 1],
+        };
+        let ends = &self.ends[range];
+        let starts = std::iter::once(first).chain(ends.iter().copied());
+        starts
+            .zip(ends.iter().copied())
+            .map(|(a, b)| &self.text[a..b])
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -356,6 +371,20 @@ impl Batch {
     pub fn count(&self, mut pred: impl FnMut(&[u8]) -> bool) -> u64 {
         let mut hits = 0u64;
         self.for_each_bytes(|b| hits += u64::from(pred(b)));
+        hits
+    }
+
+    /// How many of keys `range` (positions in this batch) satisfy `pred`.
+    ///
+    /// Panics if `range` is not within `0..self.len()`.
+    #[inline]
+    pub fn count_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut pred: impl FnMut(&[u8]) -> bool,
+    ) -> u64 {
+        let mut hits = 0u64;
+        self.for_each_bytes_in(range, |b| hits += u64::from(pred(b)));
         hits
     }
 }
