@@ -137,6 +137,10 @@ pub fn render(outcome: &Outcome) -> String {
          - Throughputs are per thread over the phase's wall time, key generation and hashing \
          included. *peak RSS* is the process's `VmHWM`; *huge pages* the part of the filter \
          the kernel backed with 2 MiB pages (`AnonHugePages`).\n\
+         - *total* is allocate + fill + member check + queries (the bit count after them is `stats_secs` \
+         in `scale.csv`). *allocate* is the filter's allocation with every thread faulting in \
+         its share of the pages; rows where it reads 0.0 s (and `-` GB/s) left the pages to \
+         the fill's first writes.\n\
          - Every row has its revision, seed, finish time and command in `scale.csv`.\n",
     );
     if let Some(r) = rows.first() {
@@ -205,8 +209,13 @@ fn time_table(done: &[&ScaleRow]) -> String {
     let mut out = String::from("\n## Time, throughput and memory\n\n");
     let headers = [
         "filter",
+        "n",
+        "p",
+        "memory",
         "threads",
+        "total",
         "allocate",
+        "allocated GB/s/core",
         "fill",
         "inserts/s/core",
         "members checked",
@@ -224,8 +233,13 @@ fn time_table(done: &[&ScaleRow]) -> String {
         .map(|r| {
             vec![
                 filter_cell(r),
+                format!("{:.0e}", r.n as f64),
+                rate(r.p),
+                gb(r.memory_bytes),
                 r.threads.to_string(),
+                secs(r.alloc_secs + r.insert_secs + r.members_secs + r.queries_secs),
                 secs(r.alloc_secs),
+                alloc_rate(r),
                 secs(r.insert_secs),
                 mrate(r.insert_per_sec_per_core),
                 format!("{:.3e}", r.members_checked as f64),
@@ -242,6 +256,19 @@ fn time_table(done: &[&ScaleRow]) -> String {
         .collect();
     out.push_str(&markdown::table(&headers, &body));
     out
+}
+
+/// Bytes made ready per second per thread in the allocation phase (every thread faults in
+/// its share of the pages), in GB/s; `-` when the phase took no measurable time (the pages were
+/// left to be faulted in by the fill, as rows before the parallel allocation did).
+fn alloc_rate(r: &ScaleRow) -> String {
+    if r.alloc_secs < 1e-3 || r.threads == 0 {
+        return "-".into();
+    }
+    format!(
+        "{:.2}",
+        r.memory_bytes as f64 / r.alloc_secs / r.threads as f64 / 1e9
+    )
 }
 
 /// One sentence on what a row shows.
@@ -349,6 +376,29 @@ mod tests {
         super::render(&Outcome {
             rows: rows.to_vec(),
         })
+    }
+
+    #[test]
+    fn the_time_table_names_size_and_rate_and_sums_the_phases() {
+        // 2^30 bytes in 1 s over 2 threads: 0.54 GB/s/core; 1 + 100 + 10 + 1 s in all.
+        let md = render(&[row("a", 10_000_000_000, 0.01)]);
+        let line = md
+            .lines()
+            .filter(|l| l.starts_with("| `a` |"))
+            .nth(1)
+            .expect("a time-table line");
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(
+            &cells[1..9],
+            &[
+                "`a`", "1e10", "1.000%", "1.07 GB", "2", "112.0 s", "1.0 s", "0.54"
+            ],
+            "{line}"
+        );
+        let mut lazy = row("b", 10, 0.01);
+        lazy.alloc_secs = 0.0;
+        let md = render(&[lazy]);
+        assert!(md.contains("| 0.0 s | - |"), "{md}");
     }
 
     #[test]
