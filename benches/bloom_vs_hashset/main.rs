@@ -164,7 +164,9 @@ fn main() {
     let mut progress =
         timing::Progress::new(cfg.sizes.len() * 2 + usize::from(!cfg.regime_sizes.is_empty()));
     for &n in &cfg.sizes {
-        progress.step(&format!("strings n={n} (main, layout, scalable, counting series)"));
+        progress.step(&format!(
+            "strings n={n} (main, layout, scalable, counting series)"
+        ));
         let mut suite = suite::Suite {
             c: &mut c,
             cfg: &cfg,

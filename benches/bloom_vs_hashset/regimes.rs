@@ -22,7 +22,7 @@ use std::hash::BuildHasher;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bloomlab_filters::{Filter, FilterExt, HashStrategy, Variant, VariantVisitor, Xxh3, registry};
+use bloomlab_filters::{FilterExt, HashStrategy, Variant, VariantVisitor, Xxh3, registry};
 use bloomlab_harness::schema::bench::{
     BenchRecord, Family, Group, KeyKind, Operation, Series, flagships, label, selector,
 };
@@ -122,7 +122,10 @@ impl Suite<'_> {
             s if s == KeyKind::U64.reference() => {
                 let (set, bytes, t) =
                     measure_build(|| inserted.iter().copied().collect::<HashSet<u64>>());
-                (self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| set.contains(&k)), None)
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| set.contains(&k)),
+                    None,
+                )
             }
             "fastbloom" => {
                 let (f, bytes, t) = measure_build(|| {
@@ -132,7 +135,10 @@ impl Suite<'_> {
                     }
                     f
                 });
-                (self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)), None)
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
+                    None,
+                )
             }
             "fastbloom+foldhash" => {
                 let (f, bytes, t) = measure_build(|| {
@@ -144,12 +150,18 @@ impl Suite<'_> {
                     }
                     f
                 });
-                (self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)), None)
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
+                    None,
+                )
             }
             "xorf BinaryFuse8" => {
                 let (f, bytes, t) =
                     measure_build(|| BinaryFuse8::try_from(inserted).expect("distinct keys"));
-                (self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)), None)
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
+                    None,
+                )
             }
             name => registry::visit(
                 name,
@@ -267,8 +279,8 @@ impl Suite<'_> {
         k: u32,
         batch: &[u64],
     ) {
-        let words_len = usize::try_from(bytes.div_ceil(64).max(2)).expect("the structure fit")
-            * LINE_WORDS;
+        let words_len =
+            usize::try_from(bytes.div_ceil(64).max(2)).expect("the structure fit") * LINE_WORDS;
         let words: Vec<u64> = (0..words_len as u64).collect();
         let lines = (words_len / LINE_WORDS) as u64;
         let reduce = |h: u64, range: u64| ((u128::from(h) * u128::from(range)) >> 64) as usize;
@@ -403,11 +415,11 @@ impl VariantVisitor for RegimeVariant<'_, '_> {
             f
         });
         let k = f.hashes();
-        let bytes = self
-            .suite
-            .regime_lookups(self.cfg, self.item, n, (bytes, t), self.mixes, |k| {
-                f.contains(&k)
-            });
+        let bytes =
+            self.suite
+                .regime_lookups(self.cfg, self.item, n, (bytes, t), self.mixes, |k| {
+                    f.contains(&k)
+                });
         (bytes, Some(k))
     }
 }

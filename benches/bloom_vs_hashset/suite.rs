@@ -572,7 +572,8 @@ impl Suite<'_> {
         for p in RATES {
             for name in registry::names() {
                 let meta = base(&name, Family::Bloomlab, Some(p));
-                if !self.wants_variant(&name, p, KeyKind::U64, n) || !self.cfg.wants(&meta.selector())
+                if !self.wants_variant(&name, p, KeyKind::U64, n)
+                    || !self.cfg.wants(&meta.selector())
                 {
                     continue;
                 }

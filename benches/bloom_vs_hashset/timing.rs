@@ -67,8 +67,8 @@ pub fn headline(label: &str) -> bool {
     if PEERS.iter().any(|p| structure.starts_with(p)) {
         return rate.is_none_or(|r| r == "1%");
     }
-    let flagship = bloomlab_harness::schema::bench::flagships().contains(&structure)
-        || structure == GUAVA;
+    let flagship =
+        bloomlab_harness::schema::bench::flagships().contains(&structure) || structure == GUAVA;
     flagship && rate == Some("1%")
 }
 

@@ -353,7 +353,9 @@ mod tests {
             ),
             "{md}"
         );
-        let floor = md.find("## Lookups against their floor").expect("the floor table");
+        let floor = md
+            .find("## Lookups against their floor")
+            .expect("the floor table");
         let regimes = md.find("## Cache regimes").expect("the regime table");
         assert!(floor < regimes, "the floor table comes first: {md}");
     }
