@@ -766,7 +766,7 @@ mod tests {
                 "hash-u64",
             ]
         );
-        assert_eq!(names.len(), 6 * 12 * 2);
+        assert_eq!(names.len(), 6 * 13 * 2);
         for name in [
             "remove-str",
             "counting-insert-str",
@@ -778,6 +778,7 @@ mod tests {
             "regime-lookup-mix75-u64",
             "regime-chase-u64",
             "regime-gather-u64",
+            "regime-floor-u64",
             "regime-hash-u64",
             "contiguous-lookup-absent-str",
             "scattered-lookup-present-str",
