@@ -28,16 +28,53 @@
 //!   1e5, 1e6, 1e7 and 1e8 keys: the flagships, std `HashSet<u64>`, fastbloom and xorf looked up
 //!   with 0, 25, 50, 75 and 100% present keys, beside the memory's dependent and independent
 //!   random-load times over a buffer of each structure's size and the hashing of a key alone.
-//!   Its criterion times are short (0.2 s warm-up, 0.5 s measurement): some 200 benchmarks in
-//!   about ten minutes. Peak memory about 4 GB at 1e8 (the keys, plus one structure's build).
+//!   Peak memory about 4 GB at 1e8 (the keys, plus one structure's build).
+//!
+//! # One method in every series
+//!
+//! Every lookup figure, in every series, is criterion timing [`timing::timer`] (one lookup of the
+//! next key of a pre-generated 2^20-key batch per iteration, keys through `black_box`, answers
+//! summed) with the times [`timing::Config::times`] gives the structure's label: a structure's
+//! figure does not depend on which series measured it. The regime series' absent batch *is* the
+//! main series' absent batch (`keys::mixed` at 0% returns it key for key), its present batch the
+//! main series' present batch, built from the same `random-u64` keys at the same n.
+//!
+//! Why `sbbf/xxh3` u64 absent read 12.2 ns (main) and 4.5 ns (regime) at 10M in one run: the two
+//! series already shared the key batch, the loop ([`timing::timer`]) and the key order; they
+//! differed in criterion's times (main 0.5 s + 2 s, 20 samples; regime 0.2 s + 0.5 s, 10
+//! samples) and in when they ran. At 10M the filter (about 12 MB) fits in this machine's 32 MB
+//! L3, which it shares with the other tenants, so whether a lookup is an L3 hit or a DRAM miss
+//! depends on what else runs in those seconds. Restricted runs on the shared machine (non-LTO
+//! build, 20:44 and 20:46 UTC, `BLOOMLAB_BENCH_ONLY='sbbf/xxh3 p=1%'` at 10M, load average 1 then
+//! 8): main u64 absent 10.3 ns and regime absent 11.1 ns in the same run (they agree when the
+//! load is steady), while one structure on one batch in one loop moved 3x between the runs
+//! (main-series string present 58.1 ns then 19.2 ns; the layout series' `contiguous` string
+//! absent, the main series' batch and loop, 22.0 ns then 57.1 ns). The cause is the machine's
+//! state, not the method: the regime's figure was taken minutes later, with its short
+//! measurement more exposed to a quiet (or busy) window. Now both series use the same times per
+//! structure, and a figure to compare is taken on a quiet machine.
 //!
 //! The main series leaves counting and scalable variants to those series: its re-insert would
 //! change their state (counters, stages) from one iteration to the next.
 //!
 //! # Running it
 //!
-//! A full run takes about half an hour on 2 cores and needs a few GB of memory for the 10M-key
-//! HashSets. Environment variables (see [`timing::Config::from_env`]):
+//! The default run is planned to take about half an hour on 2 cores (and at most 45 minutes),
+//! and needs a few GB of memory for the 10M-key HashSets and the 1e8-key regime. What it runs:
+//! - every variant at 1M string keys at 1%, at short criterion times (0.1 s warm-up, 0.3 s
+//!   measurement, 10 samples);
+//! - the headline structures ([`timing::headline`]: the flagships and Guava's layout at 1%, the
+//!   HashSets, fastbloom, xorf, and the hashes alone) at full times (0.3 s + 1 s, 20 samples) in
+//!   every series and at every size;
+//! - the representative set ([`suite::representative`]) at 10M, at 0.1% and on u64 keys;
+//! - paired rounds: 5 rounds of 10 ms parts per lookup.
+//!
+//! `BLOOMLAB_BENCH_ALL=1` is the long exhaustive run: every variant at every size, at 0.1% and on
+//! u64 keys, all at the full times. On stderr, a line per step (`bloom_vs_hashset progress:`)
+//! gives the step, i/N, elapsed time, benchmarks done and the time left estimated from the
+//! steps so far, and the last line the total.
+//!
+//! Environment variables (see [`timing::Config::from_env`]):
 //! - `BLOOMLAB_BENCH_QUICK=1`: 1M keys only, with short times (a few minutes), for development;
 //! - `BLOOMLAB_BENCH_ONLY='sbbf/xxh3 p=1%|std HashSet<String>'`: build and measure only the
 //!   structures whose label contains one of the `|`-separated parts (a restricted run keeps the
@@ -46,10 +83,9 @@
 //!   `BLOOMLAB_BENCH_ONLY='counting: |scalable: '` runs exactly those two series, and `G=1024`
 //!   only the grown filters' 1024x rows (`regime: `, `contiguous: |scattered: ` the two others;
 //!   `regime: hash` the regime series' hashing alone);
-//! - `BLOOMLAB_BENCH_REGIME_SIZES`, `BLOOMLAB_BENCH_REGIME_WARMUP_SECS`,
-//!   `BLOOMLAB_BENCH_REGIME_MEASURE_SECS`: the regime series' sizes and criterion's times for it;
-//! - `BLOOMLAB_BENCH_ALL=1`: every variant at 0.1% and on u64 keys too (by default those two series
-//!   use a representative set of variants covering every hash, index scheme, store and layout);
+//! - `BLOOMLAB_BENCH_REGIME_SIZES`: the regime series' sizes;
+//! - `BLOOMLAB_BENCH_SHORT_WARMUP_SECS`, `BLOOMLAB_BENCH_SHORT_MEASURE_SECS`: the short times of
+//!   the structures that are not headline ones;
 //! - `BLOOMLAB_BENCH_SIZES`, `BLOOMLAB_BENCH_MEASURE_SECS`, `BLOOMLAB_BENCH_WARMUP_SECS`: sizes and
 //!   criterion's times; `BLOOMLAB_BENCH_PAIRED_ROUNDS`: rounds per paired comparison (0 turns them
 //!   off).
@@ -123,7 +159,14 @@ fn main() {
         "bloom_vs_hashset: mode {}, n in {:?}, warm-up {:?}, measurement {:?}, {} samples",
         cfg.mode, cfg.sizes, cfg.warm_up, cfg.measurement, cfg.sample_size
     );
+    // One step per key kind and n of the main series (the layout and capability series run
+    // inside the string step), then one per regime size.
+    let mut progress =
+        timing::Progress::new(cfg.sizes.len() * 2 + usize::from(!cfg.regime_sizes.is_empty()));
     for &n in &cfg.sizes {
+        progress.step(&format!(
+            "strings n={n} (main, layout, scalable, counting series)"
+        ));
         let mut suite = suite::Suite {
             c: &mut c,
             cfg: &cfg,
@@ -133,9 +176,11 @@ fn main() {
             let keys = keys::StrKeys::new(n);
             suite.strings(&keys, n);
         }
+        progress.step(&format!("u64 keys n={n} (main series)"));
         let keys = keys::U64Keys::new(n);
         suite.u64s(&keys, n);
     }
+    progress.step(&format!("regime series n in {:?}", cfg.regime_sizes));
     suite::Suite {
         c: &mut c,
         cfg: &cfg,
@@ -143,4 +188,5 @@ fn main() {
     }
     .regimes();
     c.final_summary();
+    progress.finish();
 }

@@ -15,7 +15,7 @@
 //! that 1e8 keys fit (the 1e8 keys themselves take 800 MB, std `HashSet<u64>` about 1.2 GB).
 //! Structures are built one at a time and dropped before the next, so the run's peak is the keys
 //! plus the largest build (xorf's construction, a few GB at 1e8). Criterion's times are short
-//! ([`crate::timing::Config::regime_times`]); there are no paired rounds.
+//! for non-headline structures ([`crate::timing::Config::times`]); there are no paired rounds.
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
@@ -69,7 +69,9 @@ impl Item {
 impl Suite<'_> {
     /// The whole regime series, at every regime size.
     pub fn regimes(&mut self) {
-        let cfg = self.cfg.for_regimes();
+        // The main series' configuration: the same criterion times per structure
+        // ([`Config::times`]), so a flagship's figure does not depend on the series.
+        let cfg = self.cfg;
         for &n in &self.cfg.regime_sizes.clone() {
             let items = regime_items();
             let wanted = items.iter().any(|i| self.cfg.wants(&i.selector()))
@@ -90,20 +92,23 @@ impl Suite<'_> {
                     .collect(),
             };
             if self.cfg.wants("regime: hash") {
-                self.regime_hashing(&cfg, n, &keys.present);
+                self.regime_hashing(cfg, n, &keys.present);
             }
             for item in items {
                 if !self.cfg.wants(&item.selector()) {
                     continue;
                 }
-                let bytes = self.regime_structure(&cfg, &item, n, &keys.inserted, &mixes);
-                self.regime_memory(&cfg, &item.label(), n, bytes);
+                let (bytes, k) = self.regime_structure(cfg, &item, n, &keys.inserted, &mixes);
+                self.regime_memory(cfg, &item.label(), n, bytes);
+                if let Some(k) = k {
+                    self.regime_floor(cfg, &item, n, bytes, k, &keys.absent);
+                }
             }
         }
     }
 
     /// Builds `item` from `inserted`, records it and times the mixes; returns its heap bytes
-    /// (the structure is dropped on return).
+    /// and, for a flagship, its number of probes k (the structure is dropped on return).
     fn regime_structure(
         &mut self,
         cfg: &Config,
@@ -111,13 +116,16 @@ impl Suite<'_> {
         n: u64,
         inserted: &[u64],
         mixes: &Mixes,
-    ) -> u64 {
+    ) -> (u64, Option<u32>) {
         let cap = usize::try_from(n).expect("n keys fit in memory");
         match item.structure {
             s if s == KeyKind::U64.reference() => {
                 let (set, bytes, t) =
                     measure_build(|| inserted.iter().copied().collect::<HashSet<u64>>());
-                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| set.contains(&k))
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| set.contains(&k)),
+                    None,
+                )
             }
             "fastbloom" => {
                 let (f, bytes, t) = measure_build(|| {
@@ -127,7 +135,10 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k))
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
+                    None,
+                )
             }
             "fastbloom+foldhash" => {
                 let (f, bytes, t) = measure_build(|| {
@@ -139,12 +150,18 @@ impl Suite<'_> {
                     }
                     f
                 });
-                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k))
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
+                    None,
+                )
             }
             "xorf BinaryFuse8" => {
                 let (f, bytes, t) =
                     measure_build(|| BinaryFuse8::try_from(inserted).expect("distinct keys"));
-                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k))
+                (
+                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
+                    None,
+                )
             }
             name => registry::visit(
                 name,
@@ -246,10 +263,57 @@ impl Suite<'_> {
         );
     }
 
+    /// The floor of flagship `item` (group `regime-floor-u64`, [`Operation::Floor`]): one loop
+    /// over the absent batch that fetches each key, hashes it with XXH3 as the flagships do
+    /// (bloomlab's digest of the key's 8 bytes), and loads what the layout reads from a buffer of
+    /// `bytes` bytes: one cache line chosen by the hash for split-block and blocked512, `k`
+    /// words at the Kirsch-Mitzenmacher positions `h1 + i h2` for classic. The loaded words are
+    /// summed, never tested. Positions are reduced by multiply-shift (the filters' own reduction
+    /// differs in detail, not in the loads it causes).
+    fn regime_floor(
+        &mut self,
+        cfg: &Config,
+        item: &Item,
+        n: u64,
+        bytes: u64,
+        k: u32,
+        batch: &[u64],
+    ) {
+        let words_len =
+            usize::try_from(bytes.div_ceil(64).max(2)).expect("the structure fit") * LINE_WORDS;
+        let words: Vec<u64> = (0..words_len as u64).collect();
+        let lines = (words_len / LINE_WORDS) as u64;
+        let reduce = |h: u64, range: u64| ((u128::from(h) * u128::from(range)) >> 64) as usize;
+        let group = Group::in_series(Series::Regime, Operation::Floor, KeyKind::U64);
+        let label = item.label();
+        if item.structure == flagships()[2] {
+            let bits = words_len as u64 * 64;
+            let floor = |key: u64| {
+                let d = Xxh3::digest(&key.to_le_bytes());
+                let mut acc = 0u64;
+                let mut h = d.h1;
+                for _ in 0..k {
+                    acc = acc.wrapping_add(words[reduce(h, bits) / 64]);
+                    h = h.wrapping_add(d.h2);
+                }
+                acc
+            };
+            bench(self.c, cfg, group, &label, n, timer(batch, floor));
+        } else {
+            let floor = |key: u64| {
+                let d = Xxh3::digest(&key.to_le_bytes());
+                words[reduce(d.h1, lines) * LINE_WORDS]
+            };
+            bench(self.c, cfg, group, &label, n, timer(batch, floor));
+        }
+    }
+
     /// Hashing a key alone, on the present batch: XXH3 as the flagships use it (bloomlab's
     /// digest of the key's 8 bytes, both words), foldhash and SipHash-1-3 (std `HashSet`).
     fn regime_hashing(&mut self, cfg: &Config, n: u64, batch: &[u64]) {
         let group = Group::in_series(Series::Regime, Operation::Hash, KeyKind::U64);
+        // The floor's first part: fetching the next key of the batch, nothing else.
+        bench(self.c, cfg, group, KEY_FETCH, n, timer(batch, |k: u64| k));
         let digest = |k: u64| {
             let d = Xxh3::digest(&k.to_le_bytes());
             d.h1 ^ d.h2
@@ -282,6 +346,9 @@ impl Suite<'_> {
         );
     }
 }
+
+/// The label of the key fetch alone (the loop over the batch, no work), in the hashing group.
+pub const KEY_FETCH: &str = "key fetch";
 
 /// The labels of the regime series' hashing benchmarks.
 const REGIME_HASHES: [&str; 3] = ["digest xxh3", "foldhash", "SipHash-1-3"];
@@ -336,8 +403,8 @@ struct RegimeVariant<'s, 'a> {
 }
 
 impl VariantVisitor for RegimeVariant<'_, '_> {
-    type Output = u64;
-    fn visit<F: Variant>(self) -> u64 {
+    type Output = (u64, Option<u32>);
+    fn visit<F: Variant>(self) -> (u64, Option<u32>) {
         let n = self.n;
         let (f, bytes, t) = measure_build(|| {
             let mut f = F::sized_for(n, P)
@@ -347,9 +414,12 @@ impl VariantVisitor for RegimeVariant<'_, '_> {
             }
             f
         });
-        self.suite
-            .regime_lookups(self.cfg, self.item, n, (bytes, t), self.mixes, |k| {
-                f.contains(&k)
-            })
+        let k = f.hashes();
+        let bytes =
+            self.suite
+                .regime_lookups(self.cfg, self.item, n, (bytes, t), self.mixes, |k| {
+                    f.contains(&k)
+                });
+        (bytes, Some(k))
     }
 }

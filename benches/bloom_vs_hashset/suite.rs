@@ -75,6 +75,9 @@ impl Exact<u64> for HashSet<u64> {
     }
 }
 
+/// The largest n at which every variant runs by default (beyond it, the representative set).
+pub const ALL_VARIANTS_UP_TO: u64 = 1_000_000;
+
 /// Target rates: the headline 1% and a second, tighter one.
 pub const RATES: [f64; 2] = [0.01, 0.001];
 
@@ -303,12 +306,16 @@ impl Suite<'_> {
     /// scalable variant: an insert changes a counting filter's counters and grows a scalable one,
     /// so the main series' re-insert would not repeat the same work on the same state; their own
     /// series ([`Suite::counting`], [`Suite::scalable`]) measure them.
-    fn wants_variant(&self, name: &str, p: f64, keys: KeyKind) -> bool {
+    ///
+    /// By default every variant runs at the headline rate on string keys at up to 1M keys (at the
+    /// short criterion times of [`crate::timing::Config::times`]), and only the representative
+    /// set beyond: a full run fits in about half an hour ([`crate::timing`]).
+    fn wants_variant(&self, name: &str, p: f64, keys: KeyKind, n: u64) -> bool {
         let caps = registry::capabilities(name).expect("names() lists registered names");
         if caps.remove || caps.grow {
             return false;
         }
-        let headline = p == RATES[0] && keys == KeyKind::Str;
+        let headline = p == RATES[0] && keys == KeyKind::Str && n <= ALL_VARIANTS_UP_TO;
         headline || self.cfg.all_variants_everywhere || representative().contains(&name)
     }
 
@@ -395,7 +402,7 @@ impl Suite<'_> {
     fn str_variants(&mut self, b: &Batches, w: &Workload<&str, HashSet<String>>, p: f64, n: u64) {
         for name in registry::names() {
             let meta = Meta::main(KeyKind::Str, &name, Family::Bloomlab, Some(p), n);
-            if !self.wants_variant(&name, p, KeyKind::Str) || !self.cfg.wants(&meta.selector()) {
+            if !self.wants_variant(&name, p, KeyKind::Str, n) || !self.cfg.wants(&meta.selector()) {
                 continue;
             }
             let visit = StrVariant {
@@ -567,7 +574,8 @@ impl Suite<'_> {
         for p in RATES {
             for name in registry::names() {
                 let meta = base(&name, Family::Bloomlab, Some(p));
-                if !self.wants_variant(&name, p, KeyKind::U64) || !self.cfg.wants(&meta.selector())
+                if !self.wants_variant(&name, p, KeyKind::U64, n)
+                    || !self.cfg.wants(&meta.selector())
                 {
                     continue;
                 }

@@ -8,6 +8,7 @@
 //! what the two share is the keys (`bloomlab_harness::keys`, see [`crate::keys`]).
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bloomlab_harness::schema::bench::{Group, Mode};
@@ -34,9 +35,41 @@ pub struct Config {
     pub only: Option<String>,
     /// Key counts of the regime series (u64 keys), from a filter in a core's L2 to DRAM.
     pub regime_sizes: Vec<u64>,
-    /// Criterion's warm-up and measurement times and sample count for the regime series: short,
-    /// because it runs some 200 benchmarks.
-    pub regime_times: (Duration, Duration, usize),
+    /// Criterion's warm-up and measurement times and sample count for a structure that is not a
+    /// headline one ([`headline`]): short, because there are some 80 variants. A headline
+    /// structure gets `warm_up`, `measurement` and `sample_size` in every series, so that its
+    /// figure does not depend on which series measured it. With `BLOOMLAB_BENCH_ALL=1` every
+    /// structure gets the full times.
+    pub short_times: (Duration, Duration, usize),
+}
+
+/// Whether `label` (`<structure>[ p=<rate>%]`, or a hashing label) is measured with the full
+/// criterion times: the flagships ([`bloomlab_harness::schema::bench::flagships`]) and Guava's
+/// layout at 1%, std and foldhash `HashSet`s, fastbloom, xorf, and the hashes alone (the floor's
+/// parts). Everything else gets [`Config::short_times`] by default.
+pub fn headline(label: &str) -> bool {
+    const GUAVA: &str = "classic/murmur3/mitz64/flat";
+    const PEERS: [&str; 3] = ["fastbloom", "xorf", "bloomfilter"];
+    const HASHES: [&str; 5] = [
+        "key fetch",
+        "digest xxh3",
+        "digest murmur3",
+        "foldhash",
+        "SipHash-1-3",
+    ];
+    let (structure, rate) = match label.split_once(" p=") {
+        Some((s, r)) => (s, Some(r)),
+        None => (label, None),
+    };
+    if structure.contains("HashSet") || HASHES.contains(&structure) {
+        return true;
+    }
+    if PEERS.iter().any(|p| structure.starts_with(p)) {
+        return rate.is_none_or(|r| r == "1%");
+    }
+    let flagship =
+        bloomlab_harness::schema::bench::flagships().contains(&structure) || structure == GUAVA;
+    flagship && rate == Some("1%")
 }
 
 fn env_secs(name: &str, default: f64) -> Duration {
@@ -76,8 +109,9 @@ impl Config {
     /// `BLOOMLAB_BENCH_SIZES=1000000,10000000` sets the key counts of a full run;
     /// `BLOOMLAB_BENCH_PAIRED_ROUNDS` the rounds of each paired comparison (0 turns it off);
     /// `BLOOMLAB_BENCH_REGIME_SIZES` the key counts of the regime series (default 1e5, 1e6, 1e7,
-    /// 1e8; quick: 1e5, 1e6) and `BLOOMLAB_BENCH_REGIME_WARMUP_SECS` /
-    /// `BLOOMLAB_BENCH_REGIME_MEASURE_SECS` its times (default 0.2 s and 0.5 s).
+    /// 1e8; quick: 1e5, 1e6); `BLOOMLAB_BENCH_SHORT_WARMUP_SECS` /
+    /// `BLOOMLAB_BENCH_SHORT_MEASURE_SECS` the times of the structures that are not
+    /// [`headline`] ones (default 0.1 s and 0.3 s; the headline ones get 0.3 s and 1 s).
     /// Without `--bench` (i.e. `cargo test --benches`) every benchmark runs once on 10k keys.
     pub fn from_env() -> Self {
         let flag = |name: &str| std::env::var(name).is_ok_and(|v| v == "1" || v == "true");
@@ -99,13 +133,13 @@ impl Config {
                 all_variants_everywhere,
                 only,
                 regime_sizes: vec![10_000],
-                regime_times: (Duration::from_millis(10), Duration::from_millis(10), 10),
+                short_times: (Duration::from_millis(10), Duration::from_millis(10), 10),
             };
         }
-        let regime_times = |warm: f64, measure: f64| {
+        let short_times = |warm: f64, measure: f64| {
             (
-                env_secs("BLOOMLAB_BENCH_REGIME_WARMUP_SECS", warm),
-                env_secs("BLOOMLAB_BENCH_REGIME_MEASURE_SECS", measure),
+                env_secs("BLOOMLAB_BENCH_SHORT_WARMUP_SECS", warm),
+                env_secs("BLOOMLAB_BENCH_SHORT_MEASURE_SECS", measure),
                 10,
             )
         };
@@ -122,7 +156,7 @@ impl Config {
                 only,
                 regime_sizes: env_sizes("BLOOMLAB_BENCH_REGIME_SIZES")
                     .unwrap_or_else(|| vec![100_000, 1_000_000]),
-                regime_times: regime_times(0.05, 0.15),
+                short_times: short_times(0.05, 0.15),
             };
         }
         let sizes =
@@ -130,27 +164,28 @@ impl Config {
         Self {
             mode: Mode::Full,
             sizes,
-            warm_up: env_secs("BLOOMLAB_BENCH_WARMUP_SECS", 0.5),
-            measurement: env_secs("BLOOMLAB_BENCH_MEASURE_SECS", 2.0),
+            warm_up: env_secs("BLOOMLAB_BENCH_WARMUP_SECS", 0.3),
+            measurement: env_secs("BLOOMLAB_BENCH_MEASURE_SECS", 1.0),
             sample_size: 20,
-            paired_rounds: env_count("BLOOMLAB_BENCH_PAIRED_ROUNDS", 9),
-            paired_part: Duration::from_millis(15),
+            paired_rounds: env_count("BLOOMLAB_BENCH_PAIRED_ROUNDS", 5),
+            paired_part: Duration::from_millis(10),
             all_variants_everywhere,
             only,
             regime_sizes: env_sizes("BLOOMLAB_BENCH_REGIME_SIZES")
                 .unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000, 100_000_000]),
-            regime_times: regime_times(0.2, 0.5),
+            short_times: short_times(0.1, 0.3),
         }
     }
 
-    /// This configuration with the regime series' criterion times.
-    pub fn for_regimes(&self) -> Self {
-        let (warm_up, measurement, sample_size) = self.regime_times;
-        Self {
-            warm_up,
-            measurement,
-            sample_size,
-            ..self.clone()
+    /// Criterion's (warm-up, measurement, samples) for the structure labelled `label`: the full
+    /// times for a [`headline`] structure (or every structure with `BLOOMLAB_BENCH_ALL=1`), else
+    /// [`Config::short_times`]. The same in every series, so a structure's figure never depends
+    /// on which series measured it.
+    pub fn times(&self, label: &str) -> (Duration, Duration, usize) {
+        if self.all_variants_everywhere || headline(label) {
+            (self.warm_up, self.measurement, self.sample_size)
+        } else {
+            self.short_times
         }
     }
 
@@ -199,13 +234,69 @@ pub fn bench(
     n: u64,
     mut time: impl FnMut(u64) -> Duration,
 ) {
+    let (warm_up, measurement, sample_size) = cfg.times(label);
     let mut g = c.benchmark_group(group.name());
-    g.warm_up_time(cfg.warm_up)
-        .measurement_time(cfg.measurement)
-        .sample_size(cfg.sample_size)
+    g.warm_up_time(warm_up)
+        .measurement_time(measurement)
+        .sample_size(sample_size)
         .throughput(Throughput::Elements(1));
     g.bench_function(BenchmarkId::new(label, n), |b| b.iter_custom(&mut time));
     g.finish();
+    BENCHMARKS_RUN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Benchmarks run so far in this process (for the progress lines).
+static BENCHMARKS_RUN: AtomicU64 = AtomicU64::new(0);
+
+/// The run's progress: one line on stderr as each step (one series at one n) starts, with the
+/// steps done, the elapsed time, and the time left estimated from the elapsed time per step done
+/// so far (the steps differ in length, so the estimate firms up as the run goes).
+pub struct Progress {
+    start: Instant,
+    steps: usize,
+    done: usize,
+}
+
+impl Progress {
+    /// A run of `steps` steps, starting now.
+    pub fn new(steps: usize) -> Self {
+        Self {
+            start: Instant::now(),
+            steps,
+            done: 0,
+        }
+    }
+
+    /// The closing line: total elapsed time and benchmarks run.
+    pub fn finish(&self) {
+        eprintln!(
+            "bloom_vs_hashset progress: done, {} steps, {} benchmarks in {:.0} s",
+            self.steps,
+            BENCHMARKS_RUN.load(Ordering::Relaxed),
+            self.start.elapsed().as_secs_f64()
+        );
+    }
+
+    /// Announces the next step, `name` (e.g. `strings n=1000000`).
+    pub fn step(&mut self, name: &str) {
+        self.done += 1;
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let eta = if self.done > 1 {
+            format!(
+                "{:.0} s",
+                elapsed / (self.done - 1) as f64 * (self.steps + 1 - self.done) as f64
+            )
+        } else {
+            "-".to_owned()
+        };
+        eprintln!(
+            "bloom_vs_hashset progress: {name} ({}/{}), elapsed {elapsed:.0} s, {} benchmarks \
+             done, ETA {eta}",
+            self.done,
+            self.steps,
+            BENCHMARKS_RUN.load(Ordering::Relaxed)
+        );
+    }
 }
 
 /// Keys per call of a batched lookup in the timed loop (each call refills the lookahead pipeline

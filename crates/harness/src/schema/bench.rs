@@ -118,11 +118,17 @@ pub enum Operation {
     /// One independent load of a random cache line of the same buffer (regime series): the cost
     /// of a random access when the next one need not wait for it, as in a batch of lookups.
     Gather,
+    /// A flagship's floor (regime series): one loop doing what any filter of its layout must do
+    /// per lookup and nothing else: fetch the next key of the batch, hash it with the flagship's
+    /// hash, and load the cache line(s) its layout reads (split-block and blocked: one line
+    /// chosen by the hash; classic: k words at the hash's k positions) from a buffer of the
+    /// filter's size, without testing a bit.
+    Floor,
 }
 
 impl Operation {
     /// Every operation.
-    pub const ALL: [Operation; 12] = [
+    pub const ALL: [Operation; 13] = [
         Operation::LookupPresent,
         Operation::LookupAbsent,
         Operation::LookupBatchPresent,
@@ -135,6 +141,7 @@ impl Operation {
         Operation::LookupMix75,
         Operation::Chase,
         Operation::Gather,
+        Operation::Floor,
     ];
 
     /// The query mixes of the regime series, from no present key to all present: the absent
@@ -175,6 +182,7 @@ impl Operation {
             Operation::LookupMix75 => "lookup-mix75",
             Operation::Chase => "chase",
             Operation::Gather => "gather",
+            Operation::Floor => "floor",
         }
     }
 
@@ -199,7 +207,8 @@ impl Operation {
             | Operation::Hash
             | Operation::Remove
             | Operation::Chase
-            | Operation::Gather => None,
+            | Operation::Gather
+            | Operation::Floor => None,
         }
     }
 }
@@ -757,7 +766,7 @@ mod tests {
                 "hash-u64",
             ]
         );
-        assert_eq!(names.len(), 6 * 12 * 2);
+        assert_eq!(names.len(), 6 * 13 * 2);
         for name in [
             "remove-str",
             "counting-insert-str",
@@ -769,6 +778,7 @@ mod tests {
             "regime-lookup-mix75-u64",
             "regime-chase-u64",
             "regime-gather-u64",
+            "regime-floor-u64",
             "regime-hash-u64",
             "contiguous-lookup-absent-str",
             "scattered-lookup-present-str",

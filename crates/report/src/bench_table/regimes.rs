@@ -52,6 +52,92 @@ fn row(v: &View, r: &BenchRecord) -> RegimeRow {
     }
 }
 
+/// Ratios at or below this are at the floor (issue 30's target for the flagships).
+pub const FLOOR_TARGET: f64 = 1.5;
+
+/// The headline: each flagship's one-by-one lookups in the regime series against its floor
+/// ([`Operation::Floor`]: one loop fetching the key, hashing it with the flagship's hash and
+/// doing the loads its layout needs, no bit test), with the floor's parts measured in the same
+/// run. Nothing when the log has no floor figures.
+pub(super) fn floor_section(out: &mut String, v: &View) {
+    let g = |op| Group::in_series(Series::Regime, op, KeyKind::U64);
+    let mut rows = Vec::new();
+    let mut records: Vec<&BenchRecord> = v
+        .log
+        .records
+        .iter()
+        .filter(|r| r.series == Series::Regime)
+        .collect();
+    records.sort_by(|a, b| (a.n, &a.structure).cmp(&(b.n, &b.structure)));
+    for r in records {
+        let Some(floor) = v.median(g(Operation::Floor), &r.label, r.n) else {
+            continue;
+        };
+        let absent = v.median(g(Operation::LookupAbsent), &r.label, r.n);
+        let present = v.median(g(Operation::LookupPresent), &r.label, r.n);
+        let ratio = |x: Option<f64>| x.map(|x| x / floor);
+        let verdict = [ratio(absent), ratio(present)]
+            .into_iter()
+            .flatten()
+            .reduce(f64::max)
+            .map_or("—", |w| if w <= FLOOR_TARGET { "yes" } else { "no" });
+        rows.push(vec![
+            fmt_n(r.n),
+            format!("`{}`", r.structure),
+            fmt_ns(absent),
+            fmt_ns(present),
+            fmt_ns(Some(floor)),
+            fmt_ratio(ratio(absent)),
+            fmt_ratio(ratio(present)),
+            verdict.to_owned(),
+            fmt_ns(v.median(g(Operation::Hash), KEY_FETCH, r.n)),
+            fmt_ns(
+                r.structure
+                    .own_hash()
+                    .and_then(|h| v.median(g(Operation::Hash), h, r.n)),
+            ),
+            fmt_ns(v.median(g(Operation::Gather), &r.label, r.n)),
+        ]);
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(&format!(
+        "## Lookups against their floor\n\n\
+         Each flagship (p = 1%) on u64 keys (the regime series), one-by-one lookups of the absent \
+         and the present batch against its *floor*: one loop over the same batch that does what \
+         any filter of that layout must do per lookup and nothing else: fetch the key, hash it \
+         with the flagship's hash, load one cache line chosen by the hash (split-block, \
+         blocked512) or k words at the hash's k positions (classic), over a buffer of the \
+         filter's size, without testing a bit. Every figure is criterion's median, ns per key, \
+         measured in the same run by the same timed loop; *at floor* says whether both ratios are \
+         at most {FLOOR_TARGET}x. The floor's parts, each timed alone: *key fetch* (the loop \
+         over the batch, no work), *hash* (the digest alone), *one load* (one independent \
+         random line of the buffer). The parts overlap across keys, so they do not add up to \
+         the floor.\n\n"
+    ));
+    let headers = [
+        "n",
+        "structure",
+        "absent ns",
+        "present ns",
+        "floor ns",
+        "absent / floor",
+        "present / floor",
+        "at floor",
+        "key fetch ns",
+        "hash ns",
+        "one load ns",
+    ]
+    .map(String::from);
+    out.push_str(&table(&headers, &rows));
+    out.push('\n');
+}
+
+/// The label of the key-fetch benchmark in the regime series' hashing group (the bench's
+/// `regimes::KEY_FETCH`).
+pub const KEY_FETCH: &str = "key fetch";
+
 /// The section; says so when the log has no regime records.
 pub(super) fn section(out: &mut String, v: &View) {
     out.push_str("## Cache regimes and query mixes\n\n");
@@ -75,7 +161,7 @@ pub(super) fn section(out: &mut String, v: &View) {
          800 MB, std `HashSet<u64>` holds about 1.2 GB at 10^8). Each is built alone, looked up \
          with batches of 2^20 keys of which 0, 25, 50, 75 or 100% are present (at random \
          positions, so a branch on the answer cannot be predicted), ns per key (criterion's \
-         median, short times: 0.5 s per benchmark), then dropped. Beside it, over a buffer of as \
+         median, with the same criterion times as in every other series), then dropped. Beside it, over a buffer of as \
          many bytes as it holds: *dependent load*, one load whose address comes from the line \
          loaded before, in a random cycle over the buffer's cache lines (the memory latency at \
          that size, TLB misses included), and *independent load*, one load of a random line of \
@@ -236,6 +322,42 @@ mod tests {
         );
         assert!(md.contains("| `digest xxh3` | 2.00 |"), "{md}");
         assert!(md.contains("| `foldhash` | 1.00 |"), "{md}");
+    }
+
+    #[test]
+    fn the_floor_table_divides_each_mix_by_the_floor_loop() {
+        let n = 10_000_000;
+        let sbbf = label("sbbf/xxh3", Some(0.01));
+        let records = vec![record(
+            Series::Regime,
+            KeyKind::U64,
+            "sbbf/xxh3",
+            Some(0.01),
+            n,
+            12_000_000,
+        )];
+        let mut m = Medians::new();
+        let g = |op| Group::in_series(Series::Regime, op, KeyKind::U64);
+        put(&mut m, g(Operation::LookupAbsent), &sbbf, n, 6.0);
+        put(&mut m, g(Operation::LookupPresent), &sbbf, n, 9.0);
+        put(&mut m, g(Operation::Floor), &sbbf, n, 5.0);
+        put(&mut m, g(Operation::Gather), &sbbf, n, 3.0);
+        put(&mut m, g(Operation::Hash), KEY_FETCH, n, 0.5);
+        put(&mut m, g(Operation::Hash), "digest xxh3", n, 2.0);
+        let md = render::render(&log(records, Vec::new()), &m, &machine());
+        // 6 / 5 = 1.2x is at the floor, 9 / 5 = 1.8x is not: the row is not at the floor.
+        assert!(
+            md.contains(
+                "| 10M | `sbbf/xxh3` | 6.00 | 9.00 | 5.00 | 1.20x | 1.80x | no | 0.50 | 2.00 | \
+                 3.00 |"
+            ),
+            "{md}"
+        );
+        let floor = md
+            .find("## Lookups against their floor")
+            .expect("the floor table");
+        let regimes = md.find("## Cache regimes").expect("the regime table");
+        assert!(floor < regimes, "the floor table comes first: {md}");
     }
 
     #[test]

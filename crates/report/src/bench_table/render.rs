@@ -570,6 +570,7 @@ pub fn render(log: &BenchLog, medians: &Medians, machine: &Machine) -> String {
         .filter(|r| r.series == Series::Main)
         .map(|r| r.n)
         .collect();
+    super::regimes::floor_section(&mut out, &v);
     if let Some(&largest) = sizes.last() {
         headline(&mut out, &v, largest);
     }
