@@ -131,7 +131,13 @@ fn configs(args: &Args) -> Result<Vec<ScaleConfig>, String> {
         ));
     }
     let filters = parse_list("filters", &args.filters, |s| Ok::<_, String>(s.to_owned()))?;
-    let command = std::iter::once("cargo run --release --bin scale --".to_owned())
+    // The command as run, with the build it ran from (`measure` for committed figures).
+    let build = match bloomlab_cli::build_profile() {
+        "release" => "--release".to_owned(),
+        "debug" => String::new(),
+        other => format!("--profile {other}"),
+    };
+    let command = std::iter::once(format!("cargo run {build} --bin scale --").replace("  ", " "))
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
