@@ -24,7 +24,7 @@ if ! command -v javac >/dev/null 2>&1 || [ ! -f "$JAR" ]; then
         { echo "FAIL: could not install Java and Guava"; exit 2; }
 fi
 
-cargo build --release -q -p bloomlab-cli --bin bloomlab || { echo "FAIL: cargo build"; exit 2; }
+cargo build --release -q -p bloomlab-tool --bin bloomlab || { echo "FAIL: cargo build"; exit 2; }
 BLOOMLAB="${CARGO_TARGET_DIR:-target}/release/bloomlab"
 
 WORK=$(mktemp -d)

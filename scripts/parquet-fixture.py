@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the Parquet fixtures of `bloomlab filter stat|check --file X.parquet` (issue 29), with
-DuckDB, into crates/cli/tests/data/parquet/ (or the directory given as the only argument):
+DuckDB, into crates/tool/tests/data/parquet/ (or the directory given as the only argument):
 
 - bloom.parquet: two row groups of 8192 rows, one DuckDB Bloom filter per dictionary-encoded
   column chunk, and one column (a BOOLEAN, which DuckDB writes PLAIN) without a filter;
@@ -10,7 +10,7 @@ DuckDB, into crates/cli/tests/data/parquet/ (or the directory given as the only 
     python3 scripts/parquet-fixture.py            # installs DuckDB if missing, then writes
 
 The values are known by formula (row r = 0..16383, row group g = r // 8192); the test
-crates/cli/tests/filter_parquet.rs computes the same formulas, so keep both in step:
+crates/tool/tests/filter_parquet.rs computes the same formulas, so keep both in step:
   s    VARCHAR  'key-' || (g * 1024 + r % 1024) || '-é'   1024 distinct per row group, the two
                                                           row groups' sets disjoint (UTF-8 bytes)
   n    BIGINT   (r % 700) * 7919 - 100000                 700 distinct per row group (INT64)
@@ -132,7 +132,7 @@ def main():
     con.execute("SET threads = 1")
     con.execute("SET preserve_insertion_order = true")
     lines = [
-        "Parquet fixtures of crates/cli/tests/filter_parquet.rs, written by scripts/parquet-fixture.py",
+        "Parquet fixtures of crates/tool/tests/filter_parquet.rs, written by scripts/parquet-fixture.py",
         f"with DuckDB {duckdb.__version__} (Python package duckdb=={DUCKDB_VERSION}).",
         "Rows, the same in both files:",
         *("  " + line for line in QUERY.splitlines()),

@@ -1,45 +1,14 @@
 //! Shared glue for the bloomlab binaries: flag parsing helpers, a counting allocator, the build
-//! revision, and the logic of the `bloomlab guava` commands ([`guava`]), so that the binaries
-//! only parse flags and call a library.
+//! revision and profile, and the sketch sweep ([`sketch_sweep`]), so that the binaries only parse
+//! flags and call a library. The `bloomlab` tool and `scenario` live in `bloomlab-tool`
+//! (crates/tool), which uses this glue: they need a database, a Parquet reader and the
+//! conformance subjects, which README's main command (`sweep`) should not wait to compile.
 
 #![warn(missing_docs)]
 
-pub mod conform;
-pub mod filter;
-pub mod guava;
 pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;
-
-/// Why a `bloomlab` command (`guava ...`, `filter ...`) did not succeed; decides the exit code.
-#[derive(Debug)]
-pub enum Failure {
-    /// Unreadable or corrupt input, a malformed key, an invalid flag, a server that cannot be
-    /// reached or refuses, a missing or foreign filter: exit code 2. Nothing was changed.
-    BadInput(String),
-    /// The command ran and a check it exists to make failed (an audit or `check --members` found
-    /// a member missing): exit code 1.
-    CheckFailed(String),
-}
-
-impl Failure {
-    /// 1 for a failed check, 2 for bad input.
-    pub fn exit_code(&self) -> std::process::ExitCode {
-        match self {
-            Self::CheckFailed(_) => std::process::ExitCode::from(1),
-            Self::BadInput(_) => std::process::ExitCode::from(2),
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::BadInput(m) => write!(f, "bad input: {m}"),
-            Self::CheckFailed(m) => write!(f, "check failed: {m}"),
-        }
-    }
-}
 
 use bloomlab_harness::bloom::trial::Lookup;
 use bloomlab_harness::{KeySetKind, Selection, Subject};
@@ -318,7 +287,7 @@ pub fn git_revision() -> String {
 
 /// The build this binary came from, as timings should name it: `measure` (`cargo run --profile
 /// measure`: fat LTO, one codegen unit, the build committed timings come from), `release` (`cargo
-/// run --release`: no cross-crate LTO; timings indicative), or another profile directory's name.
+/// run --release`: no LTO; timings indicative), or another profile directory's name.
 /// Recorded by `build.rs` from the build's output directory.
 pub fn build_profile() -> &'static str {
     env!("BLOOMLAB_BUILD_PROFILE")
@@ -329,7 +298,7 @@ pub fn build_description() -> String {
     match build_profile() {
         "measure" => "`measure` build (fat LTO, one codegen unit)".to_owned(),
         "release" => {
-            "`release` build (no cross-crate LTO; timings indicative, `--profile measure` \
+            "`release` build (no LTO; timings indicative, `--profile measure` \
                       for the committed ones)"
                 .to_owned()
         }

@@ -6,68 +6,21 @@
 
 #![cfg(unix)]
 
-use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[allow(dead_code)] // each package's tests use some of the helpers
+#[path = "support/outputs.rs"]
+mod support;
+use support::*;
+
 const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
 const SCALE: &str = env!("CARGO_BIN_EXE_scale");
-const BLOOMLAB: &str = env!("CARGO_BIN_EXE_bloomlab");
-const LOCK: &str = ".bloomlab.lock";
 
 /// Longest wait for a child to take its lock or finish: far above what these small runs take on a
 /// loaded 2-core machine, so a timeout means a hang.
 const PATIENCE: Duration = Duration::from_secs(45);
-
-/// A fresh directory under the system temp dir, removed when dropped.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("bloomlab-outputs-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A file's name, size and a digest of its bytes.
-type Entry = (String, u64, u64);
-
-/// Every entry of `dir` but the lock file, sorted by name: files with their size and a digest of
-/// their bytes (equal snapshots: byte-identical files), directories with size and digest 0.
-fn snapshot(dir: &Path) -> Vec<Entry> {
-    use std::hash::{Hash as _, Hasher as _};
-    let mut v: Vec<Entry> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_name() != LOCK)
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.path().is_dir() {
-                return (name, 0, 0);
-            }
-            let bytes = std::fs::read(e.path()).unwrap();
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            bytes.hash(&mut h);
-            (name, bytes.len() as u64, h.finish())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-fn names(snap: &[Entry]) -> Vec<&str> {
-    snap.iter().map(|(n, _, _)| n.as_str()).collect()
-}
 
 fn spawn(bin: &str, args: &[&str]) -> Child {
     Command::new(bin)
@@ -77,15 +30,6 @@ fn spawn(bin: &str, args: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// Waits until `child` has taken the lock of `dir` (its pid is in the lock file), i.e. it is past
@@ -350,26 +294,6 @@ fn two_scales_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
     );
 }
 
-/// Runs `cmd` with writes limited to files of at most `bytes` (SIGXFSZ ignored, so a write past it
-/// fails with EFBIG, as on a full disk).
-fn with_file_size_limit(mut cmd: Command, bytes: u64) -> Output {
-    // SAFETY: between fork and exec only async-signal-safe calls are made (signal, setrlimit).
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let limit = libc::rlimit {
-                rlim_cur: bytes as libc::rlim_t,
-                rlim_max: bytes as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    cmd.output().unwrap()
-}
-
 /// A disk that fills while the report is written: the new CSV fits, the pictures do not. The run
 /// fails and the previous report stays whole, with no truncated file and nothing staged left.
 #[test]
@@ -390,50 +314,6 @@ fn sweep_on_a_full_disk_leaves_the_previous_report_whole() {
         snapshot(&dir.0),
         before,
         "the previous report changed\n{what}"
-    );
-}
-
-/// Case 3: `guava build` (and `union`, the same writer) on a full disk used to truncate the
-/// previous good file first; it must stay byte for byte as it was.
-#[test]
-fn guava_build_on_a_full_disk_keeps_the_previous_file() {
-    let dir = Dir::new("guava-full");
-    let keys = dir.0.join("keys.txt");
-    let text_keys: String = (0..50_000).map(|i| format!("key-{i}\n")).collect();
-    std::fs::write(&keys, text_keys).unwrap();
-    let filter = dir.0.join("filter.bin");
-    let build = |n: &str| {
-        let mut cmd = Command::new(BLOOMLAB);
-        cmd.args([
-            "guava", "build", "--funnel", "utf8", "--p", "0.01", "--n", n,
-        ])
-        .arg("--keys")
-        .arg(&keys)
-        .arg("--out")
-        .arg(&filter);
-        cmd
-    };
-    let good = build("50000").output().unwrap();
-    assert!(good.status.success(), "{}", text(&good));
-    let before = std::fs::read(&filter).unwrap();
-    assert!(before.len() > 50_000, "{} bytes", before.len());
-    // A larger filter (about 240 KB) on a disk with room for 48 KiB.
-    let out = with_file_size_limit(build("200000"), 48 * 1024);
-    let what = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{what}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("filter.bin"),
-        "{what}"
-    );
-    assert_eq!(
-        std::fs::read(&filter).unwrap(),
-        before,
-        "the previous filter changed\n{what}"
-    );
-    assert_eq!(
-        names(&snapshot(&dir.0)),
-        vec!["filter.bin", "keys.txt"],
-        "a temporary file was left\n{what}"
     );
 }
 
@@ -486,37 +366,24 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
     );
 }
 
-/// Every binary documents the exit codes in its --help, 130 included.
+/// Every binary of this package documents the exit codes in its --help, 130 included (the
+/// `bloomlab` tool's and `scenario`'s: crates/tool/tests/outputs.rs).
 #[test]
 fn every_binary_documents_its_exit_codes() {
     for bin in [
         SWEEP,
         SCALE,
-        BLOOMLAB,
         env!("CARGO_BIN_EXE_gate"),
-        env!("CARGO_BIN_EXE_scenario"),
         env!("CARGO_BIN_EXE_redis-costs"),
         env!("CARGO_BIN_EXE_bench-table"),
     ] {
-        let out = Command::new(bin).arg("--help").output().unwrap();
-        assert!(out.status.success(), "{bin}: {}", text(&out));
-        let help = String::from_utf8_lossy(&out.stdout);
-        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
-        let Some(at) = help.find("Exit status:") else {
-            panic!("{bin} --help has no \"Exit status:\": {help}");
-        };
-        let codes = &help[at..];
-        for code in [" 0 ", " 1 ", " 2 ", " 130 interrupted"] {
-            assert!(
-                codes.contains(code),
-                "{bin} --help does not document {code:?}: {codes}"
-            );
-        }
+        assert_exit_codes_documented(bin);
     }
 }
 
 /// While another run holds an output directory, every writer refuses it at once, before measuring
-/// anything: exit 2, naming the directory and the holder (here this test process).
+/// anything: exit 2, naming the directory and the holder (here this test process). (`scenario`'s
+/// case: crates/tool/tests/outputs.rs.)
 #[test]
 fn every_writer_refuses_an_output_directory_in_use() {
     let dir = Dir::new("busy");
@@ -572,16 +439,6 @@ fn every_writer_refuses_an_output_directory_in_use() {
             ],
         ),
         (
-            env!("CARGO_BIN_EXE_scenario"),
-            vec![
-                "dedup".into(),
-                "--days".into(),
-                "1".into(),
-                "--out".into(),
-                out_arg.clone(),
-            ],
-        ),
-        (
             env!("CARGO_BIN_EXE_redis-costs"),
             // The lock is taken before the server is reached: no server is needed here.
             vec![
@@ -601,25 +458,8 @@ fn every_writer_refuses_an_output_directory_in_use() {
             ],
         ),
     ];
-    let holder = format!("pid {} ", std::process::id());
     for (bin, args) in cases {
-        let started = Instant::now();
-        let out = Command::new(bin)
-            .args(&args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let what = format!("{bin} {args:?}: {}", text(&out));
-        assert_eq!(out.status.code(), Some(2), "{what}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("in use by another run") && err.contains(&holder),
-            "{what}"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{what}: not refused at once"
-        );
+        assert_refused_as_busy(bin, &args);
     }
     assert_eq!(
         names(&snapshot(&dir.0)),
@@ -669,36 +509,4 @@ fn bench_table_writes_only_what_was_asked_relative_to_the_current_directory() {
     let written = cwd.join("reports").join("sketches_bench.md");
     assert!(written.is_file(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("wrote reports/sketches_bench.md"));
-}
-
-/// The scenario writer stages its files and moves them into place together: after a run the
-/// output directory holds the new CSV, picture and summary (replacing the old ones whole) and no
-/// staging directory (a run refused for a busy directory: `every_writer_refuses_...`).
-#[test]
-fn a_scenario_report_replaces_the_old_one_whole() {
-    let dir = Dir::new("scenario");
-    let out_arg = dir.0.to_str().unwrap();
-    for name in ["dedup.csv", "dedup_days.png", "summary.md"] {
-        std::fs::write(dir.0.join(name), "old").unwrap();
-    }
-    let out = Command::new(env!("CARGO_BIN_EXE_scenario"))
-        .args(["dedup", "--days", "1", "--out", out_arg])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let snap = snapshot(&dir.0);
-    assert_eq!(
-        names(&snap),
-        vec!["dedup.csv", "dedup_days.png", "summary.md"],
-        "{}",
-        text(&out)
-    );
-    for (name, len, _) in &snap {
-        assert!(*len > 3, "{name} was not rewritten");
-    }
-    let png = std::fs::read(dir.0.join("dedup_days.png")).unwrap();
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
-    let md = std::fs::read_to_string(dir.0.join("summary.md")).unwrap();
-    assert!(md.contains("(dedup.csv)"), "{md}");
 }

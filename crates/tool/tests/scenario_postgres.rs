@@ -52,7 +52,7 @@ impl Cluster {
             }
             let _ = writeln!(
                 std::io::stderr(),
-                "SKIPPED bloomlab-cli test {test}: no PostgreSQL cluster ({why}). To run it: apt-get install -y postgresql"
+                "SKIPPED bloomlab-tool test {test}: no PostgreSQL cluster ({why}). To run it: apt-get install -y postgresql"
             );
             return None;
         }

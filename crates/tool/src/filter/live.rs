@@ -25,10 +25,10 @@ pub struct CreateArgs {
     #[arg(long, default_value_t = super::default_variant())]
     layout: String,
     /// Expected distinct keys the filter is sized for, 1 to 2^53 (e.g. 1e6).
-    #[arg(long, value_parser = crate::count_parser("--n", 1))]
+    #[arg(long, value_parser = bloomlab_cli::count_parser("--n", 1))]
     n: u64,
     /// Target false-positive rate at n keys, in the open interval (0, 1).
-    #[arg(long, value_parser = crate::float_parser("--p"))]
+    #[arg(long, value_parser = bloomlab_cli::float_parser("--p"))]
     p: f64,
     /// Bits per shard (one Redis string each): a multiple of 512 up to 2^32. Default: 2^32 - 4096
     /// on one server (a filter of up to 512 MiB is one string), 2^20 on a cluster (so a filter

@@ -114,13 +114,13 @@ struct RunArgs {
     #[arg(long)]
     quick: bool,
     /// The promised number of keys, from 1 to 2^40 (scientific notation allowed).
-    #[arg(long, value_parser = crate::count_parser("--n", 1))]
+    #[arg(long, value_parser = bloomlab_cli::count_parser("--n", 1))]
     n: Option<u64>,
     /// The promised false-positive rate, in (0, 1).
     #[arg(long, value_parser = open_unit("--p", 1.0))]
     p: Option<f64>,
     /// Non-member queries per measured rate, from 1000 to 2^40.
-    #[arg(long, value_parser = crate::count_parser("--queries", 1000))]
+    #[arg(long, value_parser = bloomlab_cli::count_parser("--queries", 1000))]
     queries: Option<u64>,
     /// Seed of every key set (decimal or 0x-hex).
     #[arg(long, value_parser = parse_seed)]
@@ -171,7 +171,7 @@ fn open_unit(
     hi: f64,
 ) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
     move |s| {
-        let v = crate::parse_f64(flag, s)?;
+        let v = bloomlab_cli::parse_f64(flag, s)?;
         if v > 0.0 && v < hi {
             Ok(v)
         } else {
@@ -187,7 +187,7 @@ fn seconds(
     flag: &'static str,
 ) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
     move |s| {
-        let v = crate::parse_f64(flag, s)?;
+        let v = bloomlab_cli::parse_f64(flag, s)?;
         if v > 0.0 && v <= MAX_TIMEOUT_SECS {
             Ok(v)
         } else {
@@ -691,7 +691,7 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
         None => None,
     };
     match &out {
-        Some(out) => crate::exit_130_on_interrupt("bloomlab conform", out),
+        Some(out) => bloomlab_cli::exit_130_on_interrupt("bloomlab conform", out),
         None => {
             let _ = ctrlc::set_handler(|| {
                 eprintln!("\nbloomlab conform: interrupted; nothing was written");
@@ -717,7 +717,7 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
                 plan: base,
                 date_unix: started,
                 machine: machine(),
-                revision: crate::git_revision(),
+                revision: bloomlab_cli::git_revision(),
                 command: std::env::args().collect::<Vec<_>>().join(" "),
             },
             results: results.clone(),

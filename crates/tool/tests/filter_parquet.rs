@@ -1,5 +1,5 @@
 //! The split-block Bloom filters of Parquet files written by DuckDB (issue 29), read with
-//! `bloomlab_cli::filter::parquet`.
+//! `bloomlab_tool::filter::parquet`.
 //!
 //! Fixtures: `tests/data/parquet/`, written by `scripts/parquet-fixture.py` with DuckDB 2.0.1
 //! (`FIXTURES.txt` there records the version, the query and the files' SHA-256). Two row groups
@@ -16,9 +16,9 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomlab_cli::filter::parquet::{ParquetFileError, ParquetFilters, is_parquet};
 use bloomlab_filters::{Filter, SplitBlock, Xxh64};
 use bloomlab_harness::stats::hypothesis::binomial_test;
+use bloomlab_tool::filter::parquet::{ParquetFileError, ParquetFilters, is_parquet};
 
 const ALPHA: f64 = 1e-6;
 const ROW_GROUPS: usize = 2;
@@ -632,7 +632,7 @@ fn check_answers_per_row_group_and_counts() {
     }
 }
 
-fn file_column(col: &str) -> bloomlab_cli::filter::parquet::ColumnFilters {
+fn file_column(col: &str) -> bloomlab_tool::filter::parquet::ColumnFilters {
     ParquetFilters::open(&fixture("bloom.parquet"))
         .unwrap()
         .column_filters(col)

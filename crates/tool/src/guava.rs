@@ -121,7 +121,7 @@ pub struct BuildArgs {
     /// scientific notation allowed (e.g. 1e6). Guava itself treats 0 as 1, which sizes a filter
     /// for one key that more keys saturate: 0 is refused. Putting more keys than n is reported
     /// on stderr with the filter's fill and implied FPP.
-    #[arg(long, value_parser = |s: &str| crate::parse_count_named("--n", 1, s))]
+    #[arg(long, value_parser = |s: &str| bloomlab_cli::parse_count_named("--n", 1, s))]
     n: u64,
     /// Target false-positive probability, in the open interval (0, 1).
     #[arg(long)]

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use bloomlab_cli::{conform, filter, guava};
+use bloomlab_tool::{conform, filter, guava};
 use clap::{Parser, Subcommand};
 
 /// Read, write, inspect and audit Bloom filter files.

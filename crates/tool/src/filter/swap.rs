@@ -46,11 +46,11 @@ pub struct SwapArgs {
     layout: Option<String>,
     /// Expected distinct keys of the new generation, 1 to 2^53. Default: the current
     /// generation's n (required for a first generation).
-    #[arg(long, value_parser = crate::count_parser("--n", 1))]
+    #[arg(long, value_parser = bloomlab_cli::count_parser("--n", 1))]
     n: Option<u64>,
     /// Target false-positive rate of the new generation, in (0, 1). Default: the current
     /// generation's p (required for a first generation).
-    #[arg(long, value_parser = crate::float_parser("--p"))]
+    #[arg(long, value_parser = bloomlab_cli::float_parser("--p"))]
     p: Option<f64>,
     /// Bits per shard, a multiple of 512 up to 2^32. Default: the current generation's, else
     /// 2^32 - 4096 on one server and 2^20 on a cluster.

@@ -22,12 +22,12 @@ fn url(test: &str, var: &str, how: &str) -> Option<String> {
         let how = format!("export {var}=$(scripts/redis-local.sh {how})");
         if std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
             panic!(
-                "bloomlab-cli test {test} cannot run: {var} is not set, and BLOOMLAB_REQUIRE_SERVICES=1 makes a missing service a failure. Start it: {how}"
+                "bloomlab-tool test {test} cannot run: {var} is not set, and BLOOMLAB_REQUIRE_SERVICES=1 makes a missing service a failure. Start it: {how}"
             );
         }
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED bloomlab-cli test {test}: {var} is not set. To run it: {how}"
+            "SKIPPED bloomlab-tool test {test}: {var} is not set. To run it: {how}"
         );
     }
     url

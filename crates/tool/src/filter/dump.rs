@@ -98,10 +98,10 @@ pub struct ImportArgs {
     #[arg(long)]
     layout: Option<String>,
     /// The filter must be sized for this n (a Guava file: required, with --p).
-    #[arg(long, value_parser = crate::count_parser("--n", 1))]
+    #[arg(long, value_parser = bloomlab_cli::count_parser("--n", 1))]
     n: Option<u64>,
     /// The filter must be sized for this p (a Guava file: required, with --n).
-    #[arg(long, value_parser = crate::float_parser("--p"))]
+    #[arg(long, value_parser = bloomlab_cli::float_parser("--p"))]
     p: Option<f64>,
     /// Bits per shard on the server, a multiple of 512 up to 2^32. Default: the file's (a Guava
     /// file: 2^32 - 4096 on one server, 2^20 on a cluster). The bits are the same in any shard

@@ -27,10 +27,10 @@ pub struct BuildArgs {
     #[arg(long, default_value_t = super::default_variant())]
     layout: String,
     /// Expected distinct keys the filter is sized for, 1 to 2^53 (e.g. 1e6).
-    #[arg(long, value_parser = crate::count_parser("--n", 1))]
+    #[arg(long, value_parser = bloomlab_cli::count_parser("--n", 1))]
     n: u64,
     /// Target false-positive rate at n keys, in the open interval (0, 1).
-    #[arg(long, value_parser = crate::float_parser("--p"))]
+    #[arg(long, value_parser = bloomlab_cli::float_parser("--p"))]
     p: f64,
     /// Bits per shard recorded in the file (an import may choose others), a multiple of 512 up
     /// to 2^32.
