@@ -297,11 +297,9 @@ pub fn build_profile() -> &'static str {
 pub fn build_description() -> String {
     match build_profile() {
         "measure" => "`measure` build (fat LTO, one codegen unit)".to_owned(),
-        "release" => {
-            "`release` build (no LTO; timings indicative, `--profile measure` \
+        "release" => "`release` build (no LTO; timings indicative, `--profile measure` \
                       for the committed ones)"
-                .to_owned()
-        }
+            .to_owned(),
         other => format!("`{other}` build"),
     }
 }

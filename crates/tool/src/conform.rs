@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bloomlab_conform::process::{Command, ProcessCandidate};
-use bloomlab_conform::subjects::{self, external};
+use bloomlab_conform::subjects::external;
 use bloomlab_conform::{Candidate, Clause, Conformance, Plan};
 use bloomlab_report::conformance::{ConformanceReport, Machine, RunInfo};
 use bloomlab_report::output::{OutputDir, write_atomic};
@@ -227,7 +227,7 @@ fn bad(m: impl Into<String>) -> Failure {
 
 /// `conform serve --subject NAME`: the in-process subject on stdin/stdout.
 fn serve(name: &str) -> Result<ExitCode, Failure> {
-    let candidate = subjects::by_name(name).map_err(bad)?;
+    let candidate = bloomlab_conform_rust::by_name(name).map_err(bad)?;
     bloomlab_conform::process::serve(&*candidate)
         .map_err(|e| bad(format!("serving {name}: {e}")))?;
     Ok(ExitCode::SUCCESS)
@@ -270,7 +270,7 @@ fn scripts_dir(args: &RunArgs) -> PathBuf {
 
 fn list(args: &RunArgs) -> ExitCode {
     println!("in process:");
-    for c in subjects::all() {
+    for c in bloomlab_conform_rust::catalogue() {
         println!("  {}", c.about());
     }
     println!(
@@ -290,7 +290,11 @@ fn list(args: &RunArgs) -> ExitCode {
 fn sources(args: &RunArgs) -> Result<Vec<Source>, Failure> {
     let mut out = Vec::new();
     if args.all {
-        out.extend(subjects::all().into_iter().map(Source::InProcess));
+        out.extend(
+            bloomlab_conform_rust::catalogue()
+                .into_iter()
+                .map(Source::InProcess),
+        );
         out.extend(external::ALL.into_iter().map(Source::External));
     }
     for name in &args.subject {
@@ -298,7 +302,7 @@ fn sources(args: &RunArgs) -> Result<Vec<Source>, Failure> {
             out.push(Source::External(e));
             continue;
         }
-        let c = subjects::by_name(name).map_err(|e| {
+        let c = bloomlab_conform_rust::by_name(name).map_err(|e| {
             let ext: Vec<&str> = external::ALL.iter().map(|x| x.name).collect();
             bad(format!(
                 "--subject: {e}; external: {} (see --list)",

@@ -32,7 +32,7 @@ use ::xorf::{BinaryFuse8, BinaryFuse16, Descriptor, DmaSerializable, Filter, Xor
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::refused;
-use crate::candidate::{
+use bloomlab_conform::candidate::{
     About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, Stats,
 };
 

@@ -1,6 +1,6 @@
 //! `growable-bloom-filter`: `GrowableBloom::new(p, n)`, a scalable Bloom filter (a chain of
 //! partitioned filters, each larger and with a tighter rate than the last, growing as keys come).
-//! It declares no layout: past its first filter it is not one of [`crate::Declared`]'s layouts,
+//! It declares no layout: past its first filter it is not one of [`bloomlab_conform::Declared`]'s layouts,
 //! and the crate does not expose the chain. It reports no memory (no API for it). Serialization:
 //! the crate's serde support, as JSON. `new` asserts `0 < p < 1` (p = 0, NaN, p >= 1 panic); its
 //! `n = 0` check is a `debug_assert!`, so a release build accepts n = 0 and the first insert
@@ -9,7 +9,9 @@
 use growable_bloom_filter::GrowableBloom;
 
 use super::{Adapted, Ops, refused, usize_n};
-use crate::candidate::{About, Candidate, CandidateError, Capabilities, Instance, Stats};
+use bloomlab_conform::candidate::{
+    About, Candidate, CandidateError, Capabilities, Instance, Stats,
+};
 
 /// growable-bloom-filter's version (the workspace pin).
 pub const VERSION: &str = "2.1.1";

@@ -7,7 +7,9 @@ use bloomfilter::Bloom;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::{Adapted, HASH_SEED, Ops, refused, usize_n};
-use crate::candidate::{About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats};
+use bloomlab_conform::candidate::{
+    About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats,
+};
 
 /// bloomfilter's version (the workspace pin).
 pub const VERSION: &str = "3.0.2";

@@ -1,4 +1,5 @@
-//! Third-party Rust filter crates as in-process candidates, each pinned in the workspace (with
+//! Third-party Rust filter crates as in-process candidates of the conformance suite
+//! (`bloomlab-conform`), each pinned in the workspace (with
 //! `=x.y.z` where the crate is new to it; `Cargo.lock` holds the rest to one version) and named `rust/<crate>[/<type>]` (a second, older version of a crate kept to reproduce a known
 //! defect is `rust/<crate>@<version>`).
 //!
@@ -21,10 +22,16 @@
 //!
 //! The crate versions in [`VERSIONS`] are checked against `Cargo.lock` by a test, so a version
 //! bump cannot leave a stale version in the reports.
+//!
+//! A crate of their own, used by `bloomlab conform` (crates/tool): the suite's types, which
+//! bloomlab-report renders, come without the Parquet reader and six filter crates, so README's
+//! main command (`sweep`) does not compile them.
+
+#![warn(missing_docs)]
 
 use std::sync::Arc;
 
-use crate::candidate::{Candidate, CandidateError, Instance, KeyBatch, Stats};
+use bloomlab_conform::candidate::{Candidate, CandidateError, Instance, KeyBatch, Stats};
 
 pub mod bloomfilter;
 pub mod cuckoo;
@@ -64,6 +71,20 @@ pub fn all() -> Vec<Arc<dyn Candidate>> {
         Arc::new(cuckoo::ScalableCuckoo),
         Arc::new(parquet::Sbbf),
     ]
+}
+
+/// Every in-process candidate, in report order: the third-party crates, then bloomlab's own
+/// (`bloomlab_conform::subjects::all`).
+pub fn catalogue() -> Vec<Arc<dyn Candidate>> {
+    let mut v = all();
+    v.extend(bloomlab_conform::subjects::all());
+    v
+}
+
+/// The in-process candidate named `name` (third-party or bloomlab's own); the error lists the
+/// known names.
+pub fn by_name(name: &str) -> Result<Arc<dyn Candidate>, String> {
+    bloomlab_conform::subjects::find(catalogue(), name)
 }
 
 /// A library's refusal, as the suite reports it.

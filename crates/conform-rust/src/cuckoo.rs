@@ -23,7 +23,9 @@ use rand_09::{RngCore, SeedableRng};
 use scalable_cuckoo_filter::{DefaultHasher, ScalableCuckooFilter, ScalableCuckooFilterBuilder};
 
 use super::{Adapted, HASH_SEED, Ops, refused, usize_n};
-use crate::candidate::{About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats};
+use bloomlab_conform::candidate::{
+    About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats,
+};
 
 /// scalable_cuckoo_filter's version (pinned exactly).
 pub const VERSION: &str = "0.5.1";

@@ -11,7 +11,9 @@
 use qfilter::Filter;
 
 use super::{Adapted, Ops, refused};
-use crate::candidate::{About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats};
+use bloomlab_conform::candidate::{
+    About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats,
+};
 
 /// qfilter's version (pinned exactly).
 pub const VERSION: &str = "0.3.1";

@@ -13,7 +13,9 @@
 use parquet::bloom_filter::Sbbf as Split;
 
 use super::{Adapted, Ops, refused};
-use crate::candidate::{About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats};
+use bloomlab_conform::candidate::{
+    About, Candidate, CandidateError, Capabilities, Declared, Instance, Stats,
+};
 
 /// parquet's version (the workspace pin).
 pub const VERSION: &str = "60.1.0";

@@ -1,4 +1,4 @@
-//! The third-party Rust candidates (`subjects::third_party`): each builds, never forgets a member,
+//! The third-party Rust candidates (`bloomlab_conform_rust`): each builds, never forgets a member,
 //! declares a layout that fits its (n, p), and answers the same after a serialization round trip.
 //! Every key set is seeded; the only statistical figures are the declared layouts' theory, computed
 //! exactly, so these tests have no false-alarm rate.
@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use bloomlab_conform::keys::Family;
-use bloomlab_conform::subjects::third_party::{self, VERSIONS};
 use bloomlab_conform::{Candidate, CandidateError, Declared, Instance, KeyBatch};
+use bloomlab_conform_rust::{self as third_party, VERSIONS};
 
 const N: u64 = 10_000;
 const P: f64 = 0.01;
@@ -46,7 +46,7 @@ fn the_versions_in_reports_are_the_versions_in_cargo_lock() {
         let entry = format!("name = \"{krate}\"\nversion = \"{version}\"\n");
         assert!(
             lock.contains(&entry),
-            "Cargo.lock has no {krate} {version}: update subjects::third_party's VERSION constants"
+            "Cargo.lock has no {krate} {version}: update bloomlab_conform_rust's VERSION constants"
         );
     }
     for c in third_party::all() {
@@ -84,7 +84,7 @@ fn the_names_are_distinct_and_found_by_name() {
     let all = third_party::all();
     for c in &all {
         let name = c.about().name;
-        let found = bloomlab_conform::subjects::by_name(&name).expect("by_name");
+        let found = third_party::by_name(&name).expect("by_name");
         assert_eq!(found.about().name, name);
         assert_eq!(all.iter().filter(|d| d.about().name == name).count(), 1);
     }
@@ -297,7 +297,7 @@ fn serialized_filters_answer_exactly_as_the_original() {
 
 #[test]
 fn the_atomic_filter_takes_concurrent_inserts_without_losing_one() {
-    let c = bloomlab_conform::subjects::by_name("rust/fastbloom/atomic").unwrap();
+    let c = third_party::by_name("rust/fastbloom/atomic").unwrap();
     assert!(c.about().capabilities.concurrent);
     let f = c.build(N * 4, P).unwrap();
     let shared = f.shared().expect("shared inserts");
@@ -337,7 +337,7 @@ fn xor_filters_are_static_and_refuse_a_rate_their_fingerprints_cannot_give() {
         ("rust/xorf/BinaryFuse8", 2f64.powi(-8)),
         ("rust/xorf/BinaryFuse16", 2f64.powi(-16)),
     ] {
-        let c: Arc<dyn Candidate> = bloomlab_conform::subjects::by_name(name).unwrap();
+        let c: Arc<dyn Candidate> = third_party::by_name(name).unwrap();
         assert!(c.about().capabilities.static_build);
         for bad in [floor / 2.0, 0.0, -1.0, f64::NAN, 1.5] {
             match c.build(N, bad) {
@@ -365,7 +365,7 @@ fn xor_filters_are_static_and_refuse_a_rate_their_fingerprints_cannot_give() {
 
 #[test]
 fn a_full_quotient_filter_refuses_more_keys_instead_of_answering_wrongly() {
-    let c = bloomlab_conform::subjects::by_name("rust/qfilter").unwrap();
+    let c = third_party::by_name("rust/qfilter").unwrap();
     let mut f = c.build(1000, P).unwrap();
     let err = f
         .insert(&keys(Family::RandomU64, 0, 10_000))
@@ -421,7 +421,7 @@ fn fastbloom_issue_22_reproduces_on_0_15_0_and_not_on_the_pinned_release() {
     const QUERIES: u64 = 4_000_000;
     let mut counts = Vec::new();
     for name in ["rust/fastbloom@0.15.0", "rust/fastbloom"] {
-        let c = bloomlab_conform::subjects::by_name(name).unwrap();
+        let c = third_party::by_name(name).unwrap();
         let started = std::time::Instant::now();
         let mut f = c.build(N22, P22).unwrap();
         let Some(Declared::Classic { bits, hashes }) = f.stats().unwrap().layout else {
@@ -458,7 +458,7 @@ fn fastbloom_issue_22_reproduces_on_0_15_0_and_not_on_the_pinned_release() {
 #[test]
 fn binary_fuse_builds_at_the_plateau_where_the_c_implementation_fails() {
     for name in ["rust/xorf/BinaryFuse8", "rust/xorf/BinaryFuse16"] {
-        let c = bloomlab_conform::subjects::by_name(name).unwrap();
+        let c = third_party::by_name(name).unwrap();
         for seed in 0..20 {
             let mut f = c.build(11_504, P).unwrap();
             let mut b = KeyBatch::new();
@@ -537,7 +537,7 @@ fn classic_layouts_keep_their_theory_rate_on_random_keys() {
 /// to see a 5% excess; the theory shows it exactly.
 #[test]
 fn parquet_sbbf_sizing_misses_the_promise_at_small_n() {
-    let c = bloomlab_conform::subjects::by_name("rust/parquet/Sbbf").unwrap();
+    let c = third_party::by_name("rust/parquet/Sbbf").unwrap();
     let (n, p) = (100u64, 0.01);
     let mut f = c.build(n, p).unwrap();
     let Some(Declared::SplitBlock { bits }) = f.stats().unwrap().layout else {
@@ -574,7 +574,7 @@ fn bad_input_behaves_as_each_module_documents() {
         Panicked,
     }
     let try_build = |name: &str, n: u64, p: f64| {
-        let c = bloomlab_conform::subjects::by_name(name).unwrap();
+        let c = third_party::by_name(name).unwrap();
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.build(n, p))) {
             Ok(Ok(mut f)) => Got::Built(f.stats().unwrap().layout),
             Ok(Err(CandidateError::Refused { .. })) => Got::Refused,
@@ -614,7 +614,7 @@ fn bad_input_behaves_as_each_module_documents() {
         assert_eq!(got, Got::Panicked, "growable p = {p}");
     }
     // n = 0 builds (the check is a debug_assert!) and the first insert panics.
-    let growable = bloomlab_conform::subjects::by_name("rust/growable-bloom-filter").unwrap();
+    let growable = third_party::by_name("rust/growable-bloom-filter").unwrap();
     let mut empty = growable.build(0, P).unwrap();
     let insert = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         empty.insert(&keys(Family::Url, 0, 1))

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 use fastbloom::AtomicBloomFilter;
 
 use super::{Adapted, HASH_SEED, Ops, refused, split_u32, usize_n};
-use crate::candidate::{
+use bloomlab_conform::candidate::{
     About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, SharedInsert,
     Stats,
 };
