@@ -4,62 +4,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+#[allow(dead_code)] // each package's tests use some of the helpers
+#[path = "support/hostile.rs"]
+mod support;
+use support::*;
 
 const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
 const GATE: &str = env!("CARGO_BIN_EXE_gate");
 const REDIS_COSTS: &str = env!("CARGO_BIN_EXE_redis-costs");
-
-/// Far above what a refused run costs (a process start and some file checks); far below what any
-/// measurement here would take.
-const PREFLIGHT_TIME: Duration = Duration::from_secs(5);
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-fn run(bin: &str, args: &[&str]) -> Run {
-    let start = Instant::now();
-    let out = Command::new(bin).args(args).output().unwrap();
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        took: start.elapsed(),
-    }
-}
-
-/// Runs `bin` with `args` and asserts: exit 2, every `wanted` text in stderr, nothing on stdout
-/// (no table, no rows), quick. Returns stderr.
-fn refused(bin: &str, args: &[&str], wanted: &[&str]) -> String {
-    let r = run(bin, args);
-    let what = format!(
-        "{bin} {args:?}: exit {:?}\nstderr: {}\nstdout: {}",
-        r.code, r.stderr, r.stdout
-    );
-    assert_eq!(r.code, Some(2), "{what}");
-    for w in wanted {
-        assert!(r.stderr.contains(w), "{what}\nlacks {w:?}");
-    }
-    assert!(r.stdout.is_empty(), "{what}");
-    assert!(r.took < PREFLIGHT_TIME, "{what}\ntook {:?}", r.took);
-    r.stderr
-}
-
-/// A scratch directory for one test, removed first if a previous run left it.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bloomlab-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 // ---------------------------------------------------------------- sweep
 
