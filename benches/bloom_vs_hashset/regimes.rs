@@ -15,7 +15,8 @@
 //! that 1e8 keys fit (the 1e8 keys themselves take 800 MB, std `HashSet<u64>` about 1.2 GB).
 //! Structures are built one at a time and dropped before the next, so the run's peak is the keys
 //! plus the largest build (xorf's construction, a few GB at 1e8). Criterion's times are short
-//! for non-headline structures ([`crate::timing::Config::times`]); there are no paired rounds.
+//! for non-headline structures ([`crate::timing::Config::times`]); the only paired rounds are each
+//! flagship's against its floor ([`Suite::regime_floor`]).
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
@@ -24,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use bloomlab_filters::{FilterExt, HashStrategy, Variant, VariantVisitor, Xxh3, registry};
 use bloomlab_harness::schema::bench::{
-    BenchRecord, Family, Group, KeyKind, Operation, Series, flagships, label, selector,
+    BenchRecord, FLOOR_REFERENCE, Family, Group, KEY_FETCH, KeyKind, Operation, PairedRecord,
+    Series, flagships, label, selector,
 };
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -33,7 +35,7 @@ use xorf::{BinaryFuse8, Filter as XorFilter};
 use crate::keys::{U64Keys, mixed};
 use crate::memory::measure_build;
 use crate::suite::Suite;
-use crate::timing::{Config, bench, count_hits, timer};
+use crate::timing::{Config, bench, count_hits, paired, timer};
 
 /// The headline rate every filter of the series is sized for.
 const P: f64 = 0.01;
@@ -98,17 +100,15 @@ impl Suite<'_> {
                 if !self.cfg.wants(&item.selector()) {
                     continue;
                 }
-                let (bytes, k) = self.regime_structure(cfg, &item, n, &keys.inserted, &mixes);
+                let bytes = self.regime_structure(cfg, &item, n, &keys.inserted, &mixes);
                 self.regime_memory(cfg, &item.label(), n, bytes);
-                if let Some(k) = k {
-                    self.regime_floor(cfg, &item, n, bytes, k, &keys.absent);
-                }
             }
         }
     }
 
-    /// Builds `item` from `inserted`, records it and times the mixes; returns its heap bytes
-    /// and, for a flagship, its number of probes k (the structure is dropped on return).
+    /// Builds `item` from `inserted`, records it and times the mixes (a flagship also against its
+    /// floor, [`Suite::regime_floor`]); returns its heap bytes (the structure is dropped on
+    /// return).
     fn regime_structure(
         &mut self,
         cfg: &Config,
@@ -116,16 +116,13 @@ impl Suite<'_> {
         n: u64,
         inserted: &[u64],
         mixes: &Mixes,
-    ) -> (u64, Option<u32>) {
+    ) -> u64 {
         let cap = usize::try_from(n).expect("n keys fit in memory");
         match item.structure {
             s if s == KeyKind::U64.reference() => {
                 let (set, bytes, t) =
                     measure_build(|| inserted.iter().copied().collect::<HashSet<u64>>());
-                (
-                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| set.contains(&k)),
-                    None,
-                )
+                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| set.contains(&k))
             }
             "fastbloom" => {
                 let (f, bytes, t) = measure_build(|| {
@@ -135,10 +132,7 @@ impl Suite<'_> {
                     }
                     f
                 });
-                (
-                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
-                    None,
-                )
+                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k))
             }
             "fastbloom+foldhash" => {
                 let (f, bytes, t) = measure_build(|| {
@@ -150,18 +144,12 @@ impl Suite<'_> {
                     }
                     f
                 });
-                (
-                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
-                    None,
-                )
+                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k))
             }
             "xorf BinaryFuse8" => {
                 let (f, bytes, t) =
                     measure_build(|| BinaryFuse8::try_from(inserted).expect("distinct keys"));
-                (
-                    self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k)),
-                    None,
-                )
+                self.regime_lookups(cfg, item, n, (bytes, t), mixes, |k| f.contains(&k))
             }
             name => registry::visit(
                 name,
@@ -265,11 +253,21 @@ impl Suite<'_> {
 
     /// The floor of flagship `item` (group `regime-floor-u64`, [`Operation::Floor`]): one loop
     /// over the absent batch that fetches each key, hashes it with XXH3 as the flagships do
-    /// (bloomlab's digest of the key's 8 bytes), and loads what the layout reads from a buffer of
+    /// (bloomlab's digest of the key's 8 bytes: the words the layout uses, `h1` for split-block,
+    /// `h1` and `h2` for blocked512 and classic), and loads what the layout reads from a buffer of
     /// `bytes` bytes: one cache line chosen by the hash for split-block and blocked512, `k`
     /// words at the Kirsch-Mitzenmacher positions `h1 + i h2` for classic. The loaded words are
     /// summed, never tested. Positions are reduced by multiply-shift (the filters' own reduction
     /// differs in detail, not in the loads it causes).
+    ///
+    /// Then the paired rounds ([`paired`]) of the floor and the structure's `contains`, on the
+    /// absent and on the present batch, recorded against [`FLOOR_REFERENCE`]: criterion's two medians are
+    /// taken seconds apart, and where the filter lives in an L3 shared with other tenants (1e7
+    /// keys on a 32 MB L3) either one moves 3-5x with the machine's state in that time.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the series' context, the flagship and its lookup"
+    )]
     fn regime_floor(
         &mut self,
         cfg: &Config,
@@ -277,15 +275,16 @@ impl Suite<'_> {
         n: u64,
         bytes: u64,
         k: u32,
-        batch: &[u64],
+        mixes: &Mixes,
+        contains: impl FnMut(u64) -> bool,
     ) {
         let words_len =
             usize::try_from(bytes.div_ceil(64).max(2)).expect("the structure fit") * LINE_WORDS;
         let words: Vec<u64> = (0..words_len as u64).collect();
         let lines = (words_len / LINE_WORDS) as u64;
         let reduce = |h: u64, range: u64| ((u128::from(h) * u128::from(range)) >> 64) as usize;
-        let group = Group::in_series(Series::Regime, Operation::Floor, KeyKind::U64);
         let label = item.label();
+        let at = (&label[..], n);
         if item.structure == flagships()[2] {
             let bits = words_len as u64 * 64;
             let floor = |key: u64| {
@@ -298,13 +297,56 @@ impl Suite<'_> {
                 }
                 acc
             };
-            bench(self.c, cfg, group, &label, n, timer(batch, floor));
+            self.floor_and_pairs(cfg, at, mixes, floor, contains);
+        } else if item.structure == flagships()[1] {
+            // blocked512 cuts its in-block positions from the digest's second word: the floor
+            // computes it too (left unused, the compiler would drop its derivation from `h1`,
+            // about 0.8 ns per key here, and the floor would be one the filter cannot reach).
+            let floor = |key: u64| {
+                let d = Xxh3::digest(&key.to_le_bytes());
+                words[reduce(d.h1, lines) * LINE_WORDS] ^ d.h2
+            };
+            self.floor_and_pairs(cfg, at, mixes, floor, contains);
         } else {
+            // Split-block reads the first word alone (block and bit positions).
             let floor = |key: u64| {
                 let d = Xxh3::digest(&key.to_le_bytes());
                 words[reduce(d.h1, lines) * LINE_WORDS]
             };
-            bench(self.c, cfg, group, &label, n, timer(batch, floor));
+            self.floor_and_pairs(cfg, at, mixes, floor, contains);
+        }
+    }
+
+    /// Times `floor` on the absent batch with criterion, then pairs it with `contains` on the
+    /// absent and the present batch (the floor as the reference).
+    fn floor_and_pairs(
+        &mut self,
+        cfg: &Config,
+        (label, n): (&str, u64),
+        mixes: &Mixes,
+        floor: impl Fn(u64) -> u64,
+        mut contains: impl FnMut(u64) -> bool,
+    ) {
+        let group = Group::in_series(Series::Regime, Operation::Floor, KeyKind::U64);
+        for (op, batch, _) in &mixes.batches {
+            if *op == Operation::LookupAbsent {
+                bench(self.c, cfg, group, label, n, timer(batch, &floor));
+            }
+            if !matches!(op, Operation::LookupAbsent | Operation::LookupPresent) {
+                continue;
+            }
+            let (reference_ns, structure_ns) =
+                paired(cfg, timer(batch, &floor), timer(batch, &mut contains));
+            if !structure_ns.is_empty() {
+                self.log.push_paired(PairedRecord {
+                    group: Group::in_series(Series::Regime, *op, KeyKind::U64),
+                    label: label.to_owned(),
+                    n,
+                    reference: FLOOR_REFERENCE.to_owned(),
+                    reference_ns,
+                    structure_ns,
+                });
+            }
         }
     }
 
@@ -346,9 +388,6 @@ impl Suite<'_> {
         );
     }
 }
-
-/// The label of the key fetch alone (the loop over the batch, no work), in the hashing group.
-pub const KEY_FETCH: &str = "key fetch";
 
 /// The labels of the regime series' hashing benchmarks.
 const REGIME_HASHES: [&str; 3] = ["digest xxh3", "foldhash", "SipHash-1-3"];
@@ -403,8 +442,8 @@ struct RegimeVariant<'s, 'a> {
 }
 
 impl VariantVisitor for RegimeVariant<'_, '_> {
-    type Output = (u64, Option<u32>);
-    fn visit<F: Variant>(self) -> (u64, Option<u32>) {
+    type Output = u64;
+    fn visit<F: Variant>(self) -> u64 {
         let n = self.n;
         let (f, bytes, t) = measure_build(|| {
             let mut f = F::sized_for(n, P)
@@ -420,6 +459,10 @@ impl VariantVisitor for RegimeVariant<'_, '_> {
                 .regime_lookups(self.cfg, self.item, n, (bytes, t), self.mixes, |k| {
                     f.contains(&k)
                 });
-        (bytes, Some(k))
+        self.suite
+            .regime_floor(self.cfg, self.item, n, bytes, k, self.mixes, |key| {
+                f.contains(&key)
+            });
+        bytes
     }
 }

@@ -664,6 +664,14 @@ pub struct BenchRecord {
     pub growth: Option<Growth>,
 }
 
+/// The label of the regime series' key-fetch benchmark (group `regime-hash-u64`): the loop over
+/// a batch that fetches each key and does nothing else, the first part of a flagship's floor.
+pub const KEY_FETCH: &str = "key fetch";
+
+/// The reference of the regime series' paired rounds ([`PairedRecord::reference`]): the flagship's
+/// floor loop (group `regime-floor-u64`), timed round by round beside the flagship's lookups.
+pub const FLOOR_REFERENCE: &str = "floor";
+
 /// One paired comparison the bench makes right after criterion measures a lookup: short timed runs
 /// of the structure and of the exact-set reference (std `HashSet` on the same batch), alternated
 /// round by round, so both see the same state of a shared machine. Joined with criterion's results
@@ -698,6 +706,21 @@ impl PairedRecord {
     /// round's pair measured within milliseconds of each other. `None` without rounds.
     pub fn speedup(&self) -> Option<f64> {
         Some(crate::stats::median(self.ratios())).filter(|x| x.is_finite())
+    }
+
+    /// Per round, `structure ns / reference ns`: how many times the reference's time the
+    /// structure took (rounds with a zero time left out). Against a floor, 1x is the floor.
+    pub fn slowdowns(&self) -> impl Iterator<Item = f64> + '_ {
+        self.structure_ns
+            .iter()
+            .zip(&self.reference_ns)
+            .map(|(s, r)| s / r)
+            .filter(|x| x.is_finite())
+    }
+
+    /// The median of [`slowdowns`](Self::slowdowns). `None` without rounds.
+    pub fn slowdown(&self) -> Option<f64> {
+        Some(crate::stats::median(self.slowdowns())).filter(|x| x.is_finite())
     }
 }
 

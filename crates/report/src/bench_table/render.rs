@@ -129,10 +129,21 @@ impl Basis {
 /// A paired comparison as `median ratio (lowest-highest round)`.
 pub(super) fn fmt_paired(r: Option<&PairedRecord>) -> String {
     let Some(r) = r else { return "—".into() };
-    let ratios: Vec<f64> = r.ratios().collect();
+    fmt_rounds(r.speedup(), r.ratios())
+}
+
+/// A paired record's median ratio of the structure to its reference (a floor), with the lowest
+/// and the highest round in brackets.
+pub(super) fn fmt_slowdown(r: Option<&PairedRecord>) -> String {
+    let Some(r) = r else { return "—".into() };
+    fmt_rounds(r.slowdown(), r.slowdowns())
+}
+
+fn fmt_rounds(median: Option<f64>, rounds: impl Iterator<Item = f64>) -> String {
+    let ratios: Vec<f64> = rounds.collect();
     let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    match r.speedup() {
+    match median {
         Some(x) => format!(
             "{} ({}–{})",
             fmt_ratio(Some(x)),
