@@ -50,6 +50,16 @@ impl<H> std::fmt::Debug for SplitBlock<H> {
     }
 }
 
+/// The digest split-block uses: the hash's first word (the spec's 64-bit hash), the second
+/// zero. The layout reads nothing else, and a digest carrying a second word makes every lookup
+/// pay for deriving it wherever digests are stored before their lookups (the sweep's chunks,
+/// batched lookups): Murmur3's `fmix64` for a 64-bit hash, about 0.8 ns per key, a fifth of a
+/// sampled query.
+#[inline(always)]
+fn spec_digest<H: HashStrategy>(bytes: &[u8]) -> Digest {
+    Digest::from_halves(H::digest(bytes).h1, 0)
+}
+
 /// The spec's `mask(x)`: word i gets bit `(x * SALT[i]) >> 27`.
 #[inline(always)]
 pub(crate) fn mask(x: u32) -> [u32; 8] {
@@ -160,7 +170,7 @@ impl<H: HashStrategy> SplitBlock<H> {
         crate::filter::prefetch_line(self.blocks.as_ptr().wrapping_add(self.block_of(d.h1)));
     }
 
-    keyed_methods!(H::digest);
+    keyed_methods!(spec_digest::<H>);
 }
 
 /// What [`crate::shared`]'s inserter needs from the filter.
@@ -189,7 +199,7 @@ impl<H> SplitBlock<H> {
 }
 
 impl<H: HashStrategy> Filter for SplitBlock<H> {
-    forward_filter_methods!(H::digest);
+    forward_filter_methods!(spec_digest::<H>);
     fn bits(&self) -> u64 {
         self.blocks.len() as u64 * BLOCK_BITS
     }
