@@ -711,11 +711,7 @@ impl PairedRecord {
     /// Per round, `structure ns / reference ns`: how many times the reference's time the
     /// structure took (rounds with a zero time left out). Against a floor, 1x is the floor.
     pub fn slowdowns(&self) -> impl Iterator<Item = f64> + '_ {
-        self.structure_ns
-            .iter()
-            .zip(&self.reference_ns)
-            .map(|(s, r)| s / r)
-            .filter(|x| x.is_finite())
+        self.ratios().map(f64::recip).filter(|x| x.is_finite())
     }
 
     /// The median of [`slowdowns`](Self::slowdowns). `None` without rounds.
@@ -766,6 +762,10 @@ mod tests {
             Some(3.0)
         );
         assert_eq!(record(Vec::new(), Vec::new()).speedup(), None);
+        // Against a floor, the same rounds read the other way: 0.5, 0.1, 0.25, median 0.25.
+        assert_eq!(r.slowdowns().collect::<Vec<_>>(), vec![0.5, 0.1, 0.25]);
+        assert_eq!(r.slowdown(), Some(0.25));
+        assert_eq!(record(Vec::new(), Vec::new()).slowdown(), None);
     }
 
     #[test]
