@@ -261,9 +261,10 @@ impl Suite<'_> {
     /// differs in detail, not in the loads it causes).
     ///
     /// Then the paired rounds ([`paired`]) of the floor and the structure's `contains`, on the
-    /// absent and on the present batch, recorded against [`FLOOR_REFERENCE`]: criterion's two medians are
-    /// taken seconds apart, and where the filter lives in an L3 shared with other tenants (1e7
-    /// keys on a 32 MB L3) either one moves 3-5x with the machine's state in that time.
+    /// absent and on the present batch, recorded against [`FLOOR_REFERENCE`]: criterion's two
+    /// medians are taken seconds apart, and where the filter lives in an L3 shared with other
+    /// tenants (1e7 keys on a 32 MB L3) either one moves 3-5x with the machine's state in that
+    /// time.
     #[allow(
         clippy::too_many_arguments,
         reason = "the series' context, the flagship and its lookup"

@@ -54,9 +54,9 @@ impl<H> std::fmt::Debug for SplitBlock<H> {
 /// zero. The layout reads nothing else, and a digest carrying a second word makes every lookup
 /// pay for deriving it wherever digests are stored before their lookups (the sweep's chunks,
 /// batched lookups): Murmur3's `fmix64` for a 64-bit hash, about 0.8 ns per key, a fifth of a
-/// sampled query.
+/// sampled query. The concurrent inserter ([`crate::shared`]) uses it too.
 #[inline(always)]
-fn spec_digest<H: HashStrategy>(bytes: &[u8]) -> Digest {
+pub(crate) fn spec_digest<H: HashStrategy>(bytes: &[u8]) -> Digest {
     Digest::from_halves(H::digest(bytes).h1, 0)
 }
 

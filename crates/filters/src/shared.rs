@@ -200,7 +200,7 @@ pub struct SharedSplitBlock<'a, H> {
 impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
     #[inline(always)]
     fn digest(&self, bytes: &[u8]) -> Digest {
-        H::digest(bytes)
+        crate::sbbf::spec_digest::<H>(bytes)
     }
     #[inline(always)]
     fn insert_digest(&self, d: Digest) {

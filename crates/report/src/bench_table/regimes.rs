@@ -402,7 +402,7 @@ mod tests {
             ),
             "{md}"
         );
-        // A paired present round set above the target makes the row miss, whatever criterion says.
+        // Paired present rounds above the target make the row miss, whatever criterion says.
         let paired = vec![
             pair(Operation::LookupAbsent, vec![5.5, 6.0, 5.0]),
             pair(Operation::LookupPresent, vec![8.0, 8.0, 8.0]),
