@@ -25,9 +25,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// run refuses before allocating when it does not fit, naming the bytes needed and available).
 /// Filled concurrently: classic/HASH/INDEX/flat, blocked512/HASH, sbbf/HASH. Any other name is
 /// recorded as refused with the reason; the textbook port (`textbook-fnv1a-i32`) refuses every
-/// size past 2^31 - 1 bits. On this project's 2-core machine a 10^10-key run takes roughly 10 to
-/// 30 minutes per filter, the classic layout (7 cache misses per key) the longest; --n 1e9 takes a
-/// tenth of that.
+/// size past 2^31 - 1 bits. A 10^10-key run takes minutes per filter, split-block the shortest and
+/// the classic layout (7 cache misses per key) the longest: reports/scale/report.md has the times
+/// measured on this project's 2-core machine; --n 1e9 takes about a tenth of that.
 ///
 /// Rows of a later run replace those of the same filter, key set, n, p and --query-offset in
 /// --out/scale.csv; report.md is rendered from all rows. --out is locked for the whole run (a
