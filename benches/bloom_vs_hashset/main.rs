@@ -30,6 +30,10 @@
 //!   random-load times over a buffer of each structure's size and the hashing of a key alone.
 //!   Peak memory about 4 GB at 1e8 (the keys, plus one structure's build).
 //!
+//! Each flagship, and on string keys Guava's layout, is also timed against its floor ([`floor`]:
+//! key fetch, the filter's own digest, the loads its layout needs), one-by-one and batched, in
+//! paired rounds: on u64 keys at every regime size, on string keys at every n of the main series.
+//!
 //! # One method in every series
 //!
 //! Every lookup figure, in every series, is criterion timing [`timing::timer`] (one lookup of the
@@ -133,6 +137,7 @@
 #[path = "../common.rs"]
 mod common;
 mod counting;
+mod floor;
 mod keys;
 mod layouts;
 mod memory;

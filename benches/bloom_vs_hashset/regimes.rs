@@ -25,17 +25,17 @@ use std::time::{Duration, Instant};
 
 use bloomlab_filters::{FilterExt, HashStrategy, Variant, VariantVisitor, Xxh3, registry};
 use bloomlab_harness::schema::bench::{
-    BenchRecord, FLOOR_REFERENCE, Family, Group, KEY_FETCH, KeyKind, Operation, PairedRecord,
-    Series, flagships, label, selector,
+    BenchRecord, Family, Group, KEY_FETCH, KeyKind, Operation, Series, flagships, label, selector,
 };
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use xorf::{BinaryFuse8, Filter as XorFilter};
 
+use crate::floor::Floor;
 use crate::keys::{U64Keys, mixed};
 use crate::memory::measure_build;
-use crate::suite::Suite;
-use crate::timing::{Config, bench, count_hits, paired, timer};
+use crate::suite::{Suite, batch_hits};
+use crate::timing::{Config, bench, chunk_timer, count_hits, paired, timer};
 
 /// The headline rate every filter of the series is sized for.
 const P: f64 = 0.01;
@@ -251,103 +251,58 @@ impl Suite<'_> {
         );
     }
 
-    /// The floor of flagship `item` (group `regime-floor-u64`, [`Operation::Floor`]): one loop
-    /// over the absent batch that fetches each key, hashes it with XXH3 as the flagships do
-    /// (bloomlab's digest of the key's 8 bytes: the words the layout uses, `h1` for split-block,
-    /// `h1` and `h2` for blocked512 and classic), and loads what the layout reads from a buffer of
-    /// `bytes` bytes: one cache line chosen by the hash for split-block and blocked512, `k`
-    /// words at the Kirsch-Mitzenmacher positions `h1 + i h2` for classic. The loaded words are
-    /// summed, never tested. Positions are reduced by multiply-shift (the filters' own reduction
-    /// differs in detail, not in the loads it causes).
-    ///
-    /// Then the paired rounds ([`paired`]) of the floor and the structure's `contains`, on the
-    /// absent and on the present batch, recorded against [`FLOOR_REFERENCE`]: criterion's two
-    /// medians are taken seconds apart, and where the filter lives in an L3 shared with other
-    /// tenants (1e7 keys on a 32 MB L3) either one moves 3-5x with the machine's state in that
-    /// time.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the series' context, the flagship and its lookup"
-    )]
-    fn regime_floor(
+    /// The floor of flagship `item`, filter `f` (group `regime-floor-u64`, [`Operation::Floor`]):
+    /// [`Floor::one`] over the absent batch, a buffer of `bytes` bytes. Then the paired rounds
+    /// ([`paired`]) of the floor and the filter's `contains`, and of the batched floor
+    /// ([`Floor::batch`]) and the filter's `contains_batch`, each on the absent and on the present
+    /// batch, recorded against
+    /// [`FLOOR_REFERENCE`](bloomlab_harness::schema::bench::FLOOR_REFERENCE) (groups `regime-lookup-*` and
+    /// `regime-lookup-batch-*`): criterion's two medians are taken seconds apart, and where the
+    /// filter lives in an L3 shared with other tenants (1e7 keys on a 32 MB L3) either one moves
+    /// 3-5x with the machine's state in that time.
+    fn regime_floor<F: Variant>(
         &mut self,
         cfg: &Config,
-        item: &Item,
-        n: u64,
+        (item, n): (&Item, u64),
+        f: &F,
         bytes: u64,
-        k: u32,
         mixes: &Mixes,
-        contains: impl FnMut(u64) -> bool,
     ) {
-        let words_len =
-            usize::try_from(bytes.div_ceil(64).max(2)).expect("the structure fit") * LINE_WORDS;
-        let words: Vec<u64> = (0..words_len as u64).collect();
-        let lines = (words_len / LINE_WORDS) as u64;
-        let reduce = |h: u64, range: u64| ((u128::from(h) * u128::from(range)) >> 64) as usize;
+        let floor = Floor::new(f, bytes);
         let label = item.label();
-        let at = (&label[..], n);
-        if item.structure == flagships()[2] {
-            let bits = words_len as u64 * 64;
-            let floor = |key: u64| {
-                let d = Xxh3::digest(&key.to_le_bytes());
-                let mut acc = 0u64;
-                let mut h = d.h1;
-                for _ in 0..k {
-                    acc = acc.wrapping_add(words[reduce(h, bits) / 64]);
-                    h = h.wrapping_add(d.h2);
-                }
-                acc
-            };
-            self.floor_and_pairs(cfg, at, mixes, floor, contains);
-        } else if item.structure == flagships()[1] {
-            // blocked512 cuts its in-block positions from the digest's second word: the floor
-            // computes it too (left unused, the compiler would drop its derivation from `h1`,
-            // about 0.8 ns per key here, and the floor would be one the filter cannot reach).
-            let floor = |key: u64| {
-                let d = Xxh3::digest(&key.to_le_bytes());
-                words[reduce(d.h1, lines) * LINE_WORDS] ^ d.h2
-            };
-            self.floor_and_pairs(cfg, at, mixes, floor, contains);
-        } else {
-            // Split-block reads the first word alone (block and bit positions).
-            let floor = |key: u64| {
-                let d = Xxh3::digest(&key.to_le_bytes());
-                words[reduce(d.h1, lines) * LINE_WORDS]
-            };
-            self.floor_and_pairs(cfg, at, mixes, floor, contains);
-        }
-    }
-
-    /// Times `floor` on the absent batch with criterion, then pairs it with `contains` on the
-    /// absent and the present batch (the floor as the reference).
-    fn floor_and_pairs(
-        &mut self,
-        cfg: &Config,
-        (label, n): (&str, u64),
-        mixes: &Mixes,
-        floor: impl Fn(u64) -> u64,
-        mut contains: impl FnMut(u64) -> bool,
-    ) {
-        let group = Group::in_series(Series::Regime, Operation::Floor, KeyKind::U64);
+        let group = |op| Group::in_series(Series::Regime, op, KeyKind::U64);
         for (op, batch, _) in &mixes.batches {
             if *op == Operation::LookupAbsent {
-                bench(self.c, cfg, group, label, n, timer(batch, &floor));
+                bench(
+                    self.c,
+                    cfg,
+                    group(Operation::Floor),
+                    &label,
+                    n,
+                    timer(batch, |k: u64| floor.one(&k)),
+                );
             }
             if !matches!(op, Operation::LookupAbsent | Operation::LookupPresent) {
                 continue;
             }
-            let (reference_ns, structure_ns) =
-                paired(cfg, timer(batch, &floor), timer(batch, &mut contains));
-            if !structure_ns.is_empty() {
-                self.log.push_paired(PairedRecord {
-                    group: Group::in_series(Series::Regime, *op, KeyKind::U64),
-                    label: label.to_owned(),
-                    n,
-                    reference: FLOOR_REFERENCE.to_owned(),
-                    reference_ns,
-                    structure_ns,
-                });
-            }
+            let one_by_one = paired(
+                cfg,
+                timer(batch, |k: u64| floor.one(&k)),
+                timer(batch, |k: u64| f.contains(&k)),
+            );
+            self.push_floor_pair(group(*op), (&label, n), one_by_one);
+            let batched_op = op.batched().expect("lookups have a batched form");
+            let (one, all) = (count_hits(batch, |k| f.contains(&k)), batch_hits(f, batch));
+            assert_eq!(
+                one, all,
+                "{label}, n = {n}, {op}: contains_batch found {all} keys, contains {one}"
+            );
+            let batched = paired(
+                cfg,
+                chunk_timer(batch, |keys: &[u64]| floor.batch(keys)),
+                chunk_timer(batch, |keys: &[u64]| batch_hits(f, keys)),
+            );
+            self.push_floor_pair(group(batched_op), (&label, n), batched);
         }
     }
 
@@ -454,16 +409,13 @@ impl VariantVisitor for RegimeVariant<'_, '_> {
             }
             f
         });
-        let k = f.hashes();
         let bytes =
             self.suite
                 .regime_lookups(self.cfg, self.item, n, (bytes, t), self.mixes, |k| {
                     f.contains(&k)
                 });
         self.suite
-            .regime_floor(self.cfg, self.item, n, bytes, k, self.mixes, |key| {
-                f.contains(&key)
-            });
+            .regime_floor(self.cfg, (self.item, n), &f, bytes, self.mixes);
         bytes
     }
 }

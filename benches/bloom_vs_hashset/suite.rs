@@ -14,13 +14,14 @@ use bloomlab_filters::{
     VariantVisitor, Xxh3, Xxh3Wide, Xxh64, registry,
 };
 use bloomlab_harness::schema::bench::{
-    BenchRecord, Family, Group, Growth, KeyKind, Operation, PairedRecord, Series, grown_label,
-    label, selector,
+    BenchRecord, FLOOR_REFERENCE, Family, Group, Growth, KeyKind, Operation, PairedRecord, Series,
+    floor_structures, grown_label, label, selector,
 };
 use criterion::Criterion;
 use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::floor::Floor;
 use crate::keys::{StrKeys, U64Keys};
 use crate::memory::{Log, measure_build};
 use crate::timing::{Config, bench, chunk_timer, count_hits, paired, timer};
@@ -189,6 +190,52 @@ impl Suite<'_> {
                 reference_ns,
                 structure_ns,
             });
+        }
+    }
+
+    /// Records the paired rounds `(floor ns, structure ns)` of `label` at `n` in `group`, against
+    /// its floor ([`FLOOR_REFERENCE`]); nothing when the run takes no rounds.
+    pub(crate) fn push_floor_pair(
+        &mut self,
+        group: Group,
+        (label, n): (&str, u64),
+        (reference_ns, structure_ns): (Vec<f64>, Vec<f64>),
+    ) {
+        if !structure_ns.is_empty() {
+            self.log.push_paired(PairedRecord {
+                group,
+                label: label.to_owned(),
+                n,
+                reference: FLOOR_REFERENCE.to_owned(),
+                reference_ns,
+                structure_ns,
+            });
+        }
+    }
+
+    /// The floor pairs of filter `f` on string keys ([`Floor`]): its `contains` and its
+    /// `contains_batch` against the floor's one-by-one and batched loops, on the present and the
+    /// absent batch, recorded in the main series' lookup groups against [`FLOOR_REFERENCE`].
+    fn str_floor<F: Variant>(&mut self, meta: &Meta, w: &Workload<&str, HashSet<String>>, f: &F) {
+        let floor = Floor::new(f, f.memory_bytes() as u64);
+        let label = meta.label();
+        for (op, batch) in [
+            (Operation::LookupPresent, w.present),
+            (Operation::LookupAbsent, w.absent),
+        ] {
+            let one_by_one = paired(
+                self.cfg,
+                timer(batch, |k: &str| floor.one(k.as_bytes())),
+                timer(batch, |k: &str| f.contains_bytes(k.as_bytes())),
+            );
+            self.push_floor_pair(meta.group(op), (&label, meta.n), one_by_one);
+            let batched_op = op.batched().expect("lookups have a batched form");
+            let batched = paired(
+                self.cfg,
+                chunk_timer(batch, |keys: &[&str]| floor.batch(keys)),
+                chunk_timer(batch, |keys: &[&str]| batch_hits(f, keys)),
+            );
+            self.push_floor_pair(meta.group(batched_op), (&label, meta.n), batched);
         }
     }
 
@@ -680,6 +727,9 @@ impl VariantVisitor for StrVariant<'_, '_> {
                 |keys: &[&str]| batch_hits(&f, keys),
             );
         }
+        if p == RATES[0] && floor_structures(KeyKind::Str).contains(&name.as_str()) {
+            self.suite.str_floor(&self.meta, self.w, &f);
+        }
         if self.with_inserts {
             self.suite.inserts(&self.meta, self.w.present, |k: &str| {
                 f.insert_bytes(k.as_bytes());
@@ -689,7 +739,7 @@ impl VariantVisitor for StrVariant<'_, '_> {
 }
 
 /// How many of `keys` one `contains_batch` call on `f` reports present.
-fn batch_hits<F: Variant, K: Key>(f: &F, keys: &[K]) -> u64 {
+pub(crate) fn batch_hits<F: Variant, K: Key>(f: &F, keys: &[K]) -> u64 {
     let mut hits = 0;
     f.contains_batch(keys, |_, found| hits += u64::from(found));
     hits

@@ -343,9 +343,10 @@ pub fn count_pipelined(
 }
 
 /// A prefetch hint for the cache line holding `*p`: starts the load and returns at once. The
-/// pointer is never dereferenced, so any address is allowed.
+/// pointer is never dereferenced, so any address is allowed. Public for the bench's floor loops,
+/// which prefetch as the layouts do.
 #[inline(always)]
-pub(crate) fn prefetch_line<T>(p: *const T) {
+pub fn prefetch_line<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: PREFETCHT0 is a hint that performs no access the program can observe; it cannot
     // fault, even on an invalid address, and `p` is not dereferenced.

@@ -301,6 +301,17 @@ pub fn flagships() -> [&'static str; 3] {
     ]
 }
 
+/// The structures the bench times against their floor: the flagships, and on string keys
+/// Guava's layout (Murmur3-128, Guava's index scheme, a flat array: the filter Java users run).
+pub fn floor_structures(keys: KeyKind) -> Vec<&'static str> {
+    use bloomlab_filters::{Bloom, FlatBits, GuavaMitz64, Murmur3};
+    let mut out = flagships().to_vec();
+    if keys == KeyKind::Str {
+        out.push(VariantId::of::<Bloom<Murmur3, GuavaMitz64, FlatBits>>().name());
+    }
+    out
+}
+
 /// The text `BLOOMLAB_BENCH_ONLY` is matched against for the structure labelled `label` in
 /// `series`: the label itself in the main series (as before the series existed), else
 /// `<series>: <label>` (`counting: counting4/xxh3/km p=1%`), so that `counting: ` or

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use bloomlab_harness::schema::bench::{
-    BenchRecord, Group, KeyKind, Operation, PairedRecord, Series,
+    BenchRecord, FLOOR_REFERENCE, Group, KeyKind, Operation, PairedRecord, Series,
 };
 
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_paired, fmt_ratio};
@@ -27,10 +27,9 @@ fn paired<'a>(
     n: u64,
 ) -> Option<&'a PairedRecord> {
     let group = Group::in_series(series, op, KeyKind::Str);
-    v.log
-        .paired
-        .iter()
-        .find(|r| r.group == group && r.label == label && r.n == n)
+    v.log.paired.iter().find(|r| {
+        r.group == group && r.label == label && r.n == n && r.reference != FLOOR_REFERENCE
+    })
 }
 
 /// The section, after the main series' tables; says so when the log has no layout records.

@@ -11,6 +11,9 @@ use bloomlab_harness::schema::bench::{
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_ratio, fmt_slowdown};
 use crate::markdown::table;
 
+/// How many keys the filters' batched driver hashes ahead ([`bloomlab_filters::filter::LOOKAHEAD`]).
+const LOOKAHEAD: usize = bloomlab_filters::filter::LOOKAHEAD;
+
 /// One structure's figures at one n: ns per key for each mix, the memory's dependent and
 /// independent load times over a buffer of its size, and its hash alone.
 #[derive(Debug, Clone, PartialEq)]
@@ -155,6 +158,102 @@ pub(super) fn floor_section(out: &mut String, v: &View) {
     ]
     .map(String::from);
     out.push_str(&table(&headers, &rows));
+    out.push('\n');
+}
+
+/// The rest of the floor verdict: every floor pair the run took other than the u64 one-by-one
+/// rows of [`floor_section`]: batched lookups on u64 keys at every regime size, and one-by-one and
+/// batched lookups on string keys (the flagships and Guava's layout). Paired rounds only, so each
+/// figure is the median of the rounds' times. Nothing when the log has none.
+pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
+    let one_by_one_u64 = |g: Group| {
+        g.series == Series::Regime
+            && g.keys == KeyKind::U64
+            && matches!(g.op, Operation::LookupAbsent | Operation::LookupPresent)
+    };
+    // (keys, batched, n, label) -> (absent, present)
+    type Pair<'a> = [Option<&'a PairedRecord>; 2];
+    let mut rows: std::collections::BTreeMap<(KeyKind, bool, u64, &str), Pair> =
+        std::collections::BTreeMap::new();
+    for r in &v.log.paired {
+        if r.reference != FLOOR_REFERENCE || one_by_one_u64(r.group) {
+            continue;
+        }
+        let (batched, slot) = match r.group.op {
+            Operation::LookupAbsent => (false, 0),
+            Operation::LookupPresent => (false, 1),
+            Operation::LookupBatchAbsent => (true, 0),
+            Operation::LookupBatchPresent => (true, 1),
+            _ => continue,
+        };
+        rows.entry((r.group.keys, batched, r.n, &r.label))
+            .or_default()[slot] = Some(r);
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let median = |xs: &[f64]| Some(bloomlab_harness::stats::median(xs.iter().copied()));
+    let mut table_rows = Vec::new();
+    let (mut at, mut all) = (0, 0);
+    for ((keys, batched, n, label), pair) in &rows {
+        let verdict = pair
+            .iter()
+            .map(|r| r.and_then(PairedRecord::slowdown))
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|w| w.into_iter().reduce(f64::max))
+            .map(|w| w <= FLOOR_TARGET);
+        all += 1;
+        at += usize::from(verdict == Some(true));
+        let mut row = vec![
+            keys.as_str().to_owned(),
+            if *batched { "batched" } else { "one-by-one" }.to_owned(),
+            fmt_n(*n),
+            format!("`{label}`"),
+        ];
+        for r in pair {
+            row.push(fmt_ns(r.and_then(|r| median(&r.structure_ns))));
+            row.push(fmt_ns(r.and_then(|r| median(&r.reference_ns))));
+            row.push(fmt_slowdown(*r));
+        }
+        row.push(
+            match verdict {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "—",
+            }
+            .to_owned(),
+        );
+        table_rows.push(row);
+    }
+    out.push_str(&format!(
+        "### Batched lookups and string keys against their floor\n\n\
+         {at} of {all} rows at the floor. The same floor as above, for the lookups the table \
+         above leaves out: batched lookups (`contains_batch`) on u64 keys at every regime size, \
+         against the batched floor (the floor's parts through the filters' own batched driver: \
+         the next {LOOKAHEAD} keys hashed and their lines prefetched ahead of the one loaded), \
+         and on the main series' string keys, one-by-one and batched, for the flagships and \
+         Guava's layout (`classic/murmur3/mitz64/flat`: Murmur3-128 and k words, the floor's \
+         positions reduced by multiply-shift where Guava's format takes them modulo the bit \
+         count). For string keys the key fetch reads the key's bytes from the batch's buffer. \
+         Paired rounds only: *ns* is the median of the rounds' times for the structure, *floor \
+         ns* for the floor, and */ floor* the median of the rounds' ratios (lowest and highest in \
+         brackets). *at floor*: both ratios at most {FLOOR_TARGET}x.\n\n"
+    ));
+    let headers = [
+        "keys",
+        "lookups",
+        "n",
+        "structure",
+        "absent ns",
+        "absent floor ns",
+        "absent / floor",
+        "present ns",
+        "present floor ns",
+        "present / floor",
+        "at floor",
+    ]
+    .map(String::from);
+    out.push_str(&table(&headers, &table_rows));
     out.push('\n');
 }
 
@@ -414,6 +513,98 @@ mod tests {
             .expect("the floor table");
         let regimes = md.find("## Cache regimes").expect("the regime table");
         assert!(floor < regimes, "the floor table comes first: {md}");
+    }
+
+    #[test]
+    fn batched_and_string_floor_pairs_get_their_own_verdicts() {
+        let n = 1_000_000;
+        let sbbf = label("sbbf/xxh3", Some(0.01));
+        let guava = label("classic/murmur3/mitz64/flat", Some(0.01));
+        let pair = |group, label: &str, reference: &str, structure_ns: Vec<f64>| PairedRecord {
+            group,
+            label: label.to_owned(),
+            n,
+            reference: reference.to_owned(),
+            reference_ns: vec![10.0, 10.0, 10.0],
+            structure_ns,
+        };
+        let regime = |op| Group::in_series(Series::Regime, op, KeyKind::U64);
+        let main = |op| Group::new(op, KeyKind::Str);
+        let paired = vec![
+            // u64 one-by-one pairs belong to the first floor table, not this one.
+            pair(
+                regime(Operation::LookupAbsent),
+                &sbbf,
+                FLOOR_REFERENCE,
+                vec![11.0; 3],
+            ),
+            pair(
+                regime(Operation::LookupBatchAbsent),
+                &sbbf,
+                FLOOR_REFERENCE,
+                vec![12.0, 11.0, 13.0],
+            ),
+            pair(
+                regime(Operation::LookupBatchPresent),
+                &sbbf,
+                FLOOR_REFERENCE,
+                vec![14.0, 14.0, 15.0],
+            ),
+            pair(
+                main(Operation::LookupAbsent),
+                &guava,
+                FLOOR_REFERENCE,
+                vec![20.0; 3],
+            ),
+            pair(
+                main(Operation::LookupPresent),
+                &guava,
+                FLOOR_REFERENCE,
+                vec![12.0; 3],
+            ),
+            // The HashSet pair of the same group: a different reference, not a floor row.
+            pair(
+                main(Operation::LookupAbsent),
+                &guava,
+                "std HashSet<String>",
+                vec![1.0; 3],
+            ),
+        ];
+        let records = vec![record(
+            Series::Main,
+            KeyKind::Str,
+            "classic/murmur3/mitz64/flat",
+            Some(0.01),
+            n,
+            1_200_000,
+        )];
+        let md = render::render(&log(records, paired), &Medians::new(), &machine());
+        // The main table's paired figure against std HashSet is the HashSet pair's (10 / 1), not
+        // the floor pair's of the same group, label and n.
+        assert!(md.contains("| 10.0x (10.0–10.0) |"), "{md}");
+        let section = &md[md
+            .find("### Batched lookups and string keys against their floor")
+            .expect("the section")..];
+        assert!(section.contains("1 of 2 rows at the floor"), "{section}");
+        assert!(
+            section.contains(
+                "| u64 | batched | 1M | `sbbf/xxh3 p=1%` | 12.0 | 10.0 | 1.20x (1.10–1.30) | \
+                 14.0 | 10.0 | 1.40x (1.40–1.50) | yes |"
+            ),
+            "{section}"
+        );
+        // Absent at 2x the floor: the row misses.
+        assert!(
+            section.contains(
+                "| str | one-by-one | 1M | `classic/murmur3/mitz64/flat p=1%` | 20.0 | 10.0 | \
+                 2.00x (2.00–2.00) | 12.0 | 10.0 | 1.20x (1.20–1.20) | no |"
+            ),
+            "{section}"
+        );
+        assert!(
+            !section.contains("| u64 | one-by-one |"),
+            "u64 one-by-one pairs are in the first table: {section}"
+        );
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::fmt::Write;
 use bloomlab_filters::{HashStrategy, Layout, SplitBlock, Xxh3};
 use bloomlab_harness::Subject;
 use bloomlab_harness::schema::bench::{
-    BenchLog, BenchRecord, Family, Group, KeyKind, Operation, PairedRecord, Series, Structure,
-    label,
+    BenchLog, BenchRecord, FLOOR_REFERENCE, Family, Group, KeyKind, Operation, PairedRecord,
+    Series, Structure, label,
 };
 
 use super::Machine;
@@ -85,10 +85,9 @@ impl View<'_> {
         n: u64,
     ) -> Option<&PairedRecord> {
         let group = Group::new(op, keys);
-        self.log
-            .paired
-            .iter()
-            .find(|r| r.group == group && r.label == label && r.n == n)
+        self.log.paired.iter().find(|r| {
+            r.group == group && r.label == label && r.n == n && r.reference != FLOOR_REFERENCE
+        })
     }
     /// How many times faster `label`'s `op` is than std `HashSet`'s `ref_op` on the same keys
     /// (`ref_op` differs from `op` for batched lookups, compared with one-by-one ones), on `basis`.
@@ -582,6 +581,7 @@ pub fn render(log: &BenchLog, medians: &Medians, machine: &Machine) -> String {
         .map(|r| r.n)
         .collect();
     super::regimes::floor_section(&mut out, &v);
+    super::regimes::floor_pairs_section(&mut out, &v);
     if let Some(&largest) = sizes.last() {
         headline(&mut out, &v, largest);
     }

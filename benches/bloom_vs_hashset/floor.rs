@@ -1,0 +1,123 @@
+//! The floor of a filter's lookup: one loop that does what any filter of its layout must do per
+//! key and nothing else. It fetches the key, hashes it with the filter's own digest
+//! ([`bloomlab_filters::Filter::digest`]: the same hash, deriving the same digest words), and
+//! loads what the layout reads from a buffer of the filter's size: one cache line chosen by the
+//! hash for split-block and blocked512, `k` words at the Kirsch-Mitzenmacher positions
+//! `h1 + i h2` for classic (Guava's layout included). The loaded words are summed, never tested.
+//! Positions are reduced by multiply-shift, the cheapest reduction (the filters' own reductions
+//! differ in detail, not in the loads they cause).
+//!
+//! The batched floor ([`Floor::batch`]) runs the same parts through the filters' own batched
+//! driver ([`pipelined`]): the next keys hashed and their lines prefetched ahead of the one
+//! loaded, as `contains_batch` does.
+
+use bloomlab_filters::filter::{pipelined, prefetch_line};
+use bloomlab_filters::{Digest, Key, Layout, Variant};
+
+/// Words per 64-byte cache line.
+const LINE_WORDS: usize = 8;
+
+/// The floor of filter `F` (flagship layouts only: classic, blocked512, split-block).
+pub struct Floor<'f, F> {
+    filter: &'f F,
+    words: Vec<u64>,
+    lines: u64,
+    bits: u64,
+    k: u32,
+}
+
+impl<'f, F: Variant> Floor<'f, F> {
+    /// The floor of `filter`, over a buffer of `bytes` bytes (whole cache lines, at least two).
+    pub fn new(filter: &'f F, bytes: u64) -> Self {
+        assert!(
+            matches!(
+                F::LAYOUT,
+                Layout::Classic | Layout::Blocked512 | Layout::SplitBlock
+            ),
+            "a floor is defined for the classic, blocked512 and split-block layouts, not {:?}",
+            F::LAYOUT
+        );
+        let lines = bytes.div_ceil(64).max(2);
+        let len = usize::try_from(lines).expect("the filter fit in memory") * LINE_WORDS;
+        Floor {
+            filter,
+            words: (0..len as u64).collect(),
+            lines,
+            bits: lines * 512,
+            k: filter.hashes(),
+        }
+    }
+
+    /// The word at the start of the line (or the bit's word, for classic) `h` reduces to.
+    #[inline(always)]
+    fn reduce(h: u64, range: u64) -> usize {
+        ((u128::from(h) * u128::from(range)) >> 64) as usize
+    }
+
+    /// The loads of one lookup of digest `d`, summed. `F::LAYOUT` is a constant: the match is
+    /// resolved when the function is compiled for `F`.
+    #[inline(always)]
+    fn load(&self, d: Digest) -> u64 {
+        match F::LAYOUT {
+            Layout::Classic => {
+                let mut acc = 0u64;
+                let mut h = d.h1;
+                for _ in 0..self.k {
+                    acc = acc.wrapping_add(self.words[Self::reduce(h, self.bits) / 64]);
+                    h = h.wrapping_add(d.h2);
+                }
+                acc
+            }
+            // blocked512 cuts its in-block positions from the digest's second word: the floor
+            // uses it too (left unused, the compiler would drop its derivation, about 0.8 ns per
+            // key, and the floor would be one the filter cannot reach).
+            Layout::Blocked512 => self.words[Self::reduce(d.h1, self.lines) * LINE_WORDS] ^ d.h2,
+            // Split-block reads the first word alone (block and bit positions).
+            _ => self.words[Self::reduce(d.h1, self.lines) * LINE_WORDS],
+        }
+    }
+
+    /// Requests the memory [`Floor::load`] reads for `d`.
+    #[inline(always)]
+    fn prefetch(&self, d: Digest) {
+        match F::LAYOUT {
+            Layout::Classic => {
+                let mut h = d.h1;
+                for _ in 0..self.k {
+                    prefetch_line(
+                        self.words
+                            .as_ptr()
+                            .wrapping_add(Self::reduce(h, self.bits) / 64),
+                    );
+                    h = h.wrapping_add(d.h2);
+                }
+            }
+            _ => prefetch_line(
+                self.words
+                    .as_ptr()
+                    .wrapping_add(Self::reduce(d.h1, self.lines) * LINE_WORDS),
+            ),
+        }
+    }
+
+    /// The floor of one `contains(key)`.
+    #[inline(always)]
+    pub fn one<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        key.with_bytes(|b| self.load(self.filter.digest(b)))
+    }
+
+    /// The floor of one `contains_batch(keys)`: [`pipelined`] over the floor's parts. Returns the
+    /// number of keys whose loaded sum is odd (a count, so that every load is used).
+    #[inline(always)]
+    pub fn batch<K: Key>(&self, keys: &[K]) -> u64 {
+        let mut odd = 0u64;
+        pipelined(
+            keys,
+            |b| self.filter.digest(b),
+            |d| self.prefetch(d),
+            |d| self.load(d) & 1 == 1,
+            |_, found| odd += u64::from(found),
+        );
+        odd
+    }
+}
