@@ -147,8 +147,12 @@ impl<H: HashStrategy> SplitBlock<H> {
     pub fn insert_digest(&mut self, d: Digest) {
         let m = mask(d.h1 as u32);
         let b = self.block_of(d.h1);
-        for (w, bit) in self.blocks[b].0.iter_mut().zip(m) {
-            *w |= bit;
+        let block = &mut self.blocks[b].0;
+        // Indexed loops over the two arrays, not `zip`: without cross-crate LTO, `zip` over an
+        // array's `IntoIter` left calls to its `size` in the loop (not inlined) and no vector
+        // code: 2.9x the floor at 1e5 keys in the release build, against 1.2x with fat LTO.
+        for i in 0..8 {
+            block[i] |= m[i];
         }
     }
 
@@ -157,11 +161,12 @@ impl<H: HashStrategy> SplitBlock<H> {
     pub fn contains_digest(&self, d: Digest) -> bool {
         let m = mask(d.h1 as u32);
         let block = &self.blocks[self.block_of(d.h1)].0;
-        block
-            .iter()
-            .zip(m)
-            .fold(0, |acc, (w, bit)| acc | (bit & !w))
-            == 0
+        // Indexed, for the reason given in `insert_digest`.
+        let mut missing = 0;
+        for i in 0..8 {
+            missing |= m[i] & !block[i];
+        }
+        missing == 0
     }
 
     /// Prefetches the block a lookup of `d` reads.
