@@ -140,11 +140,19 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
     /// half-full array is gone after about 2 rounds, as with an early exit, but no branch
     /// depends on a bit: one lookup at a time, the early exit mispredicts on most absent keys.
     /// Position `j` is recomputed from the digest with the index scheme (`j + 1` steps), which
-    /// costs less than the memory traffic and mispredictions it saves.
+    /// costs less than the memory traffic and mispredictions it saves. Each round computes every
+    /// standing digest's position first, requesting its word as it goes, then tests them: the
+    /// test loop is a few instructions per digest, so its loads (all independent) find their
+    /// words on the way; any scheme's positions are computed once here, so the prefetch is free
+    /// even where [`IndexScheme::PREFETCH`] is off. Measured on the FPR engine (n = 1e6,
+    /// p = 1e-4, u64 keys, one thread, fat LTO, quiet): 142M queries/s/core with one loop per
+    /// round, 169M with the positions first, 193M with their prefetch (medians of 7 runs each,
+    /// alternated).
     pub fn count_present(&self, digests: &[Digest]) -> u64 {
         /// Digests in flight: a stack buffer that stays in L1.
         const ROUND: usize = 256;
         let mut live = [Digest::from_halves(0, 0); ROUND];
+        let mut at = [0u64; ROUND];
         let mut present = 0u64;
         for chunk in digests.chunks(ROUND) {
             live[..chunk.len()].copy_from_slice(chunk);
@@ -153,16 +161,18 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
                 if standing == 0 {
                     break;
                 }
-                let mut kept = 0;
-                for t in 0..standing {
-                    let d = live[t];
-                    let mut at = 0;
-                    I::probe_in(d, j + 1, self.range, |i| {
-                        at = i;
+                for (slot, d) in at[..standing].iter_mut().zip(&live[..standing]) {
+                    I::probe_in(*d, j + 1, self.range, |i| {
+                        *slot = i;
                         true
                     });
-                    live[kept] = d;
-                    kept += usize::from(self.store.get(at));
+                    self.store.prefetch(*slot);
+                }
+                // The loads: independent of each other; `live` is compacted without a branch.
+                let mut kept = 0;
+                for t in 0..standing {
+                    live[kept] = live[t];
+                    kept += usize::from(self.store.get(at[t]));
                 }
                 standing = kept;
             }
