@@ -180,7 +180,18 @@ impl Suite<'_> {
         mut time: impl FnMut(u64) -> Duration,
     ) {
         bench(self.c, self.cfg, group, label, n, &mut time);
-        let (reference_ns, structure_ns) = paired(self.cfg, &mut reference_time, &mut time);
+        let rounds = paired(self.cfg, &mut reference_time, &mut time);
+        self.push_pair((group, label, n), reference, rounds);
+    }
+
+    /// Records the paired rounds `(reference ns, structure ns)` of `label` at `n` in `group`
+    /// against `reference`; nothing when the run takes no rounds.
+    fn push_pair(
+        &mut self,
+        (group, label, n): (Group, &str, u64),
+        reference: &str,
+        (reference_ns, structure_ns): (Vec<f64>, Vec<f64>),
+    ) {
         if !structure_ns.is_empty() {
             self.log.push_paired(PairedRecord {
                 group,
@@ -193,24 +204,14 @@ impl Suite<'_> {
         }
     }
 
-    /// Records the paired rounds `(floor ns, structure ns)` of `label` at `n` in `group`, against
-    /// its floor ([`FLOOR_REFERENCE`]); nothing when the run takes no rounds.
+    /// [`Suite::push_pair`] against the structure's floor ([`FLOOR_REFERENCE`]).
     pub(crate) fn push_floor_pair(
         &mut self,
         group: Group,
         (label, n): (&str, u64),
-        (reference_ns, structure_ns): (Vec<f64>, Vec<f64>),
+        rounds: (Vec<f64>, Vec<f64>),
     ) {
-        if !structure_ns.is_empty() {
-            self.log.push_paired(PairedRecord {
-                group,
-                label: label.to_owned(),
-                n,
-                reference: FLOOR_REFERENCE.to_owned(),
-                reference_ns,
-                structure_ns,
-            });
-        }
+        self.push_pair((group, label, n), FLOOR_REFERENCE, rounds);
     }
 
     /// The floor pairs of filter `f` on string keys ([`Floor`]): its `contains` and its
