@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use bloomlab_harness::schema::bench::{
-    BenchRecord, FLOOR_REFERENCE, Group, KeyKind, Operation, PairedRecord, Series,
+    BenchRecord, Group, KeyKind, Operation, PairedRecord, Series,
 };
 
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_paired, fmt_ratio};
@@ -26,10 +26,7 @@ fn paired<'a>(
     label: &str,
     n: u64,
 ) -> Option<&'a PairedRecord> {
-    let group = Group::in_series(series, op, KeyKind::Str);
-    v.log.paired.iter().find(|r| {
-        r.group == group && r.label == label && r.n == n && r.reference != FLOOR_REFERENCE
-    })
+    v.pair(Group::in_series(series, op, KeyKind::Str), label, n, false)
 }
 
 /// The section, after the main series' tables; says so when the log has no layout records.

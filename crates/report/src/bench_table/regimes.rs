@@ -11,9 +11,6 @@ use bloomlab_harness::schema::bench::{
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_ratio, fmt_slowdown};
 use crate::markdown::table;
 
-/// How many keys the filters' batched driver hashes ahead ([`bloomlab_filters::filter::LOOKAHEAD`]).
-const LOOKAHEAD: usize = bloomlab_filters::filter::LOOKAHEAD;
-
 /// One structure's figures at one n: ns per key for each mix, the memory's dependent and
 /// independent load times over a buffer of its size, and its hash alone.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +78,7 @@ pub(super) fn floor_section(out: &mut String, v: &View) {
         let absent = v.median(g(Operation::LookupAbsent), &r.label, r.n);
         let present = v.median(g(Operation::LookupPresent), &r.label, r.n);
         let ratio = |x: Option<f64>| x.map(|x| x / floor);
-        let pair = |op| floor_pair(v, g(op), &r.label, r.n);
+        let pair = |op| v.pair(g(op), &r.label, r.n, true);
         let (paired_absent, paired_present) = (
             pair(Operation::LookupAbsent),
             pair(Operation::LookupPresent),
@@ -230,14 +227,15 @@ pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
          {at} of {all} rows at the floor. The same floor as above, for the lookups the table \
          above leaves out: batched lookups (`contains_batch`) on u64 keys at every regime size, \
          against the batched floor (the floor's parts through the filters' own batched driver: \
-         the next {LOOKAHEAD} keys hashed and their lines prefetched ahead of the one loaded), \
+         the next {lookahead} keys hashed and their lines prefetched ahead of the one loaded), \
          and on the main series' string keys, one-by-one and batched, for the flagships and \
          Guava's layout (`classic/murmur3/mitz64/flat`: Murmur3-128 and k words, the floor's \
          positions reduced by multiply-shift where Guava's format takes them modulo the bit \
          count). For string keys the key fetch reads the key's bytes from the batch's buffer. \
          Paired rounds only: *ns* is the median of the rounds' times for the structure, *floor \
          ns* for the floor, and */ floor* the median of the rounds' ratios (lowest and highest in \
-         brackets). *at floor*: both ratios at most {FLOOR_TARGET}x.\n\n"
+         brackets). *at floor*: both ratios at most {FLOOR_TARGET}x.\n\n",
+        lookahead = bloomlab_filters::filter::LOOKAHEAD,
     ));
     let headers = [
         "keys",
@@ -255,13 +253,6 @@ pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
     .map(String::from);
     out.push_str(&table(&headers, &table_rows));
     out.push('\n');
-}
-
-/// The paired rounds of a flagship against its floor, on the batch of `group`.
-fn floor_pair<'a>(v: &View<'a>, group: Group, label: &str, n: u64) -> Option<&'a PairedRecord> {
-    v.log.paired.iter().find(|r| {
-        r.group == group && r.label == label && r.n == n && r.reference == FLOOR_REFERENCE
-    })
 }
 
 /// The section; says so when the log has no regime records.

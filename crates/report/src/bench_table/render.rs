@@ -35,7 +35,7 @@ pub(super) struct View<'a> {
     pub(super) medians: &'a Medians,
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
     /// The median of `group` for `label` at `n`.
     pub(super) fn median(&self, group: Group, label: &str, n: u64) -> Option<f64> {
         self.medians
@@ -84,9 +84,22 @@ impl View<'_> {
         label: &str,
         n: u64,
     ) -> Option<&PairedRecord> {
-        let group = Group::new(op, keys);
+        self.pair(Group::new(op, keys), label, n, false)
+    }
+    /// The paired rounds of `label` at `n` in `group`: against its floor when `floor`, else
+    /// against the reference set (std `HashSet`). A group holds both kinds for the flagships.
+    pub(super) fn pair(
+        &self,
+        group: Group,
+        label: &str,
+        n: u64,
+        floor: bool,
+    ) -> Option<&'a PairedRecord> {
         self.log.paired.iter().find(|r| {
-            r.group == group && r.label == label && r.n == n && r.reference != FLOOR_REFERENCE
+            r.group == group
+                && r.label == label
+                && r.n == n
+                && (r.reference == FLOOR_REFERENCE) == floor
         })
     }
     /// How many times faster `label`'s `op` is than std `HashSet`'s `ref_op` on the same keys
