@@ -34,8 +34,8 @@ use xorf::{BinaryFuse8, Filter as XorFilter};
 use crate::floor::Floor;
 use crate::keys::{U64Keys, mixed};
 use crate::memory::measure_build;
-use crate::suite::{Suite, batch_hits};
-use crate::timing::{Config, bench, chunk_timer, count_hits, paired, timer};
+use crate::suite::Suite;
+use crate::timing::{Config, bench, count_hits, timer};
 
 /// The headline rate every filter of the series is sized for.
 const P: f64 = 0.01;
@@ -253,7 +253,7 @@ impl Suite<'_> {
 
     /// The floor of flagship `item`, filter `f` (group `regime-floor-u64`, [`Operation::Floor`]):
     /// [`Floor::one`] over the absent batch, a buffer of `bytes` bytes. Then the paired rounds
-    /// ([`paired`]) of the floor and the filter's `contains`, and of the batched floor
+    /// ([`Suite::floor_pairs`]) of the floor and the filter's `contains`, and of the batched floor
     /// ([`Floor::batch`]) and the filter's `contains_batch`, each on the absent and on the present
     /// batch, recorded against
     /// [`FLOOR_REFERENCE`](bloomlab_harness::schema::bench::FLOOR_REFERENCE) (groups `regime-lookup-*` and
@@ -285,24 +285,7 @@ impl Suite<'_> {
             if !matches!(op, Operation::LookupAbsent | Operation::LookupPresent) {
                 continue;
             }
-            let one_by_one = paired(
-                cfg,
-                timer(batch, |k: u64| floor.one(&k)),
-                timer(batch, |k: u64| f.contains(&k)),
-            );
-            self.push_floor_pair(group(*op), (&label, n), one_by_one);
-            let batched_op = op.batched().expect("lookups have a batched form");
-            let (one, all) = (count_hits(batch, |k| f.contains(&k)), batch_hits(f, batch));
-            assert_eq!(
-                one, all,
-                "{label}, n = {n}, {op}: contains_batch found {all} keys, contains {one}"
-            );
-            let batched = paired(
-                cfg,
-                chunk_timer(batch, |keys: &[u64]| floor.batch(keys)),
-                chunk_timer(batch, |keys: &[u64]| batch_hits(f, keys)),
-            );
-            self.push_floor_pair(group(batched_op), (&label, n), batched);
+            self.floor_pairs((group(*op), &label, n), (f, &floor), batch);
         }
     }
 

@@ -204,19 +204,42 @@ impl Suite<'_> {
         }
     }
 
-    /// [`Suite::push_pair`] against the structure's floor ([`FLOOR_REFERENCE`]).
-    pub(crate) fn push_floor_pair(
+    /// Filter `f` against its floor on `batch`, in paired rounds: `contains` against
+    /// [`Floor::one`], recorded in `group` (a one-by-one lookup's), and `contains_batch` (checked
+    /// to give the one-by-one count) against [`Floor::batch`], in the group's batched form; both
+    /// against [`FLOOR_REFERENCE`].
+    pub(crate) fn floor_pairs<F: Variant, K: Key + Copy>(
         &mut self,
-        group: Group,
-        (label, n): (&str, u64),
-        rounds: (Vec<f64>, Vec<f64>),
+        (group, label, n): (Group, &str, u64),
+        (f, floor): (&F, &Floor<F>),
+        batch: &[K],
     ) {
-        self.push_pair((group, label, n), FLOOR_REFERENCE, rounds);
+        let one_by_one = paired(
+            self.cfg,
+            timer(batch, |k: K| floor.one(&k)),
+            timer(batch, |k: K| f.contains(&k)),
+        );
+        self.push_pair((group, label, n), FLOOR_REFERENCE, one_by_one);
+        let (one, all) = (count_hits(batch, |k| f.contains(&k)), batch_hits(f, batch));
+        assert_eq!(
+            one, all,
+            "{label}, n = {n}, {}: contains_batch found {all} keys, contains {one}",
+            group.op
+        );
+        let batched = paired(
+            self.cfg,
+            chunk_timer(batch, |keys: &[K]| floor.batch(keys)),
+            chunk_timer(batch, |keys: &[K]| batch_hits(f, keys)),
+        );
+        let op = group
+            .op
+            .batched()
+            .expect("a one-by-one lookup has a batched form");
+        self.push_pair((Group { op, ..group }, label, n), FLOOR_REFERENCE, batched);
     }
 
-    /// The floor pairs of filter `f` on string keys ([`Floor`]): its `contains` and its
-    /// `contains_batch` against the floor's one-by-one and batched loops, on the present and the
-    /// absent batch, recorded in the main series' lookup groups against [`FLOOR_REFERENCE`].
+    /// The floor pairs of filter `f` on string keys ([`Suite::floor_pairs`]), on the present and
+    /// the absent batch, in the main series' lookup groups.
     fn str_floor<F: Variant>(&mut self, meta: &Meta, w: &Workload<&str, HashSet<String>>, f: &F) {
         let floor = Floor::new(f, f.memory_bytes() as u64);
         let label = meta.label();
@@ -224,19 +247,7 @@ impl Suite<'_> {
             (Operation::LookupPresent, w.present),
             (Operation::LookupAbsent, w.absent),
         ] {
-            let one_by_one = paired(
-                self.cfg,
-                timer(batch, |k: &str| floor.one(k.as_bytes())),
-                timer(batch, |k: &str| f.contains_bytes(k.as_bytes())),
-            );
-            self.push_floor_pair(meta.group(op), (&label, meta.n), one_by_one);
-            let batched_op = op.batched().expect("lookups have a batched form");
-            let batched = paired(
-                self.cfg,
-                chunk_timer(batch, |keys: &[&str]| floor.batch(keys)),
-                chunk_timer(batch, |keys: &[&str]| batch_hits(f, keys)),
-            );
-            self.push_floor_pair(meta.group(batched_op), (&label, meta.n), batched);
+            self.floor_pairs((meta.group(op), &label, meta.n), (f, &floor), batch);
         }
     }
 
