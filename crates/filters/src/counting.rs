@@ -180,13 +180,9 @@ impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Counting<H, I, BITS> {
             .sum()
     }
 
-    /// Prefetches the k words a lookup of `d` reads (as the classic filter, only for schemes whose
-    /// positions are cheap: [`IndexScheme::PREFETCH`]).
+    /// Prefetches the k words a lookup of `d` reads (as the classic filter does).
     #[inline]
     pub fn prefetch_digest(&self, d: Digest) {
-        if !I::PREFETCH {
-            return;
-        }
         I::probe_in(d, self.hashes, self.range, |i| {
             crate::filter::prefetch_line(self.words.as_ptr().wrapping_add(Self::slot(i).0));
             true

@@ -36,14 +36,6 @@ pub trait IndexScheme: Send + Sync + 'static {
         Params::optimal(n, p)
     }
 
-    /// Whether a batched lookup prefetches this scheme's k positions. Prefetching computes the
-    /// positions twice (once to prefetch, once to test): worth it when a position costs a few
-    /// instructions, not for a hardware division (mitz32). Guava's 64-bit scheme, with its
-    /// reciprocal, prefetches: without it the bench measured its batched lookups at twice its
-    /// one-by-one ones (1M string keys, release build: 56.2 ns absent batched against 24.6
-    /// one-by-one; with the prefetch 23.2 against 21.7).
-    const PREFETCH: bool = true;
-
     /// How many equally likely values this scheme reduces to a position, when that is fewer than
     /// 2^53 (a scheme of 31-bit `int` arithmetic: 2^31); 0 when positions come from a full 64-bit
     /// or 63-bit word, whose reduction to m positions is uniform to within m / 2^63. The theory
@@ -158,11 +150,10 @@ impl Modulus {
 /// Guava's `BloomFilterStrategies.MURMUR128_MITZ_64` (ordinal 1): `combined = h1`; each probe sets
 /// `(combined & Long.MAX_VALUE) % m`, then `combined += h2`. Uses Guava 31.1's sizing.
 ///
-/// Batched lookups (`contains_batch`) do not prefetch with this scheme (its positions are
-/// remainders modulo m, and computing them twice cost more than the prefetch saved). Known and not
-/// yet explained: on string keys, `classic/murmur3/mitz64/flat` answered batches about twice as
-/// slowly as one key at a time in the bench (`reports/bloom_vs_hashset.md`, batched section); on
-/// u64 keys the two were level. Prefer one-by-one lookups for this variant until that is understood.
+/// Its remainders come from a [`Modulus`] (a reciprocal, not a division). Batched lookups
+/// compute each position twice (once to prefetch its word, once to test it), which is why this
+/// layout stays further from its floor batched than the multiply-shift schemes
+/// (`reports/bloom_vs_hashset.md`, floor tables).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GuavaMitz64;
 
@@ -200,6 +191,9 @@ impl IndexScheme for GuavaMitz32 {
     const ID: &'static str = "mitz32";
     // The hardware division stays: its dividends are below 2^31, which the divider finishes
     // quickly, and the reciprocal measured slower here (1M string keys, xxh3: 18.5 -> 23.7 ns).
+    // Its positions are still computed twice in batched inserts and lookups (once to prefetch):
+    // the divisions cost less than the misses the prefetch overlaps (the sweep's row of 10^7
+    // u64 keys at p = 1e-4, inserting and checking every member: 3.4 s without it, 1.2 s with).
     type Range = u64;
     #[inline(always)]
     fn range(bits: u64) -> u64 {
@@ -223,7 +217,6 @@ impl IndexScheme for GuavaMitz32 {
     fn sizing(n: u64, p: f64) -> Result<Params> {
         Params::guava(n, p)
     }
-    const PREFETCH: bool = false;
     /// `combined` is a non-negative `int`: 2^31 values (each twice, as x and as `~x`).
     const POSITION_DOMAIN: u64 = 1 << 31;
 }

@@ -119,12 +119,10 @@ impl<H: HashStrategy, I: IndexScheme> SharedInsert for SharedBloom<'_, H, I> {
     }
     #[inline(always)]
     fn prefetch_digest(&self, d: Digest) {
-        if I::PREFETCH {
-            I::probe_in(d, self.hashes, self.range, |i| {
-                self.words.prefetch((i >> 6) as usize);
-                true
-            });
-        }
+        I::probe_in(d, self.hashes, self.range, |i| {
+            self.words.prefetch((i >> 6) as usize);
+            true
+        });
     }
 }
 

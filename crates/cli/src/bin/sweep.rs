@@ -481,7 +481,7 @@ fn bloom_job(a: BloomArgs, grids: Vec<Grid>, workload: WorkloadSettings, dir: &s
     c.sampling.revision = git_revision();
     c.threads = a.common.threads;
     c.timing = !a.no_timing;
-    c.heap_bytes = Some(CountingAlloc::live_bytes);
+    c.heap_bytes = Some(CountingAlloc::thread_bytes);
     c.workload = workload;
     BloomJob {
         config: c,

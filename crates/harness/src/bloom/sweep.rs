@@ -5,8 +5,8 @@
 //! parallel, reading the group's keys from one [`GroupKeys`] (each key generated once for all of
 //! the group's rows, up to [`GROUP_KEY_BYTES`]); then the group's timings run, by default one row
 //! at a time with nothing else running, so that concurrent rows do not distort each other's
-//! timings (`timing_threads` times several at once), and the group's `HashSet` baseline is built
-//! once and shared by its rows. Every statistical column is a pure function of the configuration
+//! timings (`timing_threads` times several at once), and the group's `HashSet` baseline, built
+//! once beside the group's statistical trials, is timed with them and shared by its rows. Every statistical column is a pure function of the configuration
 //! and the row's coordinates (the only randomness is the key set, seeded from the run seed and the
 //! key set's name, so every filter in a group sees the same keys): results do not depend on the
 //! thread count or on the order rows run in. Timing columns vary from run to run.
@@ -18,7 +18,7 @@
 //! finished, so statistics never run beside a timed row.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bloomlab_filters::error::Compact;
 use bloomlab_filters::{
@@ -553,49 +553,16 @@ pub fn run(
             });
         };
         announce("statistics");
-        // The group's keys, generated once for all of its rows; the members (which every row
-        // reads first) on every thread at once, rather than a chunk at a time by whichever row
-        // asks first while the others wait for it.
-        let group = GroupKeys::new(keys, members, config.sampling.max_queries, GROUP_KEY_BYTES);
-        // Each row's one registry visit: its statistics, and its filled filter for the timing
-        // phase. The rows are started longest first (by their expected queries), so that the
-        // group does not end with one long row running while the other threads idle; each
-        // result goes back to its row's place, so the order changes no output.
-        let cost: Vec<f64> = indices
-            .iter()
-            .map(|&i| expected_work(&plan.rows[i].spec, &config.sampling))
-            .collect();
-        let mut order: Vec<usize> = (0..indices.len()).collect();
-        order.sort_by(|&a, &b| cost[b].total_cmp(&cost[a]));
-        let mut trials: Vec<Option<trial::Trial>> = pool.install(|| {
-            group.prefill(Part::Members, members);
-            let done = order
-                .par_iter()
-                .with_max_len(1)
-                .map(|&j| {
-                    let row = &plan.rows[indices[j]];
-                    let t = trial::run_in_group(&row.spec, &group, &config.sampling, config.lookup);
-                    if !config.timing {
-                        report(row);
-                    }
-                    t.map(|t| (j, t))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut placed: Vec<Option<trial::Trial>> = (0..indices.len()).map(|_| None).collect();
-            for (j, t) in done {
-                placed[j] = Some(t);
-            }
-            Ok::<_, HarnessError>(placed)
-        })?;
-        drop(group);
-        let trials: Vec<trial::Trial> = trials
-            .iter_mut()
-            .map(|t| t.take().expect("every row of the group ran"))
-            .collect();
+        let GroupStatistics { baseline, trials } =
+            group_statistics(config, plan, &indices, keys, members, &pool, &|row| {
+                if !config.timing {
+                    report(row)
+                }
+            })?;
         if config.timing {
             announce("timing");
             let batches = TimingBatches::new(keys, members);
-            let (set, set_bytes) = HashSetBaseline::build(keys, members, config.heap_bytes);
+            let (set, set_bytes) = baseline.expect("the baseline is built when timing");
             let passes = config.timing_passes;
             let (mut filters, mut rows): (Vec<_>, Vec<_>) =
                 trials.into_iter().map(|t| (t.filter, t.row)).unzip();
@@ -638,17 +605,121 @@ pub fn run(
         .collect())
 }
 
+/// A group's statistics phase: every row's trial (its statistics and its filled filter, in the
+/// group's row order) and, when timing, the group's `HashSet` baseline.
+///
+/// The group's keys are generated once for all of its rows ([`GroupKeys`]): the members, which
+/// every row reads first, and the non-members the longest row expects to query, on every thread
+/// at once, rather than a chunk at a time by whichever row asks first while the others wait.
+/// Then each thread of `pool` takes the next job from one list until none is left: the baseline
+/// first (one of the longest jobs: building a `HashSet` of the members, which no row waits for),
+/// then the rows, longest first by their expected work, so that the group does not end with one
+/// long row running while the other threads idle. A list taken in order schedules longest first
+/// as written (a parallel iterator splits the list in halves, one per thread). Each result goes
+/// back to its row's place, so the order changes no output. `finished` is called after each row.
+fn group_statistics(
+    config: &SweepConfig,
+    plan: &Plan,
+    indices: &[usize],
+    keys: &KeySet,
+    members: u64,
+    pool: &rayon::ThreadPool,
+    finished: &(dyn Fn(&PlannedRow) + Sync),
+) -> Result<GroupStatistics, HarnessError> {
+    enum Job {
+        Baseline,
+        Row(usize),
+    }
+    let group = GroupKeys::new(keys, members, config.sampling.max_queries, GROUP_KEY_BYTES);
+    let spec = |j: usize| &plan.rows[indices[j]].spec;
+    let cost: Vec<f64> = (0..indices.len())
+        .map(|j| expected_work(spec(j), &config.sampling))
+        .collect();
+    let most_queries = (0..indices.len())
+        .map(|j| expected_queries(spec(j), &config.sampling))
+        .fold(0.0, f64::max) as u64;
+    let mut order: Vec<usize> = (0..indices.len()).collect();
+    order.sort_by(|&a, &b| cost[b].total_cmp(&cost[a]));
+    let jobs: Vec<Job> = config
+        .timing
+        .then_some(Job::Baseline)
+        .into_iter()
+        .chain(order.into_iter().map(Job::Row))
+        .collect();
+    pool.install(|| {
+        group.prefill(Part::Members, members);
+        group.prefill(Part::NonMembers, most_queries);
+    });
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    // Each thread's share: the baseline if it built it, and its rows' trials by row.
+    let per_thread = pool.broadcast(|_| {
+        let mut baseline = None;
+        let mut done = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            match *job {
+                Job::Baseline => {
+                    baseline = Some(HashSetBaseline::build(keys, members, config.heap_bytes))
+                }
+                Job::Row(j) => {
+                    let row = &plan.rows[indices[j]];
+                    match trial::run_in_group(&row.spec, &group, &config.sampling, config.lookup) {
+                        Ok(t) => {
+                            finished(row);
+                            done.push((j, t));
+                        }
+                        Err(e) => {
+                            failed.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+        Ok((baseline, done))
+    });
+    let mut baseline = None;
+    let mut placed: Vec<Option<trial::Trial>> = (0..indices.len()).map(|_| None).collect();
+    for share in per_thread {
+        let (built, done) = share?;
+        baseline = baseline.or(built);
+        for (j, t) in done {
+            placed[j] = Some(t);
+        }
+    }
+    let trials = placed
+        .into_iter()
+        .map(|t| t.expect("every row of the group ran"))
+        .collect();
+    Ok(GroupStatistics { baseline, trials })
+}
+
+/// What [`group_statistics`] gives back.
+struct GroupStatistics {
+    /// The group's `HashSet` baseline and its heap bytes (when timing).
+    baseline: Option<(HashSetBaseline, u64)>,
+    /// Every row's trial, in the group's row order.
+    trials: Vec<trial::Trial>,
+}
+
 /// A row's expected work, in keys handled, for ordering a group's rows (it changes no result):
 /// its members, inserted and checked, and the non-members its sampling expects to query before
 /// the interval reaches the requested precision at the target rate (the normal approximation
 /// [`trial::sample_adaptively`] steps by), at most the query cap.
 fn expected_work(spec: &TrialSpec, sampling: &Sampling) -> f64 {
+    2.0 * spec.n_inserted() as f64 + expected_queries(spec, sampling)
+}
+
+/// The non-members a row's sampling expects to query: the normal approximation of the queries
+/// that bring the interval to the requested precision at the target rate, at most the query cap.
+fn expected_queries(spec: &TrialSpec, sampling: &Sampling) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal};
     let z = Normal::standard().inverse_cdf(1.0 - (1.0 - sampling.confidence) / 2.0);
     let f = spec.p.clamp(1e-300, 1.0);
-    let queries =
-        (z * z * (1.0 - f) / (sampling.precision.powi(2) * f)).min(sampling.max_queries as f64);
-    2.0 * spec.n_inserted() as f64 + queries
+    (z * z * (1.0 - f) / (sampling.precision.powi(2) * f)).min(sampling.max_queries as f64)
 }
 
 /// Runs a churn or grow plan: every planned row in parallel, each giving its rows (one per round or

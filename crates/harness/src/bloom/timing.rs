@@ -17,7 +17,9 @@ use bloomlab_filters::Filter;
 use crate::keys::{Batch, KeySet};
 use crate::subject::MeasuredFilter;
 
-/// Live heap bytes, as reported by a counting global allocator in the binary.
+/// The calling thread's heap bytes (allocated less freed, wrapping), as a counting global
+/// allocator in the binary reports them ([`crate::memory::CountingAlloc::thread_bytes`]): their
+/// change across building a set on one thread is the set's size, whatever other threads do.
 pub type HeapBytes = fn() -> usize;
 
 /// Longest timing batch: enough keys to spread over a large filter's memory, few enough to keep a
@@ -207,9 +209,10 @@ pub enum HashSetBaseline {
 
 impl HashSetBaseline {
     /// Builds the set of members `0..members` (sized up front, the usual practice) and returns it
-    /// with the heap bytes it holds, measured as the change in `heap()` across building it
-    /// (table plus the strings' own bytes), or 0 when no counter is given. The measure is exact
-    /// only while no other thread allocates: the sweep times groups one at a time.
+    /// with the heap bytes it holds, measured as the change in `heap()` (the calling thread's
+    /// count) across building it on this thread (table plus the strings' own bytes), or 0 when no
+    /// counter is given. Other threads may allocate meanwhile: the sweep builds the set while
+    /// the group's statistics run.
     pub fn build(keys: &KeySet, members: u64, heap: Option<HeapBytes>) -> (Self, u64) {
         let before = heap.map(|h| h());
         let set = {
@@ -235,7 +238,7 @@ impl HashSetBaseline {
             // The batch buffer is dropped here, before measuring.
         };
         let bytes = match (heap, before) {
-            (Some(h), Some(b)) => h().saturating_sub(b) as u64,
+            (Some(h), Some(b)) => h().wrapping_sub(b) as u64,
             _ => 0,
         };
         (set, bytes)
