@@ -193,7 +193,8 @@ impl IndexScheme for GuavaMitz32 {
     // quickly, and the reciprocal measured slower here (1M string keys, xxh3: 18.5 -> 23.7 ns).
     // Its positions are still computed twice in batched inserts and lookups (once to prefetch):
     // the divisions cost less than the misses the prefetch overlaps (the sweep's row of 10^7
-    // u64 keys at p = 1e-4, inserting and checking every member: 3.4 s without it, 1.2 s with).
+    // u64 keys at p = 1e-4, inserting and checking every member: 3.4 s without it, 1.2 s with;
+    // Lemire's direct 32-bit remainder in place of the division: the same 1.2 s).
     type Range = u64;
     #[inline(always)]
     fn range(bits: u64) -> u64 {
