@@ -103,15 +103,18 @@ fn names_round_trip_and_unknown_names_list_the_allowed_ones() {
     );
 }
 
-fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("bloomlab-keys-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A key file holding `text`, in a temporary directory removed when the returned guard drops.
+fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("bloomlab-keys-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join(name);
     std::fs::File::create(&path)
         .unwrap()
         .write_all(text.as_bytes())
         .unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
@@ -127,7 +130,7 @@ fn missing_file_is_an_error_naming_the_path() {
 
 #[test]
 fn file_duplicates_are_removed_and_counted_and_order_kept() {
-    let path = temp_file("dups.txt", "b\na\r\nb\n\nc\na\nd\n");
+    let (_dir, path) = temp_file("dups.txt", "b\na\r\nb\n\nc\na\nd\n");
     let set = KeySet::new(KeySetKind::File(path.clone()), 1).unwrap();
     let file: &FileKeys = set.file().unwrap();
     assert_eq!(file.lines, ["b", "a", "c", "d"]);
@@ -138,7 +141,7 @@ fn file_duplicates_are_removed_and_counted_and_order_kept() {
 
 #[test]
 fn too_few_distinct_lines_is_an_error_with_the_counts() {
-    let path = temp_file("few.txt", "x\ny\nx\nz\n");
+    let (_dir, path) = temp_file("few.txt", "x\ny\nx\nz\n");
     let set = KeySet::new(KeySetKind::File(path), 1).unwrap();
     let file = set.file().unwrap();
     assert!(file.check_members(2).is_ok());

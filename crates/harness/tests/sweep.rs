@@ -192,7 +192,11 @@ fn all_expands_to_every_registered_filter() {
 
 #[test]
 fn file_key_set_needs_more_distinct_lines_than_members() {
-    let path = std::env::temp_dir().join(format!("bloomlab-sweep-keys-{}.txt", std::process::id()));
+    let dir = tempfile::Builder::new()
+        .prefix("bloomlab-sweep-keys-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("keys.txt");
     std::fs::write(&path, "a\nb\nc\na\n").unwrap();
     let msg = error_of(|c| {
         c.grids[0].key_sets = vec![KeySetKind::File(path.clone())];
