@@ -6,7 +6,7 @@
 //! when the variables are not set; a failure with BLOOMLAB_REQUIRE_SERVICES=1.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -82,10 +82,12 @@ fn ok<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S], stdin: Option<&[u
     String::from_utf8(o.stdout).unwrap()
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(unique(tag));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory named after the test, removed when the guard drops (a failed test too).
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{}-", unique(tag)))
+        .tempdir()
+        .unwrap()
 }
 
 fn write_keys(path: &Path, keys: &[String]) {
@@ -100,7 +102,8 @@ type Twin = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
 /// The life of one filter, with answers compared with the in-memory twin's.
 fn life_of_a_filter(urls: &str) {
     let name = unique("life");
-    let dir = temp_dir("life");
+    let scratch = temp_dir("life");
+    let dir = scratch.path();
     let n = 20_000u64;
     let members: Vec<String> = (0..n)
         .map(|i| format!("https://example.invalid/{i}"))
@@ -164,7 +167,7 @@ fn life_of_a_filter(urls: &str) {
     assert!(text(&o).contains("line 1"), "{}", text(&o));
 
     let target = ["--redis", urls, "--name", name.as_str()];
-    stat_and_monitor(&target, &twin, n, &dir);
+    stat_and_monitor(&target, &twin, n, dir);
 
     let out = ok(
         &["describe", "--redis", urls, &format!("{{{name}:0}}:bits")],
@@ -186,7 +189,6 @@ fn life_of_a_filter(urls: &str) {
         "{}",
         text(&unknown)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `stat` reports the twin's figures; `monitor` maps fill and rate to exit codes.
@@ -466,7 +468,8 @@ fn an_offline_build_is_the_file_create_add_and_export_write() {
     let Some(u) = url(test, "BLOOMLAB_REDIS_URL", "start") else {
         return;
     };
-    let dir = temp_dir("build");
+    let scratch = temp_dir("build");
+    let dir = scratch.path();
     let keys: Vec<String> = (0..30_000).map(|i| format!("user-{i}")).collect();
     let kf = dir.join("keys.txt");
     write_keys(&kf, &keys);
@@ -605,7 +608,6 @@ fn an_offline_build_is_the_file_create_add_and_export_write() {
         "{}",
         text(&o)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Output into a closed pipe (`bloomlab filter stat ... | head -1`) ends the process by SIGPIPE,
@@ -614,7 +616,8 @@ fn an_offline_build_is_the_file_create_add_and_export_write() {
 #[test]
 fn a_closed_pipe_ends_the_output_quietly() {
     use std::os::unix::process::ExitStatusExt;
-    let dir = temp_dir("pipe");
+    let scratch = temp_dir("pipe");
+    let dir = scratch.path();
     let (keys, file) = (dir.join("k.txt"), dir.join("g.bloom"));
     write_keys(&keys, &(0..1000).map(|i| i.to_string()).collect::<Vec<_>>());
     ok(
@@ -660,7 +663,6 @@ fn a_closed_pipe_ends_the_output_quietly() {
             out.status
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// SIGPIPE's number on Linux.
@@ -672,7 +674,8 @@ fn libc_sigpipe() -> i32 {
 /// knows the funnels) and a damaged bloomlab file, naming each; nothing is answered.
 #[test]
 fn check_of_a_file_refuses_what_it_cannot_answer() {
-    let dir = temp_dir("checkfile");
+    let scratch = temp_dir("checkfile");
+    let dir = scratch.path();
     let keys = dir.join("k.txt");
     write_keys(&keys, &(0..100).map(|i| i.to_string()).collect::<Vec<_>>());
     let (k, g, b) = (
@@ -719,5 +722,4 @@ fn check_of_a_file_refuses_what_it_cannot_answer() {
         "{}",
         text(&o)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
