@@ -4,8 +4,9 @@
     python3 scripts/compare-stats.py BEFORE_DIR AFTER_DIR
 
 Every `*.csv` and `*.csv.gz` under BEFORE_DIR is read with its counterpart under AFTER_DIR (same
-relative path), and every column is compared except timings (`*_ns`, `hashset_memory_bytes`,
-`queries_per_s_core`, seconds) and `revision`. Prints one line per file and exits 1 when a file is
+relative path), and every column is compared except timings (`*_ns`, `*_secs`, `*_per_sec_per_core`,
+`hashset_memory_bytes`, `queries_per_s_core`, seconds), the scale run's memory and command
+columns, and `revision`. Prints one line per file and exits 1 when a file is
 missing or differs, 0 when every file's statistics are identical. Used to show that a change of
 shape (issue 26) left every statistic as it was.
 """
@@ -15,11 +16,15 @@ import gzip
 import os
 import sys
 
-TIMING = {"hashset_memory_bytes", "queries_per_s_core", "revision", "seconds", "elapsed_s"}
+TIMING = {
+    "hashset_memory_bytes", "queries_per_s_core", "revision", "seconds", "elapsed_s",
+    # The scale run's: what ran, when, and the machine's memory while it ran.
+    "command", "finished", "peak_rss_bytes", "huge_page_bytes",
+}
 
 
 def kept(column):
-    return column not in TIMING and not column.endswith("_ns")
+    return column not in TIMING and not column.endswith(("_ns", "_secs", "_per_sec_per_core"))
 
 
 def rows(path):
