@@ -6,10 +6,11 @@
 //! the group's rows, up to [`GROUP_KEY_BYTES`]); then the group's timings run, by default one row
 //! at a time with nothing else running, so that concurrent rows do not distort each other's
 //! timings (`timing_threads` times several at once), and the group's `HashSet` baseline, built
-//! once beside the group's statistical trials, is timed with them and shared by its rows. Every statistical column is a pure function of the configuration
-//! and the row's coordinates (the only randomness is the key set, seeded from the run seed and the
-//! key set's name, so every filter in a group sees the same keys): results do not depend on the
-//! thread count or on the order rows run in. Timing columns vary from run to run.
+//! once beside the group's statistical trials, is timed with them and shared by its rows. Every
+//! statistical column is a pure function of the configuration and the row's coordinates (the
+//! only randomness is the key set, seeded from the run seed and the key set's name, so every
+//! filter in a group sees the same keys): results do not depend on the thread count or on the
+//! order rows run in. Timing columns vary from run to run.
 //!
 //! Each row visits the registry once ([`trial::run_in_group`]): the visit, monomorphised for the
 //! row's variant, runs the statistics and hands back the filled filter as a
@@ -716,10 +717,9 @@ fn expected_work(spec: &TrialSpec, sampling: &Sampling) -> f64 {
 /// The non-members a row's sampling expects to query: the normal approximation of the queries
 /// that bring the interval to the requested precision at the target rate, at most the query cap.
 fn expected_queries(spec: &TrialSpec, sampling: &Sampling) -> f64 {
-    use statrs::distribution::{ContinuousCDF, Normal};
-    let z = Normal::standard().inverse_cdf(1.0 - (1.0 - sampling.confidence) / 2.0);
-    let f = spec.p.clamp(1e-300, 1.0);
-    (z * z * (1.0 - f) / (sampling.precision.powi(2) * f)).min(sampling.max_queries as f64)
+    let z = crate::stats::two_sided_z(sampling.confidence);
+    crate::stats::normal_queries(z, spec.p.clamp(1e-300, 1.0), sampling.precision)
+        .min(sampling.max_queries as f64)
 }
 
 /// Runs a churn or grow plan: every planned row in parallel, each giving its rows (one per round or

@@ -9,7 +9,6 @@ use std::ops::Range;
 
 use bloomlab_filters::filter::{LOOKAHEAD, count_pipelined};
 use bloomlab_filters::{BloomError, Digest, Filter, Layout, Spec, Variant, VariantVisitor};
-use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::bloom::row::{SweepRow, Workload};
 use crate::bloom::timing::{FilterTiming, TimeRow, TimingBatches};
@@ -593,16 +592,15 @@ pub(crate) fn sample_adaptively(
     sampling: &Sampling,
     mut query: impl FnMut(u64, u64) -> u64,
 ) -> (u64, u64, bool) {
-    let z = Normal::standard().inverse_cdf(1.0 - (1.0 - sampling.confidence) / 2.0);
+    let z = crate::stats::two_sided_z(sampling.confidence);
     let prec = sampling.precision;
     let (mut q, mut fp) = (0u64, 0u64);
     while q < cap {
         let step = if fp == 0 {
             q.max(MIN_STEP)
         } else {
-            // Normal approximation of the queries needed: z * sqrt((1 - f) / (f q)) = precision.
             let f = fp as f64 / q as f64;
-            let need = z * z * (1.0 - f) / (prec * prec * f) * 1.02;
+            let need = crate::stats::normal_queries(z, f, prec) * 1.02;
             (need.min(u64::MAX as f64 / 2.0) as u64)
                 .saturating_sub(q)
                 .clamp(MIN_STEP, MAX_STEP)

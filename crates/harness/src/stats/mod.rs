@@ -77,6 +77,19 @@ fn beta_quantile(a: f64, b: f64, q: f64) -> f64 {
     }
 }
 
+/// The standard normal quantile that leaves `(1 - confidence) / 2` in each tail: the `z` of a
+/// two-sided interval at `confidence` (1.96 at 95%).
+pub fn two_sided_z(confidence: f64) -> f64 {
+    Normal::standard().inverse_cdf(1.0 - (1.0 - confidence) / 2.0)
+}
+
+/// Queries after which a rate `f` (0 < f <= 1) has a two-sided interval of relative half-width
+/// `precision`, by the normal approximation `z * sqrt((1 - f) / (f q)) = precision`:
+/// `z^2 (1 - f) / (precision^2 f)`, with `z` from [`two_sided_z`].
+pub fn normal_queries(z: f64, f: f64, precision: f64) -> f64 {
+    z * z * (1.0 - f) / (precision * precision * f)
+}
+
 /// The Wilson score interval for `successes` out of `trials` at `confidence`.
 ///
 /// Panics under the same conditions as [`clopper_pearson`].
@@ -86,7 +99,7 @@ pub fn wilson(successes: u64, trials: u64, confidence: f64) -> (f64, f64) {
         "{successes} successes out of {trials} trials"
     );
     check_confidence(confidence).unwrap();
-    let z = Normal::standard().inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
+    let z = two_sided_z(confidence);
     let n = trials as f64;
     let phat = successes as f64 / n;
     let denom = 1.0 + z * z / n;

@@ -86,6 +86,7 @@ impl<'a> View<'a> {
     ) -> Option<&PairedRecord> {
         self.pair(Group::new(op, keys), label, n, false)
     }
+
     /// The paired rounds of `label` at `n` in `group`: against its floor when `floor`, else
     /// against the reference set (std `HashSet`). A group holds both kinds for the flagships.
     pub(super) fn pair(
