@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Compares the statistics of two runs' outputs, ignoring what may differ between identical runs.
 
-    python3 scripts/compare-stats.py BEFORE_DIR AFTER_DIR
+    python3 scripts/compare-stats.py BEFORE AFTER
 
-Every `*.csv` and `*.csv.gz` under BEFORE_DIR is read with its counterpart under AFTER_DIR (same
-relative path), and every column is compared except timings (`*_ns`, `*_secs`, `*_per_sec_per_core`,
-`hashset_memory_bytes`, `queries_per_s_core`, seconds), the scale run's memory and command
-columns, and `revision`. Prints one line per file and exits 1 when a file is
-missing or differs, 0 when every file's statistics are identical. Used to show that a change of
-shape (issue 26) left every statistic as it was.
+BEFORE and AFTER are two directories or two CSV files. For directories, every `*.csv` and
+`*.csv.gz` under BEFORE is read with its counterpart under AFTER (same relative path). Every column
+is compared except timings (`*_ns`, `*_secs`, `*_per_sec_per_core`, `hashset_memory_bytes`,
+`queries_per_s_core`, `seconds`, `elapsed_s`), the scale run's memory and command columns, and
+`revision`. Prints one line per file compared and exits 0 when every file's statistics are
+identical, 1 when a file is missing or differs, and 2 when there was nothing to compare (a path
+that does not exist, or a directory without CSV files): an empty comparison is not a match. Used
+to show that a change of shape (issue 26), a faster schedule or a re-run left every statistic as
+it was.
 """
 
 import csv
@@ -33,29 +36,35 @@ def rows(path):
         return [{k: v for k, v in r.items() if kept(k)} for r in csv.DictReader(f)]
 
 
+def compare(before_file, after_file, label):
+    """Prints the comparison of one pair of files; returns whether their statistics are equal."""
+    if not os.path.exists(after_file):
+        print(f"missing: {label}")
+        return False
+    a, b = rows(before_file), rows(after_file)
+    cols = len(a[0]) if a else 0
+    print(f"{'same' if a == b else 'DIFFERENT'}: {label} ({len(a)} rows, {cols} columns compared)")
+    return a == b
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     before, after = sys.argv[1], sys.argv[2]
-    same = True
+    results = []
+    if os.path.isfile(before):
+        results.append(compare(before, after, before))
     for d, _, files in sorted(os.walk(before)):
         for f in sorted(files):
-            if not (f.endswith(".csv") or f.endswith(".csv.gz")):
-                continue
-            rel = os.path.relpath(os.path.join(d, f), before)
-            other = os.path.join(after, rel)
-            if not os.path.exists(other):
-                print(f"missing: {rel}")
-                same = False
-                continue
-            a, b = rows(os.path.join(d, f)), rows(other)
-            ok = a == b
-            same &= ok
-            cols = len(a[0]) if a else 0
-            print(f"{'same' if ok else 'DIFFERENT'}: {rel} ({len(a)} rows, {cols} columns compared)")
+            if f.endswith(".csv") or f.endswith(".csv.gz"):
+                rel = os.path.relpath(os.path.join(d, f), before)
+                results.append(compare(os.path.join(d, f), os.path.join(after, rel), rel))
+    if not results:
+        print(f"nothing compared: {before} is not a CSV file or a directory holding any")
+        sys.exit(2)
+    same = all(results)
     print("every statistic identical" if same else "statistics differ")
     sys.exit(0 if same else 1)
-
 
 if __name__ == "__main__":
     main()
