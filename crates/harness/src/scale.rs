@@ -4,11 +4,11 @@
 //! [`bloomlab_filters::theory::split_block`]) and without it.
 //!
 //! Keys are generated, never held: worker threads take chunks of [`GEN_BATCH`] consecutive key
-//! indices from one atomic cursor, generate them into a reused batch, hash them, and insert them
-//! through the filter's [`ConcurrentFill`] inserter, prefetching [`LOOKAHEAD`] keys ahead. Every
-//! thread counts its own answers; the counts are summed when the threads join, so no counter is
-//! shared per key. Members are keys `0..n` of the key set; non-members are keys `n..`, as in the
-//! sweep.
+//! indices from one atomic cursor, hash each key as it is generated (only the digests of a chunk
+//! are kept), and insert them through the filter's [`ConcurrentFill`] inserter, prefetching
+//! [`LOOKAHEAD`] keys ahead. Every thread counts its own answers; the counts are summed when the
+//! threads join, so no counter is shared per key. Members are keys `0..n` of the key set;
+//! non-members are keys `n..`, as in the sweep.
 //!
 //! Supported filters: the flat classic layout (`classic/HASH/INDEX/flat`), `blocked512/HASH` and
 //! `sbbf/HASH`. Any other registered name is refused with the reason (the textbook port refuses
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::bloom::preflight::{MemoryBudget, MemoryNeed, check_memory};
 use crate::bloom::trial::relative_half_width;
 use crate::error::HarnessError;
-use crate::keys::{Batch, KeySet, KeySetKind};
+use crate::keys::{KeySet, KeySetKind};
 use crate::limits::GEN_BATCH;
 use crate::stats::clopper_pearson;
 
@@ -337,11 +337,12 @@ pub fn run(
         }
         Err(e) => return Ok(ScaleRow::refused(config, e.to_string())),
     };
-    let batch_bytes = GEN_BATCH as u64 * 200;
+    let buffer_bytes = (GEN_BATCH * std::mem::size_of::<Digest>()) as u64;
     let need = MemoryNeed {
-        bytes: bytes + config.threads as u64 * batch_bytes,
+        bytes: bytes + config.threads as u64 * buffer_bytes,
         detail: format!(
-            "the filter ({bytes} bytes) and one key batch per thread ({} x {batch_bytes} bytes)",
+            "the filter ({bytes} bytes) and one digest buffer per thread ({} x {buffer_bytes} \
+             bytes)",
             config.threads
         ),
     };
@@ -515,10 +516,16 @@ impl Chunks {
     }
 }
 
-/// Digests of a batch's keys, in order, into `out` (reused).
-fn digests(batch: &Batch, digest: impl Fn(&[u8]) -> Digest, out: &mut Vec<Digest>) {
+/// Digests of the keys at `indices`, in order, into `out` (reused): each key is hashed as it is
+/// generated, never stored.
+fn digests(
+    keys: &KeySet,
+    indices: impl IntoIterator<Item = u64>,
+    digest: impl Fn(&[u8]) -> Digest,
+    out: &mut Vec<Digest>,
+) {
     out.clear();
-    batch.for_each_bytes(|b| out.push(digest(b)));
+    keys.for_each_key(indices, |b| out.push(digest(b)));
 }
 
 /// Runs `work` on `threads` scoped threads and returns their results.
@@ -546,25 +553,24 @@ impl Phases<'_> {
     }
 
     /// Hands the chunks of `chunks` to every thread until they run out or the run is stopped:
-    /// each thread calls `work(tally, start, len, batch, digests)` per chunk with its own reused
-    /// key batch and digest buffer, then reports `phase` progress as `base` plus the keys done
-    /// in this call, out of `total`. Returns each thread's tally.
+    /// each thread calls `work(tally, start, len, digests)` per chunk with its own reused digest
+    /// buffer, then reports `phase` progress as `base` plus the keys done in this call, out of
+    /// `total`. Returns each thread's tally.
     fn each_chunk<T: Default + Send>(
         &self,
         chunks: &Chunks,
         (phase, base, total): (&'static str, u64, u64),
-        work: impl Fn(&mut T, u64, usize, &mut Batch, &mut Vec<Digest>) + Sync,
+        work: impl Fn(&mut T, u64, usize, &mut Vec<Digest>) + Sync,
     ) -> Vec<T> {
         let done = AtomicU64::new(0);
         on_threads(self.config.threads, || {
-            let mut batch = self.keys.new_batch();
             let mut ds = Vec::with_capacity(GEN_BATCH);
             let mut tally = T::default();
             while !self.stopped() {
                 let Some((start, len)) = chunks.take() else {
                     break;
                 };
-                work(&mut tally, start, len, &mut batch, &mut ds);
+                work(&mut tally, start, len, &mut ds);
                 let so_far = done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
                 (self.progress)(ScaleProgress {
                     phase,
@@ -621,9 +627,9 @@ impl Phases<'_> {
             .each_chunk(
                 &Chunks::new(0, n),
                 ("insert", 0, n),
-                |mine: &mut u64, start, len, batch, ds| {
-                    self.keys.fill(start, len, batch);
-                    digests(batch, |b| shared.digest(b), ds);
+                |mine: &mut u64, start, len, ds| {
+                    let indices = start..start + len as u64;
+                    digests(self.keys, indices, |b| shared.digest(b), ds);
                     for i in 0..ds.len() {
                         if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
                             shared.prefetch_digest(ahead);
@@ -649,11 +655,10 @@ impl Phases<'_> {
         let tallies = self.each_chunk(
             &Chunks::new(0, sample),
             ("members", 0, sample),
-            |mine: &mut MemberTally, start, len, batch, ds| {
+            |mine: &mut MemberTally, start, len, ds| {
                 let index = |j: u64| sampled_member(j, sample, n);
-                self.keys
-                    .fill_at((start..start + len as u64).map(index), batch);
-                digests(batch, |b| filter.digest(b), ds);
+                let indices = (start..start + len as u64).map(index);
+                digests(self.keys, indices, |b| filter.digest(b), ds);
                 for (i, found) in lookups(filter, ds).enumerate() {
                     if !found {
                         mine.missing += 1;
@@ -694,9 +699,9 @@ impl Phases<'_> {
             let tallies = self.each_chunk(
                 &Chunks::new(first + queries, first + target),
                 ("non-members", queries, target),
-                |(asked, yes): &mut (u64, u64), start, len, batch, ds| {
-                    self.keys.fill(start, len, batch);
-                    digests(batch, |b| filter.digest(b), ds);
+                |(asked, yes): &mut (u64, u64), start, len, ds| {
+                    let indices = start..start + len as u64;
+                    digests(self.keys, indices, |b| filter.digest(b), ds);
                     *yes += lookups(filter, ds).filter(|&f| f).count() as u64;
                     *asked += len as u64;
                 },
