@@ -9,10 +9,10 @@
 //! keys ahead. A layout that keeps each key in one block (split-block, 512-bit blocks) takes
 //! chunks of [`GROUPED_CHUNK`] keys and touches the filter in region order
 //! ([`ConcurrentFill::locality`]), so that a filter larger than the processor keeps translated
-//! is written and read one part at a time; the classic layout, whose probes spread over the whole
-//! filter, takes chunks of [`GEN_BATCH`] in key order. Every thread counts its own answers; the counts are summed when the
-//! threads join, so no counter is shared per key. Members are keys `0..n` of the key set;
-//! non-members are keys `n..`, as in the sweep.
+//! is written and read one part at a time; the classic layout, whose probes spread over the
+//! whole filter, takes chunks of [`GEN_BATCH`] in key order. Every thread counts its own answers;
+//! the counts are summed when the threads join, so no counter is shared per key. Members are
+//! keys `0..n` of the key set; non-members are keys `n..`, as in the sweep.
 //!
 //! Supported filters: the flat classic layout (`classic/HASH/INDEX/flat`), `blocked512/HASH` and
 //! `sbbf/HASH`. Any other registered name is refused with the reason (the textbook port refuses
@@ -508,17 +508,19 @@ struct Chunks {
 }
 
 impl Chunks {
-    /// Chunks of [`GEN_BATCH`] keys, or of [`GROUPED_CHUNK`] when `F` keeps a key in one block
-    /// (its digests are then grouped by region before the filter is touched).
-    fn of<F: ConcurrentFill>(from: u64, to: u64) -> Self {
+    /// Chunks of [`GEN_BATCH`] keys or, when `F` keeps a key in one block (its digests are
+    /// then grouped by region before the filter is touched), of up to [`GROUPED_CHUNK`]: no
+    /// more than an even share of `threads`, so that a short range still keeps every thread busy.
+    fn of<F: ConcurrentFill>(from: u64, to: u64, threads: usize) -> Self {
+        let share = to.saturating_sub(from).div_ceil(threads.max(1) as u64);
+        let len = match grouped::<F>() {
+            true => (GROUPED_CHUNK as u64).min(share).max(GEN_BATCH as u64) as usize,
+            false => GEN_BATCH,
+        };
         Self {
             next: AtomicU64::new(from),
             to,
-            len: if grouped::<F>() {
-                GROUPED_CHUNK
-            } else {
-                GEN_BATCH
-            },
+            len,
         }
     }
     fn take(&self) -> Option<(u64, usize)> {
@@ -700,7 +702,7 @@ impl Phases<'_> {
         let shared = filter.shared();
         let inserted: u64 = self
             .each_chunk(
-                &Chunks::of::<F>(0, n),
+                &Chunks::of::<F>(0, n, self.config.threads),
                 ("insert", 0, n),
                 |mine: &mut u64, start, len, b| {
                     let indices = start..start + len as u64;
@@ -729,7 +731,7 @@ impl Phases<'_> {
         let t = Instant::now();
         let sample = self.config.check_members.min(n);
         let tallies = self.each_chunk(
-            &Chunks::of::<F>(0, sample),
+            &Chunks::of::<F>(0, sample, self.config.threads),
             ("members", 0, sample),
             |mine: &mut MemberTally, start, len, b| {
                 let index = |j: u64| sampled_member(j, sample, n);
@@ -779,7 +781,7 @@ impl Phases<'_> {
         let mut target = (1u64 << 20).min(max_queries);
         loop {
             let tallies = self.each_chunk(
-                &Chunks::of::<F>(first + queries, first + target),
+                &Chunks::of::<F>(first + queries, first + target, self.config.threads),
                 ("non-members", queries, target),
                 |(asked, yes): &mut (u64, u64), start, len, b| {
                     let indices = start..start + len as u64;
@@ -1092,6 +1094,34 @@ mod os {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Chunks cover their range once, in order; a grouped layout's chunks are as large as
+    /// [`GROUPED_CHUNK`] over a long range but an even share of the threads over a short one
+    /// (never below [`GEN_BATCH`]); the classic layout's are [`GEN_BATCH`].
+    #[test]
+    fn chunks_cover_the_range_once_and_share_a_short_one_between_threads() {
+        type Sbbf = SplitBlock<Xxh3>;
+        type Classic = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
+        let lens = |c: Chunks, from: u64| {
+            let mut next = from;
+            let mut lens = Vec::new();
+            while let Some((start, len)) = c.take() {
+                assert_eq!(start, next);
+                next += len as u64;
+                lens.push(len);
+            }
+            (next, lens)
+        };
+        let (end, l) = lens(Chunks::of::<Sbbf>(5, 5 + (1 << 20), 2), 5);
+        assert_eq!((end, l), (5 + (1 << 20), vec![1 << 19; 2]));
+        let (end, l) = lens(Chunks::of::<Sbbf>(0, 3 * GROUPED_CHUNK as u64 + 1, 2), 0);
+        assert_eq!(end, 3 * GROUPED_CHUNK as u64 + 1);
+        assert_eq!(l, vec![GROUPED_CHUNK, GROUPED_CHUNK, GROUPED_CHUNK, 1]);
+        let (end, l) = lens(Chunks::of::<Sbbf>(0, 1000, 8), 0);
+        assert_eq!((end, l), (1000, vec![1000]));
+        let (end, l) = lens(Chunks::of::<Classic>(0, 1 << 20, 2), 0);
+        assert_eq!((end, l.len(), l[0]), (1 << 20, 16, GEN_BATCH));
+    }
 
     /// Grouping a chunk by region keeps every digest (a permutation of the chunk, duplicates
     /// included) and puts the regions in increasing order; a layout without locality keeps the
