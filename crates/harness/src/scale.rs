@@ -7,7 +7,7 @@
 //! one atomic cursor, hash each key as it is generated (only the digests of a chunk are kept),
 //! and insert them through the filter's [`ConcurrentFill`] inserter, prefetching [`LOOKAHEAD`]
 //! keys ahead. A layout that keeps each key in one block (split-block, 512-bit blocks) takes
-//! chunks of [`GROUPED_CHUNK`] keys and touches the filter in region order
+//! chunks of 2^22 keys and touches the filter in region order
 //! ([`ConcurrentFill::locality`]), so that a filter larger than the processor keeps translated
 //! is written and read one part at a time; the classic layout, whose probes spread over the
 //! whole filter, takes chunks of [`GEN_BATCH`] in key order. Every thread counts its own answers;
