@@ -527,11 +527,6 @@ impl Chunks {
         let start = self.next.fetch_add(self.len as u64, Ordering::Relaxed);
         (start < self.to).then(|| (start, (self.to - start).min(self.len as u64) as usize))
     }
-    /// The most keys one chunk will hold.
-    fn most(&self) -> usize {
-        let left = self.to.saturating_sub(self.next.load(Ordering::Relaxed));
-        self.len.min(usize::try_from(left).unwrap_or(usize::MAX))
-    }
 }
 
 /// Keys per chunk for a layout that keeps each key in one block: large, so that once grouped
@@ -548,7 +543,7 @@ const BUFFER_BYTES: u64 = (2 * GROUPED_CHUNK * std::mem::size_of::<Digest>()) as
 
 /// Whether `F`'s chunks are grouped by region before the filter is touched.
 fn grouped<F: ConcurrentFill>() -> bool {
-    F::locality(Digest { h1: 0, h2: 0 }).is_some()
+    F::locality(Digest::from_u64(0)).is_some()
 }
 
 /// One worker thread's reused buffers: a chunk's digests in key order, and grouped by region.
@@ -556,7 +551,6 @@ fn grouped<F: ConcurrentFill>() -> bool {
 struct Buffers {
     keyed: Vec<Digest>,
     by_region: Vec<Digest>,
-    counts: Vec<usize>,
 }
 
 impl Buffers {
@@ -564,13 +558,11 @@ impl Buffers {
     /// [`REGION_BITS`] bits of [`ConcurrentFill::locality`] (a counting sort: one pass to count,
     /// one to place, region 0 first), or in key order when `F` spreads a key over the filter.
     fn in_memory_order<F: ConcurrentFill>(&mut self) -> &[Digest] {
-        let region = |d: Digest| F::locality(d).map_or(0, |l| (l >> (64 - REGION_BITS)) as usize);
         if !grouped::<F>() {
             return &self.keyed;
         }
-        let counts = &mut self.counts;
-        counts.clear();
-        counts.resize((1 << REGION_BITS) + 1, 0);
+        let region = |d: Digest| F::locality(d).map_or(0, |l| (l >> (64 - REGION_BITS)) as usize);
+        let mut counts = [0usize; (1 << REGION_BITS) + 1];
         for &d in &self.keyed {
             counts[region(d) + 1] += 1;
         }
@@ -579,7 +571,7 @@ impl Buffers {
         }
         let len = self.keyed.len();
         if self.by_region.len() < len {
-            self.by_region.resize(len, Digest { h1: 0, h2: 0 });
+            self.by_region.resize(len, Digest::from_u64(0));
         }
         for &d in &self.keyed {
             let slot = &mut counts[region(d)];
@@ -639,7 +631,7 @@ impl Phases<'_> {
         let done = AtomicU64::new(0);
         on_threads(self.config.threads, || {
             let mut buffers = Buffers {
-                keyed: Vec::with_capacity(chunks.most()),
+                keyed: Vec::with_capacity(chunks.len),
                 ..Buffers::default()
             };
             let mut tally = T::default();
