@@ -460,10 +460,16 @@ fn redis_costs_refuses_bad_flags_and_a_missing_server_before_connecting() {
         stderr.contains("BLOOMLAB_REDIS_URL") && stderr.contains("scripts/redis-local.sh start"),
         "{stderr}"
     );
-    // A server that is not there: exit 1, the error names the address.
-    let r = run(REDIS_COSTS, &["--redis", url, "--keys", "1", "--reps", "1"]);
+    // A server that is not there: exit 1, the error names the address. With an --out of its own:
+    // the default (reports/redis) is relative to the test's directory, crates/cli, and a lock
+    // file left there changed the source tree the binaries' build script watches.
+    let dir = scratch("redis-costs-out");
+    let out = dir.to_str().unwrap();
+    let args = ["--redis", url, "--keys", "1", "--reps", "1", "--out", out];
+    let r = run(REDIS_COSTS, &args);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("127.0.0.1:1"), "{}", r.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Issue 28, case 7: `redis-costs --keys 18446744073709551615` panicked ("capacity overflow") and
