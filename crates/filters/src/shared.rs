@@ -61,6 +61,14 @@ pub trait SharedInsert: Sync {
     fn insert_bytes(&self, bytes: &[u8]) {
         self.insert_digest(self.digest(bytes));
     }
+    /// Calls `visit` with every bit `insert_digest(d)` sets, as its position in the filter's
+    /// 64-bit words (word * 64 + bit): a bulk pass can group many keys' positions by where they
+    /// fall and set them with [`set_position`](Self::set_position) in that order.
+    fn positions(&self, d: Digest, visit: impl FnMut(u64));
+    /// Sets the bit at `position` (word `position / 64`, bit `position % 64`).
+    fn set_position(&self, position: u64);
+    /// Asks the CPU to start loading the word holding `position` (a hint).
+    fn prefetch_position(&self, position: u64);
 }
 
 /// Words of a mutably borrowed filter, set atomically from many threads.
@@ -84,6 +92,12 @@ impl<'a> Words<'a> {
             len: words.len(),
             _borrow: PhantomData,
         }
+    }
+
+    /// Sets bit `p % 64` of word `p / 64` (see [`Self::or`]).
+    #[inline(always)]
+    fn set(&self, p: u64) {
+        self.or((p >> 6) as usize, 1 << (p & 63));
     }
 
     /// Prefetch hint for word `w` (any `w`: nothing is read).
@@ -133,6 +147,21 @@ impl<H: HashStrategy, I: IndexScheme> SharedInsert for SharedBloom<'_, H, I> {
             true
         });
     }
+    #[inline(always)]
+    fn positions(&self, d: Digest, mut visit: impl FnMut(u64)) {
+        I::probe_in(d, self.hashes, self.range, |i| {
+            visit(i);
+            true
+        });
+    }
+    #[inline(always)]
+    fn set_position(&self, position: u64) {
+        self.words.set(position);
+    }
+    #[inline(always)]
+    fn prefetch_position(&self, position: u64) {
+        self.words.prefetch((position >> 6) as usize);
+    }
 }
 
 impl<H: HashStrategy, I: IndexScheme> ConcurrentFill for Bloom<H, I, FlatBits> {
@@ -180,6 +209,23 @@ impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
         self.words
             .prefetch(Blocked512::<H>::block_index(d, self.words.len as u64 / 8) * 8);
     }
+    #[inline(always)]
+    fn positions(&self, d: Digest, mut visit: impl FnMut(u64)) {
+        let block = Blocked512::<H>::block_index(d, self.words.len as u64 / 8) as u64;
+        crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| {
+            if bit != 0 {
+                visit((block * 8 + w as u64) * 64 + u64::from(bit.trailing_zeros()));
+            }
+        });
+    }
+    #[inline(always)]
+    fn set_position(&self, position: u64) {
+        self.words.set(position);
+    }
+    #[inline(always)]
+    fn prefetch_position(&self, position: u64) {
+        self.words.prefetch((position >> 6) as usize);
+    }
 }
 
 impl<H: HashStrategy> ConcurrentFill for Blocked512<H> {
@@ -219,11 +265,7 @@ impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
         let block = SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4);
         let m = crate::sbbf::mask(d.h1 as u32);
         for j in 0..4 {
-            let mut bytes = [0u8; 8];
-            bytes[..4].copy_from_slice(&m[2 * j].to_ne_bytes());
-            bytes[4..].copy_from_slice(&m[2 * j + 1].to_ne_bytes());
-            let pair = u64::from_ne_bytes(bytes);
-            self.words.or(block * 4 + j, pair);
+            self.words.or(block * 4 + j, pair(&m, j));
         }
     }
     #[inline(always)]
@@ -231,6 +273,35 @@ impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
         self.words
             .prefetch(SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4) * 4);
     }
+    #[inline(always)]
+    fn positions(&self, d: Digest, mut visit: impl FnMut(u64)) {
+        let block = SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4) as u64;
+        let m = crate::sbbf::mask(d.h1 as u32);
+        for j in 0..4 {
+            let mut bits = pair(&m, j);
+            while bits != 0 {
+                visit((block * 4 + j as u64) * 64 + u64::from(bits.trailing_zeros()));
+                bits &= bits - 1;
+            }
+        }
+    }
+    #[inline(always)]
+    fn set_position(&self, position: u64) {
+        self.words.set(position);
+    }
+    #[inline(always)]
+    fn prefetch_position(&self, position: u64) {
+        self.words.prefetch((position >> 6) as usize);
+    }
+}
+
+/// Mask words `2j` and `2j + 1` of a split block as the one 64-bit word they are in memory.
+#[inline(always)]
+fn pair(m: &[u32; 8], j: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes[..4].copy_from_slice(&m[2 * j].to_ne_bytes());
+    bytes[4..].copy_from_slice(&m[2 * j + 1].to_ne_bytes());
+    u64::from_ne_bytes(bytes)
 }
 
 impl<H: HashStrategy> ConcurrentFill for SplitBlock<H> {
@@ -284,6 +355,20 @@ mod tests {
         }
         assert_eq!(bytes_of(&one), bytes_of(&many));
         assert_eq!(one.set_bits(), many.set_bits());
+        // The same bits through the positions of every key, set in reverse order.
+        let mut by_position = F::sized_for(10_000, 0.01).unwrap();
+        {
+            let shared = by_position.shared();
+            let mut all = Vec::new();
+            for k in &keys {
+                shared.positions(shared.digest(&k.to_le_bytes()), |p| all.push(p));
+            }
+            for &p in all.iter().rev() {
+                shared.prefetch_position(p);
+                shared.set_position(p);
+            }
+        }
+        assert_eq!(bytes_of(&one), bytes_of(&by_position));
         let (_, len) = many.bits_region();
         assert_eq!(len as u64 * 8, many.bits());
     }

@@ -9,8 +9,11 @@
 //! keys ahead. A layout that keeps each key in one block (split-block, 512-bit blocks) takes
 //! chunks of 2^22 keys and touches the filter in region order
 //! ([`ConcurrentFill::locality`]), so that a filter larger than the processor keeps translated
-//! is written and read one part at a time; the classic layout, whose probes spread over the
-//! whole filter, takes chunks of [`GEN_BATCH`] in key order. Every thread counts its own answers;
+//! is written and read one part at a time. The classic layout, whose probes spread over the
+//! whole filter, is filled the same way one probe at a time: chunks of 2^22 / k keys, whose bit
+//! positions ([`SharedInsert::positions`]) are grouped by region before they are set; its member
+//! check and queries, which stop at a key's first unset bit, take chunks of [`GEN_BATCH`] in key
+//! order. Every thread counts its own answers;
 //! the counts are summed when the threads join, so no counter is shared per key. Members are
 //! keys `0..n` of the key set; non-members are keys `n..`, as in the sweep.
 //!
@@ -512,11 +515,16 @@ impl Chunks {
     /// then grouped by region before the filter is touched), of up to [`GROUPED_CHUNK`]: no
     /// more than an even share of `threads`, so that a short range still keeps every thread busy.
     fn of<F: ConcurrentFill>(from: u64, to: u64, threads: usize) -> Self {
+        match grouped::<F>() {
+            true => Self::grouped(from, to, threads, GROUPED_CHUNK),
+            false => Self::grouped(from, to, threads, GEN_BATCH),
+        }
+    }
+    /// Chunks of up to `most` keys (at least [`GEN_BATCH`]), no more than an even share of
+    /// `threads`.
+    fn grouped(from: u64, to: u64, threads: usize, most: usize) -> Self {
         let share = to.saturating_sub(from).div_ceil(threads.max(1) as u64);
-        let len = match grouped::<F>() {
-            true => (GROUPED_CHUNK as u64).min(share).max(GEN_BATCH as u64) as usize,
-            false => GEN_BATCH,
-        };
+        let len = (most as u64).min(share).max(GEN_BATCH as u64) as usize;
         Self {
             next: AtomicU64::new(from),
             to,
@@ -535,22 +543,33 @@ impl Chunks {
 /// 12 GB is past what this project's machine keeps translated (reports/scale: filled in key
 /// order at about half the rate of a 1.2 GB one).
 const GROUPED_CHUNK: usize = 1 << 22;
+/// How many bit positions ahead a grouped classic fill prefetches (as many lines as
+/// [`LOOKAHEAD`] keys of two positions).
+const POSITION_LOOKAHEAD: usize = 2 * LOOKAHEAD;
 /// Regions a grouped chunk is split into, as bits: 2^9 regions (23 MB each in a 12 GB filter).
 const REGION_BITS: u32 = 9;
-/// Bytes of digest buffers one worker thread holds at most: a chunk's digests in key order and
-/// grouped by region.
+/// Bit positions per chunk when a layout's probes spread over the whole filter (the classic
+/// one): its fill sorts each chunk's positions by region ([`Buffers::positions_in_memory_order`]),
+/// 2^22 / k keys of k positions each.
+const GROUPED_POSITIONS: usize = 1 << 22;
+/// Bytes of buffers one worker thread holds at most: a chunk's digests in key order and
+/// grouped by region (or a classic chunk's digests and its positions, twice, which is less).
 const BUFFER_BYTES: u64 = (2 * GROUPED_CHUNK * std::mem::size_of::<Digest>()) as u64;
+const _: () = assert!(2 * GROUPED_POSITIONS * 8 + GROUPED_POSITIONS * 16 <= BUFFER_BYTES as usize);
 
 /// Whether `F`'s chunks are grouped by region before the filter is touched.
 fn grouped<F: ConcurrentFill>() -> bool {
     F::locality(Digest::from_u64(0)).is_some()
 }
 
-/// One worker thread's reused buffers: a chunk's digests in key order, and grouped by region.
+/// One worker thread's reused buffers: a chunk's digests in key order, and grouped by region; a
+/// classic chunk's bit positions in key order, and grouped by region.
 #[derive(Default)]
 struct Buffers {
     keyed: Vec<Digest>,
     by_region: Vec<Digest>,
+    positions: Vec<u64>,
+    positions_by_region: Vec<u64>,
 }
 
 impl Buffers {
@@ -579,6 +598,35 @@ impl Buffers {
             *slot += 1;
         }
         &self.by_region[..len]
+    }
+
+    /// The bit positions the chunk's digests (in `keyed`) set, grouped by region: by their top
+    /// [`REGION_BITS`] bits below `bits` (a counting sort, as
+    /// [`in_memory_order`](Self::in_memory_order) does for whole keys).
+    fn positions_in_memory_order<S: SharedInsert>(&mut self, shared: &S, bits: u64) -> &[u64] {
+        self.positions.clear();
+        for &d in &self.keyed {
+            shared.positions(d, |p| self.positions.push(p));
+        }
+        let width = u64::BITS - bits.saturating_sub(1).leading_zeros();
+        let shift = width.saturating_sub(REGION_BITS);
+        let mut counts = [0usize; (1 << REGION_BITS) + 1];
+        for &p in &self.positions {
+            counts[(p >> shift) as usize + 1] += 1;
+        }
+        for r in 1..counts.len() {
+            counts[r] += counts[r - 1];
+        }
+        let len = self.positions.len();
+        if self.positions_by_region.len() < len {
+            self.positions_by_region.resize(len, 0);
+        }
+        for &p in &self.positions {
+            let slot = &mut counts[(p >> shift) as usize];
+            self.positions_by_region[*slot] = p;
+            *slot += 1;
+        }
+        &self.positions_by_region[..len]
     }
 }
 
@@ -691,20 +739,36 @@ impl Phases<'_> {
     fn fill<F: ConcurrentFill>(&self, filter: &mut F, row: &mut ScaleRow) {
         let n = self.config.n;
         let t = Instant::now();
+        let (bits, hashes) = (row.bits, row.hashes.max(1) as usize);
+        let chunks = match grouped::<F>() {
+            true => Chunks::of::<F>(0, n, self.config.threads),
+            false => Chunks::grouped(0, n, self.config.threads, GROUPED_POSITIONS / hashes),
+        };
         let shared = filter.shared();
         let inserted: u64 = self
             .each_chunk(
-                &Chunks::of::<F>(0, n, self.config.threads),
+                &chunks,
                 ("insert", 0, n),
                 |mine: &mut u64, start, len, b| {
                     let indices = start..start + len as u64;
                     digests(self.keys, indices, |k| shared.digest(k), &mut b.keyed);
-                    let ds = b.in_memory_order::<F>();
-                    for i in 0..ds.len() {
-                        if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
-                            shared.prefetch_digest(ahead);
+                    if grouped::<F>() {
+                        let ds = b.in_memory_order::<F>();
+                        for i in 0..ds.len() {
+                            if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
+                                shared.prefetch_digest(ahead);
+                            }
+                            shared.insert_digest(ds[i]);
                         }
-                        shared.insert_digest(ds[i]);
+                    } else {
+                        // Probes spread over the whole filter: grouped one by one instead.
+                        let ps = b.positions_in_memory_order(&shared, bits);
+                        for i in 0..ps.len() {
+                            if let Some(&ahead) = ps.get(i + POSITION_LOOKAHEAD) {
+                                shared.prefetch_position(ahead);
+                            }
+                            shared.set_position(ps[i]);
+                        }
                     }
                     *mine += len as u64;
                 },
@@ -1145,6 +1209,54 @@ mod tests {
             a.sort_by_key(key);
             g.sort_by_key(key);
             assert_eq!(a, g, "{len} digests");
+        }
+    }
+
+    /// A classic chunk's positions, grouped: every position of every digest once (duplicates
+    /// kept), in region order, at sizes whose bit count is and is not a power of two, with the
+    /// buffers reused between chunks.
+    #[test]
+    fn a_grouped_classic_chunk_is_the_same_positions_in_region_order() {
+        type Classic = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
+        let mut b = Buffers::default();
+        let mut x = 11u64;
+        for (bits, len) in [
+            (1u64 << 20, 3000usize),
+            (1_000_003, 0),
+            (6_000_000_007, 5000),
+            (64, 7),
+        ] {
+            let mut filter = Classic::with_params(Params { bits, hashes: 7 }).unwrap();
+            let bits = filter.bits();
+            let shared = filter.shared();
+            b.keyed.clear();
+            for _ in 0..len {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                b.keyed.push(Digest {
+                    h1: x,
+                    h2: x.rotate_left(29) | 1,
+                });
+            }
+            let mut expected = Vec::new();
+            for &d in &b.keyed {
+                shared.positions(d, |p| expected.push(p));
+            }
+            let width = u64::BITS - (bits - 1).leading_zeros();
+            let region = |p: &u64| p >> width.saturating_sub(REGION_BITS);
+            let grouped = b.positions_in_memory_order(&shared, bits).to_vec();
+            assert_eq!(grouped.len(), 7 * len, "{bits} bits");
+            assert!(
+                grouped
+                    .iter()
+                    .all(|&p| p < bits && region(&p) < 1 << REGION_BITS)
+            );
+            assert!(grouped.iter().map(region).is_sorted(), "{bits} bits");
+            let mut g = grouped;
+            expected.sort_unstable();
+            g.sort_unstable();
+            assert_eq!(expected, g, "{bits} bits");
         }
     }
 
