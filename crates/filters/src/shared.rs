@@ -65,6 +65,10 @@ pub trait SharedInsert: Sync {
     /// 64-bit words (word * 64 + bit): a bulk pass can group many keys' positions by where they
     /// fall and set them with [`set_position`](Self::set_position) in that order.
     fn positions(&self, d: Digest, visit: impl FnMut(u64));
+    /// Every position [`positions`](Self::positions) gives is below this: the filter's bit
+    /// count, or less for an index scheme whose positions come from a narrower domain
+    /// ([`crate::IndexScheme::POSITION_DOMAIN`]: Guava's 32-bit scheme never passes 2^31 - 1).
+    fn position_span(&self) -> u64;
     /// Sets the bit at `position` (word `position / 64`, bit `position % 64`).
     fn set_position(&self, position: u64);
     /// Asks the CPU to start loading the word holding `position` (a hint).
@@ -154,6 +158,13 @@ impl<H: HashStrategy, I: IndexScheme> SharedInsert for SharedBloom<'_, H, I> {
             true
         });
     }
+    fn position_span(&self) -> u64 {
+        let bits = self.words.len as u64 * 64;
+        match I::POSITION_DOMAIN {
+            0 => bits,
+            domain => bits.min(domain),
+        }
+    }
     #[inline(always)]
     fn set_position(&self, position: u64) {
         self.words.set(position);
@@ -217,6 +228,9 @@ impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
                 visit((block * 8 + w as u64) * 64 + u64::from(bit.trailing_zeros()));
             }
         });
+    }
+    fn position_span(&self) -> u64 {
+        self.words.len as u64 * 64
     }
     #[inline(always)]
     fn set_position(&self, position: u64) {
@@ -284,6 +298,9 @@ impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
                 bits &= bits - 1;
             }
         }
+    }
+    fn position_span(&self) -> u64 {
+        self.words.len as u64 * 64
     }
     #[inline(always)]
     fn set_position(&self, position: u64) {
@@ -381,6 +398,27 @@ mod tests {
         same_bits_as_sequential::<Bloom<Murmur3, GuavaMitz32, FlatBits>>(|f| {
             f.store().words().to_vec()
         });
+    }
+
+    /// Positions stay below the span: the bit count, or 2^31 for Guava's 32-bit scheme in a
+    /// filter past it (allocated, never touched).
+    #[test]
+    fn positions_stay_below_the_span() {
+        let params = crate::Params::explicit((1 << 32) + 640, 7).unwrap();
+        let mut narrow = Bloom::<Murmur3, GuavaMitz32, FlatBits>::with_params(params).unwrap();
+        let mut wide = Bloom::<Xxh3, KirschMitzenmacher, FlatBits>::with_params(params).unwrap();
+        assert_eq!(narrow.shared().position_span(), 1 << 31);
+        let shared = wide.shared();
+        assert_eq!(shared.position_span(), (1 << 32) + 640);
+        for i in 0..1000u64 {
+            shared.positions(shared.digest(&i.to_le_bytes()), |p| {
+                assert!(p < (1 << 32) + 640)
+            });
+        }
+        let shared = narrow.shared();
+        for i in 0..1000u64 {
+            shared.positions(shared.digest(&i.to_le_bytes()), |p| assert!(p < 1 << 31));
+        }
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! chunks of 2^22 keys and touches the filter in region order
 //! ([`ConcurrentFill::locality`]), so that a filter larger than the processor keeps translated
 //! is written and read one part at a time. The classic layout, whose probes spread over the
-//! whole filter, is filled the same way one probe at a time: chunks of 2^22 / k keys, whose bit
-//! positions ([`SharedInsert::positions`]) are grouped by region before they are set; its member
+//! whole filter, is filled the same way one probe at a time when its positions spread past
+//! 2 GiB: chunks of 2^22 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
+//! by region before they are set (a smaller filter is filled in key order); its member
 //! check and queries, which stop at a key's first unset bit, take chunks of [`GEN_BATCH`] in key
 //! order. Every thread counts its own answers;
 //! the counts are summed when the threads join, so no counter is shared per key. Members are
@@ -543,6 +544,12 @@ impl Chunks {
 /// 12 GB is past what this project's machine keeps translated (reports/scale: filled in key
 /// order at about half the rate of a 1.2 GB one).
 const GROUPED_CHUNK: usize = 1 << 22;
+/// The classic fill groups positions only when they spread past this many bits (2 GiB): a
+/// smaller filter stays within what this project's machine keeps translated (reports/scale: 1 GB
+/// written at twice the rate of 12 GB), and grouping costs two passes over the positions (Guava's
+/// 32-bit scheme, whose positions stay in the first 256 MB of any filter, filled its 12 GB row in
+/// 511 s grouped against 410 s in key order).
+const GROUP_POSITIONS_PAST: u64 = 1 << 34;
 /// How many bit positions ahead a grouped classic fill prefetches (as many lines as
 /// [`LOOKAHEAD`] keys of two positions).
 const POSITION_LOOKAHEAD: usize = 2 * LOOKAHEAD;
@@ -601,14 +608,14 @@ impl Buffers {
     }
 
     /// The bit positions the chunk's digests (in `keyed`) set, grouped by region: by their top
-    /// [`REGION_BITS`] bits below `bits` (a counting sort, as
+    /// [`REGION_BITS`] bits below `span` ([`SharedInsert::position_span`]; a counting sort, as
     /// [`in_memory_order`](Self::in_memory_order) does for whole keys).
-    fn positions_in_memory_order<S: SharedInsert>(&mut self, shared: &S, bits: u64) -> &[u64] {
+    fn positions_in_memory_order<S: SharedInsert>(&mut self, shared: &S, span: u64) -> &[u64] {
         self.positions.clear();
         for &d in &self.keyed {
             shared.positions(d, |p| self.positions.push(p));
         }
-        let width = u64::BITS - bits.saturating_sub(1).leading_zeros();
+        let width = u64::BITS - span.saturating_sub(1).leading_zeros();
         let shift = width.saturating_sub(REGION_BITS);
         let mut counts = [0usize; (1 << REGION_BITS) + 1];
         for &p in &self.positions {
@@ -739,12 +746,16 @@ impl Phases<'_> {
     fn fill<F: ConcurrentFill>(&self, filter: &mut F, row: &mut ScaleRow) {
         let n = self.config.n;
         let t = Instant::now();
-        let (bits, hashes) = (row.bits, row.hashes.max(1) as usize);
-        let chunks = match grouped::<F>() {
-            true => Chunks::of::<F>(0, n, self.config.threads),
-            false => Chunks::grouped(0, n, self.config.threads, GROUPED_POSITIONS / hashes),
-        };
         let shared = filter.shared();
+        let span = shared.position_span();
+        let by_position = !grouped::<F>() && span > GROUP_POSITIONS_PAST;
+        let chunks = match by_position {
+            true => {
+                let most = GROUPED_POSITIONS / row.hashes.max(1) as usize;
+                Chunks::grouped(0, n, self.config.threads, most)
+            }
+            false => Chunks::of::<F>(0, n, self.config.threads),
+        };
         let inserted: u64 = self
             .each_chunk(
                 &chunks,
@@ -752,7 +763,7 @@ impl Phases<'_> {
                 |mine: &mut u64, start, len, b| {
                     let indices = start..start + len as u64;
                     digests(self.keys, indices, |k| shared.digest(k), &mut b.keyed);
-                    if grouped::<F>() {
+                    if !by_position {
                         let ds = b.in_memory_order::<F>();
                         for i in 0..ds.len() {
                             if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
@@ -762,7 +773,7 @@ impl Phases<'_> {
                         }
                     } else {
                         // Probes spread over the whole filter: grouped one by one instead.
-                        let ps = b.positions_in_memory_order(&shared, bits);
+                        let ps = b.positions_in_memory_order(&shared, span);
                         for i in 0..ps.len() {
                             if let Some(&ahead) = ps.get(i + POSITION_LOOKAHEAD) {
                                 shared.prefetch_position(ahead);
