@@ -25,6 +25,8 @@ const CODE: [&str; 6] = [
 
 fn git(root: &Path, args: &[&str]) -> Option<(bool, String)> {
     let out = Command::new("git")
+        // Read only: no index refresh written back into the checkout being built.
+        .arg("--no-optional-locks")
         .args(args)
         .current_dir(root)
         .output()
@@ -62,11 +64,14 @@ fn profile_dir() -> String {
 }
 
 fn revision(root: &Path) -> Option<String> {
-    // Where this checkout keeps HEAD, its index, the branch HEAD names and the packed refs (a
-    // worktree's HEAD and index are its own, its refs shared): a commit, checkout or `git add`
-    // re-runs the script. Only the checked-out branch's ref, not all of refs/: other worktrees'
-    // commits do not change this build's revision.
-    let mut watched = vec!["HEAD".to_owned(), "index".into(), "packed-refs".into()];
+    // Where this checkout keeps HEAD, the branch HEAD names and the packed refs (a worktree's
+    // HEAD is its own, its refs shared): a commit or checkout re-runs the script. Only the
+    // checked-out branch's ref, not all of refs/: other worktrees' commits do not change this
+    // build's revision. Not the index: `git add` changes neither the diff against HEAD nor the
+    // untracked files this script reads, and any `git status` (this script's own `git diff`
+    // included, before `--no-optional-locks`) may rewrite it, which re-ran the script and rebuilt
+    // every binary after the tests.
+    let mut watched = vec!["HEAD".to_owned(), "packed-refs".into()];
     if let Some((true, branch)) = git(root, &["symbolic-ref", "-q", "HEAD"]) {
         watched.push(branch);
     }

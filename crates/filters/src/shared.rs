@@ -75,6 +75,22 @@ pub trait SharedInsert: Sync {
     fn prefetch_position(&self, position: u64);
 }
 
+/// [`SharedInsert::set_position`] and [`SharedInsert::prefetch_position`], the same for every
+/// layout: on the inserter's `words`.
+macro_rules! position_methods {
+    () => {
+        #[inline(always)]
+        fn set_position(&self, position: u64) {
+            self.words
+                .or((position >> 6) as usize, 1 << (position & 63));
+        }
+        #[inline(always)]
+        fn prefetch_position(&self, position: u64) {
+            self.words.prefetch((position >> 6) as usize);
+        }
+    };
+}
+
 /// Words of a mutably borrowed filter, set atomically from many threads.
 struct Words<'a> {
     base: *mut u64,
@@ -98,10 +114,9 @@ impl<'a> Words<'a> {
         }
     }
 
-    /// Sets bit `p % 64` of word `p / 64` (see [`Self::or`]).
-    #[inline(always)]
-    fn set(&self, p: u64) {
-        self.or((p >> 6) as usize, 1 << (p & 63));
+    /// The bits the words hold.
+    fn bits(&self) -> u64 {
+        self.len as u64 * 64
     }
 
     /// Prefetch hint for word `w` (any `w`: nothing is read).
@@ -159,20 +174,13 @@ impl<H: HashStrategy, I: IndexScheme> SharedInsert for SharedBloom<'_, H, I> {
         });
     }
     fn position_span(&self) -> u64 {
-        let bits = self.words.len as u64 * 64;
+        let bits = self.words.bits();
         match I::POSITION_DOMAIN {
             0 => bits,
             domain => bits.min(domain),
         }
     }
-    #[inline(always)]
-    fn set_position(&self, position: u64) {
-        self.words.set(position);
-    }
-    #[inline(always)]
-    fn prefetch_position(&self, position: u64) {
-        self.words.prefetch((position >> 6) as usize);
-    }
+    position_methods!();
 }
 
 impl<H: HashStrategy, I: IndexScheme> ConcurrentFill for Bloom<H, I, FlatBits> {
@@ -230,16 +238,9 @@ impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
         });
     }
     fn position_span(&self) -> u64 {
-        self.words.len as u64 * 64
+        self.words.bits()
     }
-    #[inline(always)]
-    fn set_position(&self, position: u64) {
-        self.words.set(position);
-    }
-    #[inline(always)]
-    fn prefetch_position(&self, position: u64) {
-        self.words.prefetch((position >> 6) as usize);
-    }
+    position_methods!();
 }
 
 impl<H: HashStrategy> ConcurrentFill for Blocked512<H> {
@@ -300,16 +301,9 @@ impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
         }
     }
     fn position_span(&self) -> u64 {
-        self.words.len as u64 * 64
+        self.words.bits()
     }
-    #[inline(always)]
-    fn set_position(&self, position: u64) {
-        self.words.set(position);
-    }
-    #[inline(always)]
-    fn prefetch_position(&self, position: u64) {
-        self.words.prefetch((position >> 6) as usize);
-    }
+    position_methods!();
 }
 
 /// Mask words `2j` and `2j + 1` of a split block as the one 64-bit word they are in memory.

@@ -12,11 +12,11 @@
 //! is written and read one part at a time. The classic layout, whose probes spread over the
 //! whole filter, is filled the same way one probe at a time when its positions spread past
 //! 2 GiB: chunks of 2^22 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
-//! by region before they are set (a smaller filter is filled in key order); its member
-//! check and queries, which stop at a key's first unset bit, take chunks of [`GEN_BATCH`] in key
-//! order. Every thread counts its own answers;
-//! the counts are summed when the threads join, so no counter is shared per key. Members are
-//! keys `0..n` of the key set; non-members are keys `n..`, as in the sweep.
+//! by region before they are set (a smaller filter is filled in key order); its member check
+//! and queries, which stop at a key's first unset bit, take chunks of [`GEN_BATCH`] in key
+//! order. Every thread counts its own answers; the counts are summed when the threads join, so
+//! no counter is shared per key. Members are keys `0..n` of the key set; non-members are keys
+//! `n..`, as in the sweep.
 //!
 //! Supported filters: the flat classic layout (`classic/HASH/INDEX/flat`), `blocked512/HASH` and
 //! `sbbf/HASH`. Any other registered name is refused with the reason (the textbook port refuses
@@ -517,13 +517,13 @@ impl Chunks {
     /// more than an even share of `threads`, so that a short range still keeps every thread busy.
     fn of<F: ConcurrentFill>(from: u64, to: u64, threads: usize) -> Self {
         match grouped::<F>() {
-            true => Self::grouped(from, to, threads, GROUPED_CHUNK),
-            false => Self::grouped(from, to, threads, GEN_BATCH),
+            true => Self::up_to(from, to, threads, GROUPED_CHUNK),
+            false => Self::up_to(from, to, threads, GEN_BATCH),
         }
     }
     /// Chunks of up to `most` keys (at least [`GEN_BATCH`]), no more than an even share of
     /// `threads`.
-    fn grouped(from: u64, to: u64, threads: usize, most: usize) -> Self {
+    fn up_to(from: u64, to: u64, threads: usize, most: usize) -> Self {
         let share = to.saturating_sub(from).div_ceil(threads.max(1) as u64);
         let len = (most as u64).min(share).max(GEN_BATCH as u64) as usize;
         Self {
@@ -545,13 +545,13 @@ impl Chunks {
 /// order at about half the rate of a 1.2 GB one).
 const GROUPED_CHUNK: usize = 1 << 22;
 /// The classic fill groups positions only when they spread past this many bits (2 GiB): a
-/// smaller filter stays within what this project's machine keeps translated (reports/scale: 1 GB
-/// written at twice the rate of 12 GB), and grouping costs two passes over the positions (Guava's
-/// 32-bit scheme, whose positions stay in the first 256 MB of any filter, filled its 12 GB row in
-/// 511 s grouped against 410 s in key order).
+/// smaller filter stays within what this project's machine keeps translated (random writes into
+/// 1 GB ran at about twice the rate of 12 GB), and grouping costs two passes over the positions
+/// (Guava's 32-bit scheme, whose positions stay in the first 256 MB of any filter, filled its
+/// 12 GB row in 511 s grouped against 410 s in key order).
 const GROUP_POSITIONS_PAST: u64 = 1 << 34;
-/// How many bit positions ahead a grouped classic fill prefetches (as many lines as
-/// [`LOOKAHEAD`] keys of two positions).
+/// How many bit positions (one line each) ahead a grouped classic fill prefetches; not tuned
+/// (2 to 16 keys of seven lines ahead measured alike in key order).
 const POSITION_LOOKAHEAD: usize = 2 * LOOKAHEAD;
 /// Regions a grouped chunk is split into, as bits: 2^9 regions (23 MB each in a 12 GB filter).
 const REGION_BITS: u32 = 9;
@@ -752,7 +752,7 @@ impl Phases<'_> {
         let chunks = match by_position {
             true => {
                 let most = GROUPED_POSITIONS / row.hashes.max(1) as usize;
-                Chunks::grouped(0, n, self.config.threads, most)
+                Chunks::up_to(0, n, self.config.threads, most)
             }
             false => Chunks::of::<F>(0, n, self.config.threads),
         };
