@@ -548,7 +548,7 @@ const GROUPED_CHUNK: usize = 1 << 22;
 /// smaller filter stays within what this project's machine keeps translated (random writes into
 /// 1 GB ran at about twice the rate of 12 GB), and grouping costs two passes over the positions
 /// (Guava's 32-bit scheme, whose positions stay in the first 256 MB of any filter, filled its
-/// 12 GB row in 511 s grouped against 410 s in key order).
+/// 12 GB row in 511 s grouped, against its committed key-order row's 410 s).
 const GROUP_POSITIONS_PAST: u64 = 1 << 34;
 /// How many bit positions (one line each) ahead a grouped classic fill prefetches; not tuned
 /// (2 to 16 keys of seven lines ahead measured alike in key order).
