@@ -588,23 +588,12 @@ impl Buffers {
             return &self.keyed;
         }
         let region = |d: Digest| F::locality(d).map_or(0, |l| (l >> (64 - REGION_BITS)) as usize);
-        let mut counts = [0usize; (1 << REGION_BITS) + 1];
-        for &d in &self.keyed {
-            counts[region(d) + 1] += 1;
-        }
-        for r in 1..counts.len() {
-            counts[r] += counts[r - 1];
-        }
-        let len = self.keyed.len();
-        if self.by_region.len() < len {
-            self.by_region.resize(len, Digest::from_u64(0));
-        }
-        for &d in &self.keyed {
-            let slot = &mut counts[region(d)];
-            self.by_region[*slot] = d;
-            *slot += 1;
-        }
-        &self.by_region[..len]
+        by_region(
+            &self.keyed,
+            &mut self.by_region,
+            Digest::from_u64(0),
+            region,
+        )
     }
 
     /// The bit positions the chunk's digests (in `keyed`) set, grouped by region: by their top
@@ -617,24 +606,37 @@ impl Buffers {
         }
         let width = u64::BITS - span.saturating_sub(1).leading_zeros();
         let shift = width.saturating_sub(REGION_BITS);
-        let mut counts = [0usize; (1 << REGION_BITS) + 1];
-        for &p in &self.positions {
-            counts[(p >> shift) as usize + 1] += 1;
-        }
-        for r in 1..counts.len() {
-            counts[r] += counts[r - 1];
-        }
-        let len = self.positions.len();
-        if self.positions_by_region.len() < len {
-            self.positions_by_region.resize(len, 0);
-        }
-        for &p in &self.positions {
-            let slot = &mut counts[(p >> shift) as usize];
-            self.positions_by_region[*slot] = p;
-            *slot += 1;
-        }
-        &self.positions_by_region[..len]
+        by_region(&self.positions, &mut self.positions_by_region, 0, |p| {
+            (p >> shift) as usize
+        })
     }
+}
+
+/// `items` grouped by `region` (below 2^[`REGION_BITS`]) into `out` (reused, grown with `zero`),
+/// region 0 first, each region in its original order: a counting sort, one pass to count and one
+/// to place.
+fn by_region<'a, T: Copy>(
+    items: &[T],
+    out: &'a mut Vec<T>,
+    zero: T,
+    region: impl Fn(T) -> usize,
+) -> &'a [T] {
+    let mut counts = [0usize; (1 << REGION_BITS) + 1];
+    for &t in items {
+        counts[region(t) + 1] += 1;
+    }
+    for r in 1..counts.len() {
+        counts[r] += counts[r - 1];
+    }
+    if out.len() < items.len() {
+        out.resize(items.len(), zero);
+    }
+    for &t in items {
+        let slot = &mut counts[region(t)];
+        out[*slot] = t;
+        *slot += 1;
+    }
+    &out[..items.len()]
 }
 
 /// Digests of the keys at `indices`, in order, into `out` (reused): each key is hashed as it is
