@@ -73,10 +73,14 @@ pub trait SharedInsert: Sync {
     fn set_position(&self, position: u64);
     /// Asks the CPU to start loading the word holding `position` (a hint).
     fn prefetch_position(&self, position: u64);
+    /// Whether the bit at `position` is set: a bulk check can read a key's
+    /// [`positions`](Self::positions) in the order it sets them, and the key is present
+    /// exactly when all of them are set.
+    fn position_is_set(&self, position: u64) -> bool;
 }
 
-/// [`SharedInsert::set_position`] and [`SharedInsert::prefetch_position`], the same for every
-/// layout: on the inserter's `words`.
+/// [`SharedInsert::set_position`], [`SharedInsert::prefetch_position`] and
+/// [`SharedInsert::position_is_set`], the same for every layout: on the inserter's `words`.
 macro_rules! position_methods {
     () => {
         #[inline(always)]
@@ -87,6 +91,10 @@ macro_rules! position_methods {
         #[inline(always)]
         fn prefetch_position(&self, position: u64) {
             self.words.prefetch((position >> 6) as usize);
+        }
+        #[inline(always)]
+        fn position_is_set(&self, position: u64) -> bool {
+            self.words.get((position >> 6) as usize) & (1 << (position & 63)) != 0
         }
     };
 }
@@ -125,13 +133,26 @@ impl<'a> Words<'a> {
         crate::filter::prefetch_line(self.base.wrapping_add(w).cast_const());
     }
 
+    /// Word `w` (bounds-checked), for atomic access.
+    #[inline(always)]
+    fn word(&self, w: usize) -> &AtomicU64 {
+        assert!(w < self.len, "word {w} of {}", self.len);
+        // SAFETY: w < len, so the pointer is in the borrowed, aligned slice, live for as long as
+        // `self`; all access is atomic.
+        unsafe { AtomicU64::from_ptr(self.base.add(w)) }
+    }
+
+    /// Word `w`'s bits (bounds-checked).
+    #[inline(always)]
+    fn get(&self, w: usize) -> u64 {
+        self.word(w).load(Ordering::Relaxed)
+    }
+
     /// Ors `mask` into word `w` (bounds-checked), skipping the write when its bits are already
     /// set: most probes of a filling filter find their bit set, and a read keeps the line shared.
     #[inline(always)]
     fn or(&self, w: usize, mask: u64) {
-        assert!(w < self.len, "word {w} of {}", self.len);
-        // SAFETY: w < len, so the pointer is in the borrowed, aligned slice; all access is atomic.
-        let word = unsafe { AtomicU64::from_ptr(self.base.add(w)) };
+        let word = self.word(w);
         if word.load(Ordering::Relaxed) & mask != mask {
             // Relaxed: bits are only ever set; no reader needs ordering with other words.
             word.fetch_or(mask, Ordering::Relaxed);
@@ -380,6 +401,21 @@ mod tests {
             }
         }
         assert_eq!(bytes_of(&one), bytes_of(&by_position));
+        // A key's positions are all set exactly when the filter answers present: every member,
+        // and the non-members it calls present (about 1% of them) but no others.
+        let shared = by_position.shared();
+        let mut positives = 0;
+        for i in 0..2 * keys.len() as u64 {
+            let k = i.wrapping_mul(0x9E37_79B9);
+            let d = shared.digest(&k.to_le_bytes());
+            let mut all_set = true;
+            shared.positions(d, |p| all_set &= shared.position_is_set(p));
+            assert_eq!(all_set, one.contains_digest(d), "key {k}");
+            // Keys 0..20_000 are the members.
+            assert!(all_set || i >= keys.len() as u64, "member {k}");
+            positives += usize::from(all_set && i >= keys.len() as u64);
+        }
+        assert!(positives > 0, "no non-member tested present");
         let (_, len) = many.bits_region();
         assert_eq!(len as u64 * 8, many.bits());
     }

@@ -13,7 +13,8 @@
 //! whole filter, is filled the same way one probe at a time when its positions spread past
 //! 2 GiB: chunks of 2^22 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
 //! by region before they are set (a smaller filter is filled in key order); its member check
-//! and queries, which stop at a key's first unset bit, take chunks of [`GEN_BATCH`] in key
+//! reads them in the same order, counting the bits not set (a member has none), while its
+//! non-member queries, each answered by its own probes, take chunks of [`GEN_BATCH`] in key
 //! order. Every thread counts its own answers; the counts are summed when the threads join, so
 //! no counter is shared per key. Members are keys `0..n` of the key set; non-members are keys
 //! `n..`, as in the sweep.
@@ -544,11 +545,11 @@ impl Chunks {
 /// 12 GB is past what this project's machine keeps translated (reports/scale: filled in key
 /// order at about half the rate of a 1.2 GB one).
 const GROUPED_CHUNK: usize = 1 << 22;
-/// The classic fill groups positions only when they spread past this many bits (2 GiB): a
-/// smaller filter stays within what this project's machine keeps translated (random writes into
-/// 1 GB ran at about twice the rate of 12 GB), and grouping costs two passes over the positions
-/// (Guava's 32-bit scheme, whose positions stay in the first 256 MB of any filter, filled its
-/// 12 GB row in 511 s grouped, against its committed key-order row's 410 s).
+/// The classic fill and member check group positions only when they spread past this many bits
+/// (2 GiB): a smaller filter stays within what this project's machine keeps translated (random
+/// writes into 1 GB ran at about twice the rate of 12 GB), and grouping costs two passes over
+/// the positions (Guava's 32-bit scheme, whose positions stay in the first 256 MB of any filter,
+/// filled its 12 GB row in 511 s grouped, against its committed key-order row's 410 s).
 const GROUP_POSITIONS_PAST: u64 = 1 << 34;
 /// How many bit positions (one line each) ahead a grouped classic fill prefetches; not tuned
 /// (2 to 16 keys of seven lines ahead measured alike in key order).
@@ -668,11 +669,32 @@ struct Phases<'a> {
     keys: &'a KeySet,
     stop: &'a AtomicBool,
     progress: &'a (dyn Fn(ScaleProgress) + Sync),
+    /// Bits past which a classic filter's probes are grouped one by one
+    /// ([`GROUP_POSITIONS_PAST`]; the unit tests lower it to take that path on small filters).
+    group_positions_past: u64,
 }
 
 impl Phases<'_> {
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether `F`'s probes, below `span` ([`SharedInsert::position_span`]), are grouped one by
+    /// one: a layout that spreads a key over a filter too large to touch in key order.
+    fn by_position<F: ConcurrentFill>(&self, span: u64) -> bool {
+        !grouped::<F>() && span > self.group_positions_past
+    }
+
+    /// Keys `0..n` in chunks: of up to [`GROUPED_POSITIONS`] probes of `hashes` when grouped
+    /// `by_position`, else as `F` takes them ([`Chunks::of`]).
+    fn chunks<F: ConcurrentFill>(&self, n: u64, by_position: bool, hashes: u32) -> Chunks {
+        match by_position {
+            true => {
+                let most = GROUPED_POSITIONS / hashes.max(1) as usize;
+                Chunks::up_to(0, n, self.config.threads, most)
+            }
+            false => Chunks::of::<F>(0, n, self.config.threads),
+        }
     }
 
     /// Hands the chunks of `chunks` to every thread until they run out or the run is stopped:
@@ -750,14 +772,8 @@ impl Phases<'_> {
         let t = Instant::now();
         let shared = filter.shared();
         let span = shared.position_span();
-        let by_position = !grouped::<F>() && span > GROUP_POSITIONS_PAST;
-        let chunks = match by_position {
-            true => {
-                let most = GROUPED_POSITIONS / row.hashes.max(1) as usize;
-                Chunks::up_to(0, n, self.config.threads, most)
-            }
-            false => Chunks::of::<F>(0, n, self.config.threads),
-        };
+        let by_position = self.by_position::<F>(span);
+        let chunks = self.chunks::<F>(n, by_position, row.hashes);
         let inserted: u64 = self
             .each_chunk(
                 &chunks,
@@ -794,34 +810,59 @@ impl Phases<'_> {
     }
 
     /// Looks up every member, or an even sample of `check_members` of them, and records the
-    /// false negatives and the first member not found.
-    fn check_members<F: ConcurrentFill + Filter>(&self, filter: &F, row: &mut ScaleRow) {
+    /// false negatives and the first member not found. A classic filter whose probes the fill
+    /// grouped is read the same way: a chunk's probes in region order, counting the bits not
+    /// set; only a chunk with one is looked up again key by key, to name its missing members.
+    fn check_members<F: ConcurrentFill + Filter>(&self, filter: &mut F, row: &mut ScaleRow) {
         let n = self.config.n;
         let t = Instant::now();
         let sample = self.config.check_members.min(n);
-        let tallies = self.each_chunk(
-            &Chunks::of::<F>(0, sample, self.config.threads),
-            ("members", 0, sample),
-            |mine: &mut MemberTally, start, len, b| {
-                let index = |j: u64| sampled_member(j, sample, n);
-                let indices = (start..start + len as u64).map(index);
-                digests(self.keys, indices, |k| filter.digest(k), &mut b.keyed);
-                let found = lookups(filter, b.in_memory_order::<F>())
-                    .filter(|&f| f)
-                    .count();
-                if found < len {
-                    // A false negative: find which keys, in key order (a grouped chunk lost it).
-                    for (i, found) in lookups(filter, &b.keyed).enumerate() {
-                        if !found {
-                            mine.missing += 1;
-                            let member = index(start + i as u64);
-                            mine.first = Some(mine.first.map_or(member, |f| f.min(member)));
+        let index = |j: u64| sampled_member(j, sample, n);
+        let progress = ("members", 0, sample);
+        let span = filter.shared().position_span();
+        let tallies = match self.by_position::<F>(span) {
+            true => {
+                let shared = filter.shared();
+                self.each_chunk(
+                    &self.chunks::<F>(sample, true, row.hashes),
+                    progress,
+                    |mine: &mut MemberTally, start, len, b| {
+                        let indices = (start..start + len as u64).map(index);
+                        digests(self.keys, indices, |k| shared.digest(k), &mut b.keyed);
+                        let ps = b.positions_in_memory_order(&shared, span);
+                        if unset_positions(&shared, ps) > 0 {
+                            let found = b.keyed.iter().map(|&d| {
+                                let mut all_set = true;
+                                shared.positions(d, |p| all_set &= shared.position_is_set(p));
+                                all_set
+                            });
+                            mine.record_missing(found, |i| index(start + i as u64));
                         }
-                    }
-                }
-                mine.checked += len as u64;
-            },
-        );
+                        mine.checked += len as u64;
+                    },
+                )
+            }
+            false => {
+                let filter = &*filter;
+                self.each_chunk(
+                    &Chunks::of::<F>(0, sample, self.config.threads),
+                    progress,
+                    |mine: &mut MemberTally, start, len, b| {
+                        let indices = (start..start + len as u64).map(index);
+                        digests(self.keys, indices, |k| filter.digest(k), &mut b.keyed);
+                        let found = lookups(filter, b.in_memory_order::<F>())
+                            .filter(|&f| f)
+                            .count();
+                        if found < len {
+                            // A grouped chunk lost the key order: look its keys up again.
+                            let found = lookups(filter, &b.keyed);
+                            mine.record_missing(found, |i| index(start + i as u64));
+                        }
+                        mine.checked += len as u64;
+                    },
+                )
+            }
+        };
         row.members_secs = t.elapsed().as_secs_f64();
         row.members_checked = tallies.iter().map(|r| r.checked).sum();
         row.false_negatives = tallies.iter().map(|r| r.missing).sum();
@@ -912,6 +953,33 @@ struct MemberTally {
     first: Option<u64>,
 }
 
+impl MemberTally {
+    /// Counts the members a chunk did not find (`found`, in key order; `member(i)` is the i-th
+    /// one's index) and keeps the lowest.
+    fn record_missing(&mut self, found: impl Iterator<Item = bool>, member: impl Fn(usize) -> u64) {
+        for (i, found) in found.enumerate() {
+            if !found {
+                self.missing += 1;
+                let m = member(i);
+                self.first = Some(self.first.map_or(m, |f| f.min(m)));
+            }
+        }
+    }
+}
+
+/// How many of the bits at `positions` are not set, read in the order given, prefetching
+/// [`POSITION_LOOKAHEAD`] ahead.
+fn unset_positions<S: SharedInsert>(shared: &S, positions: &[u64]) -> usize {
+    let mut unset = 0;
+    for i in 0..positions.len() {
+        if let Some(&ahead) = positions.get(i + POSITION_LOOKAHEAD) {
+            shared.prefetch_position(ahead);
+        }
+        unset += usize::from(!shared.position_is_set(positions[i]));
+    }
+    unset
+}
+
 /// One run of filter type `F`, phase by phase: allocate, fill, member check, non-member
 /// queries, the filter's own statistics, then the verdict. A stop request ends it after the
 /// phase in flight, with the row `interrupted` and saying how far it got.
@@ -927,6 +995,7 @@ fn run_typed<F: ConcurrentFill + Filter>(
         keys,
         stop,
         progress,
+        group_positions_past: GROUP_POSITIONS_PAST,
     };
     let n = config.n;
     let mut row = ScaleRow::empty(config);
@@ -946,7 +1015,7 @@ fn run_typed<F: ConcurrentFill + Filter>(
         return finish(row, ScaleStatus::Interrupted, note);
     }
 
-    phases.check_members(&filter, &mut row);
+    phases.check_members(&mut filter, &mut row);
     if phases.stopped() {
         let note = format!(
             "stopped during the member check after {} of {} members (all {n} were inserted)",
@@ -1273,8 +1342,86 @@ mod tests {
         }
     }
 
-    fn row(filter: &str, n: u64, query_offset: u64, fpr: f64) -> ScaleRow {
-        let config = ScaleConfig {
+    /// The classic fill and member check answer the same grouped by position as in key order:
+    /// the same bits, every member found; and, checking members `0..n` of a filter holding only
+    /// `0..n/2` (all of them, and an even sample), the same count of missing members and the
+    /// same first one, as a lookup of each member says.
+    #[test]
+    fn a_grouped_classic_fill_and_member_check_answer_as_key_order_does() {
+        type Classic = Bloom<Xxh3, KirschMitzenmacher, FlatBits>;
+        let n = 200_000;
+        let full = ScaleConfig {
+            threads: 2,
+            check_members: n,
+            ..config("classic/xxh3/km/flat", n, 0)
+        };
+        let half = ScaleConfig {
+            n: n / 2,
+            check_members: n / 2,
+            ..full.clone()
+        };
+        let samples = [n, n / 3].map(|check_members| ScaleConfig {
+            check_members,
+            ..full.clone()
+        });
+        let keys = KeySet::new(full.keys.clone(), full.seed).unwrap();
+        let stop = AtomicBool::new(false);
+        let phases = |config, group_positions_past| Phases {
+            config,
+            keys: &keys,
+            stop: &stop,
+            progress: &|_| {},
+            group_positions_past,
+        };
+        let params = Params {
+            bits: 1 << 22,
+            hashes: 7,
+        };
+        for full in &samples {
+            let sample = full.check_members;
+            let mut answers = Vec::new();
+            for past in [0, u64::MAX] {
+                let mut row = ScaleRow::empty(&half);
+                row.hashes = params.hashes;
+                let mut filter = Classic::with_params(params).unwrap();
+                phases(&half, past).fill(&mut filter, &mut row);
+                phases(&half, past).check_members(&mut filter, &mut row);
+                assert_eq!(row.inserted, n / 2);
+                assert_eq!((row.members_checked, row.false_negatives), (n / 2, 0));
+                phases(full, past).check_members(&mut filter, &mut row);
+                assert_eq!(row.members_checked, sample);
+                answers.push((
+                    filter.store().words().to_vec(),
+                    row.false_negatives,
+                    row.first_false_negative.clone(),
+                ));
+                // What one lookup per sampled member says.
+                let mut missing = Vec::new();
+                for j in 0..sample {
+                    let m = sampled_member(j, sample, n);
+                    keys.for_each_key([m], |k| {
+                        if !filter.contains_bytes(k) {
+                            missing.push(m);
+                        }
+                    });
+                }
+                assert!(
+                    missing.len() as u64 > sample / 3,
+                    "{} missing",
+                    missing.len()
+                );
+                assert_eq!(row.false_negatives, missing.len() as u64);
+                assert_eq!(row.first_false_negative, missing[0].to_string());
+            }
+            assert!(
+                answers[0] == answers[1],
+                "grouped and key-order answers differ"
+            );
+        }
+    }
+
+    fn config(filter: &str, n: u64, query_offset: u64) -> ScaleConfig {
+        ScaleConfig {
             filter: filter.into(),
             n,
             p: 0.01,
@@ -1291,8 +1438,11 @@ mod tests {
             memory_limit: None,
             revision: "abc".into(),
             command: "scale".into(),
-        };
-        let mut row = ScaleRow::empty(&config);
+        }
+    }
+
+    fn row(filter: &str, n: u64, query_offset: u64, fpr: f64) -> ScaleRow {
+        let mut row = ScaleRow::empty(&config(filter, n, query_offset));
         row.fpr = fpr;
         row
     }
