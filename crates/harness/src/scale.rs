@@ -551,19 +551,26 @@ const GROUPED_CHUNK: usize = 1 << 22;
 /// the positions (Guava's 32-bit scheme, whose positions stay in the first 256 MB of any filter,
 /// filled its 12 GB row in 511 s grouped, against its committed key-order row's 410 s).
 const GROUP_POSITIONS_PAST: u64 = 1 << 34;
-/// How many bit positions (one line each) ahead a grouped classic fill prefetches; not tuned
-/// (2 to 16 keys of seven lines ahead measured alike in key order).
-const POSITION_LOOKAHEAD: usize = 2 * LOOKAHEAD;
+/// How many bit positions (one line each) ahead a grouped classic fill or member check
+/// prefetches (10^9 keys into the 10^10 row's 12 GB array: 16 positions ahead filled slower than
+/// 32, and 64 to 128 no slower).
+const POSITION_LOOKAHEAD: usize = 4 * LOOKAHEAD;
 /// Regions a grouped chunk is split into, as bits: 2^9 regions (23 MB each in a 12 GB filter).
 const REGION_BITS: u32 = 9;
 /// Bit positions per chunk when a layout's probes spread over the whole filter (the classic
 /// one): its fill sorts each chunk's positions by region ([`Buffers::positions_in_memory_order`]),
-/// 2^22 / k keys of k positions each.
-const GROUPED_POSITIONS: usize = 1 << 22;
-/// Bytes of buffers one worker thread holds at most: a chunk's digests in key order and
-/// grouped by region (or a classic chunk's digests and its positions, twice, which is less).
-const BUFFER_BYTES: u64 = (2 * GROUPED_CHUNK * std::mem::size_of::<Digest>()) as u64;
-const _: () = assert!(2 * GROUPED_POSITIONS * 8 + GROUPED_POSITIONS * 16 <= BUFFER_BYTES as usize);
+/// 2^23 / k keys of k positions each (2^22 filled the 10^10 row 16% slower: each region's
+/// positions then fall half as densely).
+const GROUPED_POSITIONS: usize = 1 << 23;
+/// Keys per classic chunk at most: with few probes per key, [`GROUPED_POSITIONS`] keys' digests
+/// would outweigh their positions.
+const GROUPED_POSITION_KEYS: usize = 1 << 21;
+/// Bytes of buffers one worker thread holds at most: a classic chunk's digests and its
+/// positions, in key order and grouped by region (or a block layout's chunk of digests, in key
+/// order and grouped, which is less).
+const BUFFER_BYTES: u64 =
+    (GROUPED_POSITION_KEYS * size_of::<Digest>() + 2 * GROUPED_POSITIONS * size_of::<u64>()) as u64;
+const _: () = assert!(2 * GROUPED_CHUNK * size_of::<Digest>() <= BUFFER_BYTES as usize);
 
 /// Whether `F`'s chunks are grouped by region before the filter is touched.
 fn grouped<F: ConcurrentFill>() -> bool {
@@ -685,12 +692,13 @@ impl Phases<'_> {
         !grouped::<F>() && span > self.group_positions_past
     }
 
-    /// Keys `0..n` in chunks: of up to [`GROUPED_POSITIONS`] probes of `hashes` when grouped
-    /// `by_position`, else as `F` takes them ([`Chunks::of`]).
+    /// Keys `0..n` in chunks: of up to [`GROUPED_POSITIONS`] probes of `hashes` (and at most
+    /// [`GROUPED_POSITION_KEYS`] keys) when grouped `by_position`, else as `F` takes them
+    /// ([`Chunks::of`]).
     fn chunks<F: ConcurrentFill>(&self, n: u64, by_position: bool, hashes: u32) -> Chunks {
         match by_position {
             true => {
-                let most = GROUPED_POSITIONS / hashes.max(1) as usize;
+                let most = (GROUPED_POSITIONS / hashes.max(1) as usize).min(GROUPED_POSITION_KEYS);
                 Chunks::up_to(0, n, self.config.threads, most)
             }
             false => Chunks::of::<F>(0, n, self.config.threads),
