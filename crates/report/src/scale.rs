@@ -88,9 +88,9 @@ pub fn render(outcome: &Outcome) -> String {
          atomic or-writes on its words (keys generated on the fly, never held; the \
          split-block and 512-bit-block layouts take them 2^22 at a time, grouped by the part \
          of the filter they touch, so that a filter past what the processor keeps translated \
-         is worked one part at a time; the classic layout's fill, when its positions spread \
-         past 2 GiB, groups each chunk's bit positions the same way), looks up \
-         members to find false negatives, then queries never-inserted keys until the exact \
+         is worked one part at a time; the classic layout, when its positions spread past 2 GiB, \
+         groups each chunk's bit positions the same way, for its fill and its member check), \
+         looks up members to find false negatives, then queries never-inserted keys until the exact \
          (Clopper-Pearson, 95%) interval of the false-positive rate is within the stated \
          relative half-width. *Theory* is the layout's theory with the hash-width term of \
          the scheme (positions drawn from only 2^31 values for Guava's legacy 32-bit \
