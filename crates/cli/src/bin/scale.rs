@@ -26,9 +26,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// it does not fit, naming the bytes needed and available).
 /// Filled concurrently: classic/HASH/INDEX/flat, blocked512/HASH, sbbf/HASH. Any other name is
 /// recorded as refused with the reason; the textbook port (`textbook-fnv1a-i32`) refuses every
-/// size past 2^31 - 1 bits. A 10^10-key run takes minutes per filter, split-block the shortest and
-/// the classic layout (7 cache misses per key) the longest: reports/scale/report.md has the times
-/// measured on this project's 2-core machine; --n 1e9 takes about a tenth of that.
+/// size past 2^31 - 1 bits. A 10^10-key run takes minutes per filter, split-block the shortest
+/// and the others up to about 1.4 times as long: reports/scale/report.md has the times measured
+/// on this project's 2-core machine; --n 1e9 takes about a sixth of that (its member check is
+/// as long: 10^9 keys either way).
 ///
 /// Rows of a later run replace those of the same filter, key set, n, p and --query-offset in
 /// --out/scale.csv; report.md is rendered from all rows. --out is locked for the whole run (a
