@@ -77,6 +77,14 @@ pub trait SharedInsert: Sync {
     /// [`positions`](Self::positions) in the order it sets them, and the key is present
     /// exactly when all of them are set.
     fn position_is_set(&self, position: u64) -> bool;
+    /// Whether every bit `insert_digest(d)` sets is set: the filter's answer for `d`, read
+    /// through the inserter.
+    #[inline]
+    fn all_positions_set(&self, d: Digest) -> bool {
+        let mut all = true;
+        self.positions(d, |p| all &= self.position_is_set(p));
+        all
+    }
 }
 
 /// [`SharedInsert::set_position`], [`SharedInsert::prefetch_position`] and
@@ -408,8 +416,7 @@ mod tests {
         for i in 0..2 * keys.len() as u64 {
             let k = i.wrapping_mul(0x9E37_79B9);
             let d = shared.digest(&k.to_le_bytes());
-            let mut all_set = true;
-            shared.positions(d, |p| all_set &= shared.position_is_set(p));
+            let all_set = shared.all_positions_set(d);
             assert_eq!(all_set, one.contains_digest(d), "key {k}");
             // Keys 0..20_000 are the members.
             assert!(all_set || i >= keys.len() as u64, "member {k}");

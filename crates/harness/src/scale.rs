@@ -11,7 +11,7 @@
 //! ([`ConcurrentFill::locality`]), so that a filter larger than the processor keeps translated
 //! is written and read one part at a time. The classic layout, whose probes spread over the
 //! whole filter, is filled the same way one probe at a time when its positions spread past
-//! 2 GiB: chunks of 2^22 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
+//! 2 GiB: chunks of 2^23 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
 //! by region before they are set (a smaller filter is filled in key order); its member check
 //! reads them in the same order, counting the bits not set (a member has none), while its
 //! non-member queries, each answered by its own probes, take chunks of [`GEN_BATCH`] in key
@@ -559,8 +559,8 @@ const POSITION_LOOKAHEAD: usize = 4 * LOOKAHEAD;
 const REGION_BITS: u32 = 9;
 /// Bit positions per chunk when a layout's probes spread over the whole filter (the classic
 /// one): its fill sorts each chunk's positions by region ([`Buffers::positions_in_memory_order`]),
-/// 2^23 / k keys of k positions each (2^22 filled the 10^10 row 16% slower: each region's
-/// positions then fall half as densely).
+/// 2^23 / k keys of k positions each (2^22, half as many positions per region and pass,
+/// filled 10^9 keys into the 10^10 row's 12 GB array 13% slower, alternated runs).
 const GROUPED_POSITIONS: usize = 1 << 23;
 /// Keys per classic chunk at most: with few probes per key, [`GROUPED_POSITIONS`] keys' digests
 /// would outweigh their positions.
@@ -828,22 +828,20 @@ impl Phases<'_> {
         let index = |j: u64| sampled_member(j, sample, n);
         let progress = ("members", 0, sample);
         let span = filter.shared().position_span();
-        let tallies = match self.by_position::<F>(span) {
+        let by_position = self.by_position::<F>(span);
+        let chunks = self.chunks::<F>(sample, by_position, row.hashes);
+        let tallies = match by_position {
             true => {
                 let shared = filter.shared();
                 self.each_chunk(
-                    &self.chunks::<F>(sample, true, row.hashes),
+                    &chunks,
                     progress,
                     |mine: &mut MemberTally, start, len, b| {
                         let indices = (start..start + len as u64).map(index);
                         digests(self.keys, indices, |k| shared.digest(k), &mut b.keyed);
                         let ps = b.positions_in_memory_order(&shared, span);
                         if unset_positions(&shared, ps) > 0 {
-                            let found = b.keyed.iter().map(|&d| {
-                                let mut all_set = true;
-                                shared.positions(d, |p| all_set &= shared.position_is_set(p));
-                                all_set
-                            });
+                            let found = b.keyed.iter().map(|&d| shared.all_positions_set(d));
                             mine.record_missing(found, |i| index(start + i as u64));
                         }
                         mine.checked += len as u64;
@@ -853,7 +851,7 @@ impl Phases<'_> {
             false => {
                 let filter = &*filter;
                 self.each_chunk(
-                    &Chunks::of::<F>(0, sample, self.config.threads),
+                    &chunks,
                     progress,
                     |mine: &mut MemberTally, start, len, b| {
                         let indices = (start..start + len as u64).map(index);
