@@ -190,6 +190,28 @@ pub trait Filter: Send + Sync {
             |d| self.contains_digest_early_exit(d),
         )
     }
+    /// Inserts every digest of `digests`, in order: what one
+    /// [`insert_digest`](Self::insert_digest) after another does. By default with the memory of
+    /// the digest [`LOOKAHEAD`] places on prefetched ([`insert_pipelined`]); the flat layout
+    /// computes each probe's position once where its index scheme says that pays
+    /// ([`crate::IndexScheme::POSITIONS_ONCE`], [`crate::Bloom::insert_digests`]).
+    #[inline]
+    fn insert_digests(&mut self, digests: &[Digest]) {
+        insert_pipelined(self, digests);
+    }
+    /// Whether [`contains_digest`](Self::contains_digest) is true for every digest of `digests`:
+    /// the check that a filter holds its members. By default one `contains_digest` after another
+    /// with the memory of the digest [`LOOKAHEAD`] places on prefetched; the flat layout reads
+    /// every probe's bit from positions computed once where its index scheme says that pays
+    /// ([`crate::Bloom::contains_all_digests`]).
+    #[inline]
+    fn contains_all_digests(&self, digests: &[Digest]) -> bool {
+        count_pipelined(
+            digests,
+            |d| self.prefetch_digest(d),
+            |d| self.contains_digest(d),
+        ) == digests.len() as u64
+    }
     /// The true number of bits, after the layout's rounding.
     fn bits(&self) -> u64;
     /// Probes per key.
@@ -340,6 +362,22 @@ pub fn count_pipelined(
         found += u64::from(test(*d));
     }
     found
+}
+
+/// One [`Filter::insert_digest`] per digest, in order, with [`Filter::prefetch_digest`] called on
+/// the digest [`LOOKAHEAD`] places ahead of the one inserted (and on the first `LOOKAHEAD` before
+/// any insert): the bits of one insert after another, with the memory accesses overlapped.
+#[inline(always)]
+pub fn insert_pipelined<F: Filter + ?Sized>(filter: &mut F, digests: &[Digest]) {
+    for d in digests.iter().take(LOOKAHEAD) {
+        filter.prefetch_digest(*d);
+    }
+    for (i, d) in digests.iter().enumerate() {
+        if let Some(ahead) = digests.get(i + LOOKAHEAD) {
+            filter.prefetch_digest(*ahead);
+        }
+        filter.insert_digest(*d);
+    }
 }
 
 /// A prefetch hint for the cache line holding `*p`: starts the load and returns at once. The

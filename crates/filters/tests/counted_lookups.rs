@@ -1,7 +1,10 @@
 //! The false-positive engine's lookups answer as the one-by-one lookup does: for every registered
 //! variant, `contains_digest_early_exit` equals `contains_digest` on every digest, and
 //! `count_present` over a slice equals the number of digests `contains_digest` finds (the flat
-//! layout's probe-by-probe rounds included), at every fill from nearly empty to saturated.
+//! layout's probe-by-probe rounds included), at every fill from nearly empty to saturated. The
+//! batched insert and member check the sweep fills and checks with (`insert_digests`,
+//! `contains_all_digests`) give the filter and the answers of one `insert_digest` and one
+//! `contains_digest` per digest.
 
 use bloomlab_filters::{Digest, FilterExt, Spec, registry};
 use proptest::prelude::*;
@@ -53,6 +56,39 @@ fn check(name: &str, n: u64, p: f64, fill: f64, probes: usize, seed: u64) {
         "{name} n={n} p={p} fill={fill} seed={seed}: count in slices of {step}"
     );
     assert_eq!(f.count_present(&[]), 0, "{name}: an empty slice");
+
+    // The same members through the batched insert, in uneven slices: the same bits set and the
+    // same answer for every digest.
+    let mut g = registry::build(name, Spec::Target { n, p }).expect("built above");
+    let member_digests = &digests[..members.len()];
+    for c in member_digests.chunks(step) {
+        g.insert_digests(c);
+    }
+    g.insert_digests(&[]);
+    assert_eq!(
+        g.set_bits(),
+        f.set_bits(),
+        "{name} n={n} p={p} fill={fill} seed={seed}: bits set by insert_digests"
+    );
+    for (i, &d) in digests.iter().enumerate() {
+        assert_eq!(
+            g.contains_digest(d),
+            f.contains_digest(d),
+            "{name} n={n} p={p} fill={fill} seed={seed}: digest {i} after insert_digests"
+        );
+    }
+    assert!(
+        f.contains_all_digests(member_digests) && f.contains_all_digests(&[]),
+        "{name} n={n} p={p} fill={fill} seed={seed}: every member is present"
+    );
+    for c in digests.chunks(step) {
+        assert_eq!(
+            f.contains_all_digests(c),
+            c.iter().all(|&d| f.contains_digest(d)),
+            "{name} n={n} p={p} fill={fill} seed={seed}: contains_all_digests over {} digests",
+            c.len()
+        );
+    }
 }
 
 proptest! {

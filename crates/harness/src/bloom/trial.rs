@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use bloomlab_filters::filter::{LOOKAHEAD, count_pipelined};
+use bloomlab_filters::filter::count_pipelined;
 use bloomlab_filters::{BloomError, Digest, Filter, Layout, Spec, Variant, VariantVisitor};
 
 use crate::bloom::row::{SweepRow, Workload};
@@ -77,7 +77,7 @@ const CHUNK: usize = 256;
 /// `contains_bytes` per key gives, computed a chunk of digests at a time. Early exit counts each
 /// chunk with [`Filter::count_present`] (the layout's fastest way, probe by probe on the flat
 /// layout); branch-free runs [`Filter::contains_digest`] on each digest with the memory of the
-/// digest [`LOOKAHEAD`] places on prefetched. No allocation.
+/// digest [`LOOKAHEAD`](bloomlab_filters::filter::LOOKAHEAD) places on prefetched. No allocation.
 #[inline]
 pub fn count_found<F: Filter + ?Sized>(filter: &F, batch: &Batch, lookup: Lookup) -> u64 {
     count_found_in(filter, batch, 0..batch.len(), lookup)
@@ -108,31 +108,20 @@ pub fn count_found_in<F: Filter + ?Sized>(
 }
 
 /// Inserts the keys at positions `range` of `batch`, in order: the filter `insert_bytes` on each
-/// would give, computed a chunk of digests at a time with the memory of the digest
-/// [`LOOKAHEAD`] places on prefetched (a filter larger than the cache overlaps its misses).
+/// would give, a chunk of digests at a time through [`Filter::insert_digests`] (which overlaps
+/// the memory accesses of a filter larger than the cache).
 pub fn insert_all<F: Filter + ?Sized>(filter: &mut F, batch: &Batch, range: Range<usize>) {
     let mut digests = [Digest::from_halves(0, 0); CHUNK];
     let mut filled = 0;
-    let flush = |filter: &mut F, ds: &[Digest]| {
-        for d in ds.iter().take(LOOKAHEAD) {
-            filter.prefetch_digest(*d);
-        }
-        for (i, d) in ds.iter().enumerate() {
-            if let Some(ahead) = ds.get(i + LOOKAHEAD) {
-                filter.prefetch_digest(*ahead);
-            }
-            filter.insert_digest(*d);
-        }
-    };
     batch.for_each_bytes_in(range, |b| {
         digests[filled] = filter.digest(b);
         filled += 1;
         if filled == CHUNK {
-            flush(filter, &digests);
+            filter.insert_digests(&digests);
             filled = 0;
         }
     });
-    flush(filter, &digests[..filled]);
+    filter.insert_digests(&digests[..filled]);
 }
 
 /// Calls `each` with the digests of the keys at positions `range` of `batch`, [`CHUNK`] at a
@@ -400,15 +389,19 @@ fn run_grouped<F: Filter>(
         insert_all(&mut filter, batch, range)
     });
     // Checked after every insert, so that a later insert clobbering earlier bits is caught too.
-    // Through the branch-free lookup whatever `lookup` is: a member reads all k probes either way,
-    // and the flat layout's early-exit count recomputes probe j in round j (k^2 / 2 index steps
-    // per member instead of k).
+    // Through `contains_all_digests` (every probe read) whatever `lookup` is: a member reads all k
+    // probes either way, and the flat layout's early-exit count recomputes probe j in round j
+    // (k^2 / 2 index steps per member instead of k). A chunk with a miss is looked up again key by
+    // key to name the first.
     let mut checked = 0u64;
     let mut miss = None;
     group.visit(Part::Members, 0, members, &mut scratch, |batch, range| {
         let len = range.len();
-        let found = count_found_in(&filter, batch, range.clone(), Lookup::BranchFree);
-        if miss.is_none() && found < len as u64 {
+        let mut all = true;
+        each_chunk(&filter, batch, range.clone(), |ds| {
+            all &= filter.contains_all_digests(ds)
+        });
+        if miss.is_none() && !all {
             let mut at = checked;
             batch.for_each_bytes_in(range, |b| {
                 if miss.is_none() && !filter.contains_bytes(b) {
