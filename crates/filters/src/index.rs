@@ -163,7 +163,8 @@ impl Modulus {
 /// `(combined & Long.MAX_VALUE) % m`, then `combined += h2`. Uses Guava 31.1's sizing.
 ///
 /// Its remainders come from a [`Modulus`] (a reciprocal, not a division). Batched lookups
-/// compute each position twice (once to prefetch its word, once to test it), which is why this
+/// compute each position twice (once to prefetch its word, once to test it; batched inserts and
+/// member checks once, [`IndexScheme::POSITIONS_ONCE`]), which is why this
 /// layout stays further from its floor batched than the multiply-shift schemes
 /// (`reports/bloom_vs_hashset.md`, floor tables).
 #[derive(Debug, Clone, Copy, Default)]
@@ -205,10 +206,11 @@ impl IndexScheme for GuavaMitz32 {
     const POSITIONS_ONCE: bool = true;
     // The hardware division stays: its dividends are below 2^31, which the divider finishes
     // quickly, and the reciprocal measured slower here (1M string keys, xxh3: 18.5 -> 23.7 ns).
-    // Its positions are still computed twice in batched inserts and lookups (once to prefetch):
-    // the divisions cost less than the misses the prefetch overlaps (the sweep's row of 10^7
-    // u64 keys at p = 1e-4, inserting and checking every member: 3.4 s without it, 1.2 s with;
-    // Lemire's direct 32-bit remainder in place of the division: the same 1.2 s).
+    // Its positions are computed twice in batched lookups (once to prefetch) and once in the
+    // flat layout's batched inserts and member checks (`POSITIONS_ONCE`): the divisions cost
+    // less than the misses the prefetch overlaps (the sweep's row of 10^7 u64 keys at p = 1e-4,
+    // inserting and checking every member: 3.4 s without the prefetch, 1.2 s with; Lemire's
+    // direct 32-bit remainder in place of the division: the same 1.2 s).
     type Range = u64;
     #[inline(always)]
     fn range(bits: u64) -> u64 {
