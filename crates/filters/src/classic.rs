@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 
 use crate::error::{BloomError, Result};
 use crate::filter::{
-    Filter, Geometry, LOOKAHEAD, Layout, Variant, count_pipelined, forward_filter_methods,
+    Filter, Geometry, LOOKAHEAD, Layout, Variant, contains_all_pipelined, forward_filter_methods,
     insert_pipelined, keyed_methods,
 };
 use crate::hash::{Digest, HashStrategy};
@@ -207,11 +207,7 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Bloom<H, I, S> {
     #[inline]
     pub fn contains_all_digests(&self, digests: &[Digest]) -> bool {
         if !I::POSITIONS_ONCE {
-            return count_pipelined(
-                digests,
-                |d| self.prefetch_digest(d),
-                |d| self.contains_digest(d),
-            ) == digests.len() as u64;
+            return contains_all_pipelined(self, digests);
         }
         let mut all = true;
         each_position::<I, _>(

@@ -201,16 +201,13 @@ pub trait Filter: Send + Sync {
     }
     /// Whether [`contains_digest`](Self::contains_digest) is true for every digest of `digests`:
     /// the check that a filter holds its members. By default one `contains_digest` after another
-    /// with the memory of the digest [`LOOKAHEAD`] places on prefetched; the flat layout reads
+    /// with the memory of the digest [`LOOKAHEAD`] places on prefetched
+    /// ([`contains_all_pipelined`]); the flat layout reads
     /// every probe's bit from positions computed once where its index scheme says that pays
     /// ([`crate::Bloom::contains_all_digests`]).
     #[inline]
     fn contains_all_digests(&self, digests: &[Digest]) -> bool {
-        count_pipelined(
-            digests,
-            |d| self.prefetch_digest(d),
-            |d| self.contains_digest(d),
-        ) == digests.len() as u64
+        contains_all_pipelined(self, digests)
     }
     /// The true number of bits, after the layout's rounding.
     fn bits(&self) -> u64;
@@ -378,6 +375,18 @@ pub fn insert_pipelined<F: Filter + ?Sized>(filter: &mut F, digests: &[Digest]) 
         }
         filter.insert_digest(*d);
     }
+}
+
+/// Whether [`Filter::contains_digest`] is true for every digest of `digests`, one after another
+/// with [`Filter::prefetch_digest`] called on the digest [`LOOKAHEAD`] places ahead
+/// ([`count_pipelined`]).
+#[inline(always)]
+pub fn contains_all_pipelined<F: Filter + ?Sized>(filter: &F, digests: &[Digest]) -> bool {
+    count_pipelined(
+        digests,
+        |d| filter.prefetch_digest(d),
+        |d| filter.contains_digest(d),
+    ) == digests.len() as u64
 }
 
 /// A prefetch hint for the cache line holding `*p`: starts the load and returns at once. The
