@@ -77,6 +77,29 @@ pub trait SharedInsert: Sync {
     /// [`positions`](Self::positions) in the order it sets them, and the key is present
     /// exactly when all of them are set.
     fn position_is_set(&self, position: u64) -> bool;
+    /// The filter's block count, for a layout that keeps each key's bits in one block
+    /// ([`block`](Self::block)); `None` when a key's bits spread over the whole filter.
+    #[inline(always)]
+    fn blocks(&self) -> Option<u64> {
+        None
+    }
+    /// The block `insert_digest(d)` writes, below [`blocks`](Self::blocks) (0 for a layout
+    /// without blocks).
+    #[inline(always)]
+    fn block(&self, _d: Digest) -> u64 {
+        0
+    }
+    /// Inserts `d` as [`insert_digest`](Self::insert_digest) does, with plain writes in place of
+    /// atomic ones (no locked instruction per word): for a bulk fill in which every block is
+    /// written by one thread only. A layout without blocks inserts atomically.
+    ///
+    /// # Safety
+    /// While this runs, no other thread may read or write block [`block(d)`](Self::block) of a
+    /// layout with [`blocks`](Self::blocks) (through this inserter or any other way).
+    #[inline(always)]
+    unsafe fn insert_digest_unshared(&self, d: Digest) {
+        self.insert_digest(d);
+    }
     /// Whether every bit `insert_digest(d)` sets is set: the filter's answer for `d`, read
     /// through the inserter.
     #[inline]
@@ -116,7 +139,8 @@ struct Words<'a> {
 
 // SAFETY: `Words` is made from a unique borrow (`&'a mut`) of `len` initialised, 8-byte aligned
 // u64 words, and every access through it is atomic (`AtomicU64::from_ptr`), so threads sharing it
-// cannot race; the borrow keeps all other access out for `'a`.
+// cannot race, except `or_unshared`, whose callers guarantee that no other thread touches the
+// word meanwhile; the borrow keeps all other access out for `'a`.
 unsafe impl Send for Words<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for Words<'_> {}
@@ -164,6 +188,24 @@ impl<'a> Words<'a> {
         if word.load(Ordering::Relaxed) & mask != mask {
             // Relaxed: bits are only ever set; no reader needs ordering with other words.
             word.fetch_or(mask, Ordering::Relaxed);
+        }
+    }
+
+    /// Ors `mask` into word `w` (bounds-checked) with a plain read and, when a bit is missing, a
+    /// plain write.
+    ///
+    /// # Safety
+    /// No other thread may read or write word `w` while this runs.
+    #[inline(always)]
+    unsafe fn or_unshared(&self, w: usize, mask: u64) {
+        assert!(w < self.len, "word {w} of {}", self.len);
+        // SAFETY: w < len, so the pointer is in the borrowed, aligned slice, live for as long as
+        // `self`; the caller guarantees that no other thread accesses the word meanwhile.
+        unsafe {
+            let word = self.base.add(w);
+            if *word & mask != mask {
+                *word |= mask;
+            }
         }
     }
 }
@@ -258,6 +300,27 @@ impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
             .prefetch(Blocked512::<H>::block_index(d, self.words.len as u64 / 8) * 8);
     }
     #[inline(always)]
+    fn blocks(&self) -> Option<u64> {
+        Some(self.words.len as u64 / 8)
+    }
+    #[inline(always)]
+    fn block(&self, d: Digest) -> u64 {
+        Blocked512::<H>::block_index(d, self.words.len as u64 / 8) as u64
+    }
+    #[inline(always)]
+    unsafe fn insert_digest_unshared(&self, d: Digest) {
+        let block = Blocked512::<H>::block_index(d, self.words.len as u64 / 8);
+        let mut mask = [0u64; 8];
+        crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| mask[w] |= bit);
+        for (w, m) in mask.into_iter().enumerate() {
+            if m != 0 {
+                // SAFETY: word `block * 8 + w` is in block `block(d)`, which the caller's
+                // contract keeps to this thread.
+                unsafe { self.words.or_unshared(block * 8 + w, m) };
+            }
+        }
+    }
+    #[inline(always)]
     fn positions(&self, d: Digest, mut visit: impl FnMut(u64)) {
         let block = Blocked512::<H>::block_index(d, self.words.len as u64 / 8) as u64;
         crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| {
@@ -316,6 +379,24 @@ impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
     fn prefetch_digest(&self, d: Digest) {
         self.words
             .prefetch(SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4) * 4);
+    }
+    #[inline(always)]
+    fn blocks(&self) -> Option<u64> {
+        Some(self.words.len as u64 / 4)
+    }
+    #[inline(always)]
+    fn block(&self, d: Digest) -> u64 {
+        SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4) as u64
+    }
+    #[inline(always)]
+    unsafe fn insert_digest_unshared(&self, d: Digest) {
+        let block = SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4);
+        let m = crate::sbbf::mask(d.h1 as u32);
+        for j in 0..4 {
+            // SAFETY: word `block * 4 + j` is in block `block(d)`, which the caller's contract
+            // keeps to this thread.
+            unsafe { self.words.or_unshared(block * 4 + j, pair(&m, j)) };
+        }
     }
     #[inline(always)]
     fn positions(&self, d: Digest, mut visit: impl FnMut(u64)) {
@@ -409,6 +490,30 @@ mod tests {
             }
         }
         assert_eq!(bytes_of(&one), bytes_of(&by_position));
+        // The same bits with plain writes, each of two threads inserting the keys of its own
+        // half of the blocks (a layout without blocks inserts atomically, whatever the split).
+        let mut owned = F::sized_for(10_000, 0.01).unwrap();
+        {
+            let shared = owned.shared();
+            let blocks = shared.blocks();
+            std::thread::scope(|s| {
+                for half in 0..2u64 {
+                    let (shared, keys) = (&shared, &keys);
+                    s.spawn(move || {
+                        for k in keys {
+                            let d = shared.digest(&k.to_le_bytes());
+                            let mine =
+                                blocks.is_none_or(|b| (shared.block(d) < b / 2) == (half == 0));
+                            if mine && (blocks.is_some() || k % 2 == half) {
+                                // SAFETY: each block is in one half, written by one thread.
+                                unsafe { shared.insert_digest_unshared(d) };
+                            }
+                        }
+                    });
+                }
+            });
+        }
+        assert_eq!(bytes_of(&one), bytes_of(&owned));
         // A key's positions are all set exactly when the filter answers present: every member,
         // and the non-members it calls present (about 1% of them) but no others.
         let shared = by_position.shared();
@@ -471,6 +576,49 @@ mod tests {
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
                 .collect()
         });
+    }
+
+    /// `block(d)` is the one block `insert_digest(d)` writes: a key inserted alone into an empty
+    /// filter sets bits in that block's words only.
+    fn insert_stays_in_its_block<F: ConcurrentFill + Filter>(
+        words_per_block: usize,
+        words_of: impl Fn(&F) -> Vec<u64>,
+    ) {
+        for bits in [4096, 1 << 20, (1 << 20) + 3 * 512] {
+            let params = crate::Params::explicit(bits, 8).unwrap();
+            for i in 0..200u64 {
+                let mut f = F::with_params(params).unwrap();
+                let block = {
+                    let shared = f.shared();
+                    let blocks = shared.blocks().unwrap();
+                    assert_eq!(blocks * words_per_block as u64 * 64, shared.position_span());
+                    let d = shared.digest(&i.to_le_bytes());
+                    shared.insert_digest(d);
+                    assert!(shared.block(d) < blocks);
+                    shared.block(d) as usize
+                };
+                for (w, word) in words_of(&f).into_iter().enumerate() {
+                    assert!(
+                        word == 0 || w / words_per_block == block,
+                        "key {i}, word {w}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn block_layouts_name_the_block_an_insert_writes() {
+        insert_stays_in_its_block::<Blocked512<Xxh3>>(8, |f| f.words().to_vec());
+        insert_stays_in_its_block::<SplitBlock<Xxh3>>(4, |f| {
+            f.to_le_bytes()
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        });
+        let mut classic =
+            Bloom::<Xxh3, KirschMitzenmacher, FlatBits>::sized_for(1000, 0.01).unwrap();
+        assert_eq!(classic.shared().blocks(), None);
     }
 
     /// Digests in increasing `locality` fall in non-decreasing blocks, at every size (the scale

@@ -9,7 +9,9 @@
 //! keys ahead. A layout that keeps each key in one block (split-block, 512-bit blocks) takes
 //! chunks of 2^22 keys and touches the filter in region order
 //! ([`ConcurrentFill::locality`]), so that a filter larger than the processor keeps translated
-//! is written and read one part at a time. The classic layout, whose probes spread over the
+//! is written and read one part at a time; its fill goes in rounds of one chunk of 2^23 keys per
+//! thread, grouped by region, each thread writing the regions it owns from every thread's chunk
+//! with plain writes ([`SharedInsert::insert_digest_unshared`]). The classic layout, whose probes spread over the
 //! whole filter, is filled the same way one probe at a time when its positions spread past
 //! 2 GiB: chunks of 2^23 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
 //! by region before they are set (a smaller filter is filled in key order); its member check
@@ -23,7 +25,8 @@
 //! `sbbf/HASH`. Any other registered name is refused with the reason (the textbook port refuses
 //! every size past 2^31 - 1 bits: its bit count is a Java `int`).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use bloomlab_filters::filter::LOOKAHEAD;
@@ -545,6 +548,11 @@ impl Chunks {
 /// 12 GB is past what this project's machine keeps translated (reports/scale: filled in key
 /// order at about half the rate of a 1.2 GB one).
 const GROUPED_CHUNK: usize = 1 << 22;
+/// Keys per chunk in the fill of a layout that keeps each key in one block
+/// ([`Phases::fill_by_owner`]): twice [`GROUPED_CHUNK`], so that each round writes more keys per
+/// page of the filter (10^9 keys into the 10^10 row's 12 GB array, alternated runs: 2^23 filled
+/// in 19.9 / 19.8 s against 21.6 / 21.9 s for 2^22, 2^24 in 19.2 / 18.9 s for twice the memory).
+const OWNED_CHUNK: usize = 1 << 23;
 /// The classic fill and member check group positions only when they spread past this many bits
 /// (2 GiB): a smaller filter stays within what this project's machine keeps translated (random
 /// writes into 1 GB ran at about twice the rate of 12 GB), and grouping costs two passes over
@@ -555,8 +563,14 @@ const GROUP_POSITIONS_PAST: u64 = 1 << 34;
 /// prefetches (10^9 keys into the 10^10 row's 12 GB array: 16 positions ahead filled slower than
 /// 32, and 64 to 128 no slower).
 const POSITION_LOOKAHEAD: usize = 4 * LOOKAHEAD;
+/// How many keys ahead [`Phases::fill_by_owner`] prefetches: plain writes, unlike locked ones,
+/// let that many misses overlap (10^9 keys into the 12 GB array, chunks of 2^24, alternated:
+/// 16 ahead 21.9 / 21.9 s, 32 ahead 19.8 / 19.6 s, 64 ahead 19.5 / 19.3 s, 128 ahead 18.9 / 19.3 s).
+const OWNED_LOOKAHEAD: usize = 4 * LOOKAHEAD;
 /// Regions a grouped chunk is split into, as bits: 2^9 regions (23 MB each in a 12 GB filter).
 const REGION_BITS: u32 = 9;
+/// How many regions that is.
+const REGIONS: usize = 1 << REGION_BITS;
 /// Bit positions per chunk when a layout's probes spread over the whole filter (the classic
 /// one): its fill sorts each chunk's positions by region ([`Buffers::positions_in_memory_order`]),
 /// 2^23 / k keys of k positions each (2^22, half as many positions per region and pass,
@@ -565,16 +579,99 @@ const GROUPED_POSITIONS: usize = 1 << 23;
 /// Keys per classic chunk at most: with few probes per key, [`GROUPED_POSITIONS`] keys' digests
 /// would outweigh their positions.
 const GROUPED_POSITION_KEYS: usize = 1 << 21;
-/// Bytes of buffers one worker thread holds at most: a classic chunk's digests and its
-/// positions, in key order and grouped by region (or a block layout's chunk of digests, in key
-/// order and grouped, which is less).
-const BUFFER_BYTES: u64 =
-    (GROUPED_POSITION_KEYS * size_of::<Digest>() + 2 * GROUPED_POSITIONS * size_of::<u64>()) as u64;
-const _: () = assert!(2 * GROUPED_CHUNK * size_of::<Digest>() <= BUFFER_BYTES as usize);
+/// Bytes of buffers one worker thread holds at most (256 MiB): a block layout's fill chunk of
+/// digests, in key order and grouped (a classic chunk's digests and its positions, in key order
+/// and grouped by region, are less).
+const BUFFER_BYTES: u64 = (2 * OWNED_CHUNK * size_of::<Digest>()) as u64;
+const _: () = assert!(
+    GROUPED_POSITION_KEYS * size_of::<Digest>() + 2 * GROUPED_POSITIONS * size_of::<u64>()
+        <= BUFFER_BYTES as usize
+);
+const _: () = assert!(2 * OWNED_CHUNK * size_of::<Digest>() <= BUFFER_BYTES as usize);
 
 /// Whether `F`'s chunks are grouped by region before the filter is touched.
 fn grouped<F: ConcurrentFill>() -> bool {
     F::locality(Digest::from_u64(0)).is_some()
+}
+
+/// One thread's chunk in [`Phases::fill_by_owner`]: its digests in key order and grouped by
+/// region, where each region starts, and the keys it holds (0: none this round).
+struct Slot {
+    keyed: Vec<Digest>,
+    grouped: Vec<Digest>,
+    starts: [usize; REGIONS + 1],
+    len: usize,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self {
+            keyed: Vec::new(),
+            grouped: Vec::new(),
+            starts: [0; REGIONS + 1],
+            len: 0,
+        }
+    }
+}
+
+/// The barrier between [`Phases::fill_by_owner`]'s steps, which a thread that panics breaks
+/// (through [`BreakOnPanic`]) instead of leaving the others waiting for it forever.
+struct Rounds {
+    state: Mutex<RoundState>,
+    turn: Condvar,
+    threads: usize,
+}
+
+#[derive(Default)]
+struct RoundState {
+    /// Threads arrived in this round.
+    arrived: usize,
+    round: u64,
+    /// A thread panicked: nobody waits any more.
+    broken: bool,
+}
+
+impl Rounds {
+    fn new(threads: usize) -> Self {
+        Self {
+            state: Mutex::default(),
+            turn: Condvar::new(),
+            threads,
+        }
+    }
+
+    /// Waits until every thread has arrived: `false` when a thread panicked instead.
+    fn wait(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if s.broken {
+            return false;
+        }
+        s.arrived += 1;
+        if s.arrived == self.threads {
+            s.arrived = 0;
+            s.round += 1;
+            self.turn.notify_all();
+            return true;
+        }
+        let round = s.round;
+        while s.round == round && !s.broken {
+            s = self.turn.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+        !s.broken
+    }
+}
+
+/// Breaks its [`Rounds`] when its thread unwinds.
+struct BreakOnPanic<'a>(&'a Rounds);
+
+impl Drop for BreakOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut s = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
+            s.broken = true;
+            self.0.turn.notify_all();
+        }
+    }
 }
 
 /// One worker thread's reused buffers: a chunk's digests in key order, and grouped by region; a
@@ -629,13 +726,26 @@ fn by_region<'a, T: Copy>(
     zero: T,
     region: impl Fn(T) -> usize,
 ) -> &'a [T] {
-    let mut counts = [0usize; (1 << REGION_BITS) + 1];
+    by_region_from(items, out, zero, region, &mut [0; REGIONS + 1])
+}
+
+/// [`by_region`], also leaving in `starts` where each region begins in the result (region `r`
+/// is `starts[r]..starts[r + 1]`).
+fn by_region_from<'a, T: Copy>(
+    items: &[T],
+    out: &'a mut Vec<T>,
+    zero: T,
+    region: impl Fn(T) -> usize,
+    starts: &mut [usize; REGIONS + 1],
+) -> &'a [T] {
+    let mut counts = [0usize; REGIONS + 1];
     for &t in items {
         counts[region(t) + 1] += 1;
     }
     for r in 1..counts.len() {
         counts[r] += counts[r - 1];
     }
+    *starts = counts;
     if out.len() < items.len() {
         out.resize(items.len(), zero);
     }
@@ -781,40 +891,134 @@ impl Phases<'_> {
         let shared = filter.shared();
         let span = shared.position_span();
         let by_position = self.by_position::<F>(span);
-        let chunks = self.chunks::<F>(n, by_position, row.hashes);
-        let inserted: u64 = self
-            .each_chunk(
-                &chunks,
-                ("insert", 0, n),
-                |mine: &mut u64, start, len, b| {
-                    let indices = start..start + len as u64;
-                    digests(self.keys, indices, |k| shared.digest(k), &mut b.keyed);
-                    if !by_position {
-                        let ds = b.in_memory_order::<F>();
-                        for i in 0..ds.len() {
-                            if let Some(&ahead) = ds.get(i + LOOKAHEAD) {
-                                shared.prefetch_digest(ahead);
-                            }
-                            shared.insert_digest(ds[i]);
-                        }
-                    } else {
-                        // Probes spread over the whole filter: grouped one by one instead.
-                        let ps = b.positions_in_memory_order(&shared, span);
-                        for i in 0..ps.len() {
-                            if let Some(&ahead) = ps.get(i + POSITION_LOOKAHEAD) {
-                                shared.prefetch_position(ahead);
-                            }
-                            shared.set_position(ps[i]);
-                        }
-                    }
-                    *mine += len as u64;
-                },
-            )
-            .into_iter()
-            .sum();
+        let threads = self.config.threads;
+        let inserted: u64 = match shared.blocks() {
+            Some(blocks) => {
+                let chunks = Chunks::up_to(0, n, threads, OWNED_CHUNK);
+                self.fill_by_owner(&shared, blocks, &chunks)
+            }
+            None => {
+                let chunks = self.chunks::<F>(n, by_position, row.hashes);
+                self.fill_shared(&shared, span, by_position, &chunks)
+            }
+        };
         row.insert_secs = t.elapsed().as_secs_f64();
         row.inserted = inserted;
         row.insert_per_sec_per_core = per_core(inserted, row.insert_secs, self.config.threads);
+    }
+
+    /// The fill of a layout whose keys spread over the whole filter: every thread inserts its
+    /// own chunks with atomic writes, in key order or, `by_position`, one probe at a time
+    /// grouped by region. Returns the keys inserted.
+    fn fill_shared<S: SharedInsert>(
+        &self,
+        shared: &S,
+        span: u64,
+        by_position: bool,
+        chunks: &Chunks,
+    ) -> u64 {
+        let n = self.config.n;
+        self.each_chunk(chunks, ("insert", 0, n), |mine: &mut u64, start, len, b| {
+            let indices = start..start + len as u64;
+            digests(self.keys, indices, |k| shared.digest(k), &mut b.keyed);
+            if !by_position {
+                for i in 0..b.keyed.len() {
+                    if let Some(&ahead) = b.keyed.get(i + LOOKAHEAD) {
+                        shared.prefetch_digest(ahead);
+                    }
+                    shared.insert_digest(b.keyed[i]);
+                }
+            } else {
+                // Probes spread over the whole filter: grouped one by one instead.
+                let ps = b.positions_in_memory_order(shared, span);
+                for i in 0..ps.len() {
+                    if let Some(&ahead) = ps.get(i + POSITION_LOOKAHEAD) {
+                        shared.prefetch_position(ahead);
+                    }
+                    shared.set_position(ps[i]);
+                }
+            }
+            *mine += len as u64;
+        })
+        .into_iter()
+        .sum()
+    }
+
+    /// The fill of a layout that keeps each key in one block ([`SharedInsert::blocks`]), in
+    /// rounds. Every thread generates a chunk and groups its digests by region, a region being
+    /// a run of whole blocks; past a barrier, each thread inserts, from every thread's chunk, the
+    /// digests of its own share of the regions, with plain writes (no locked instruction: no
+    /// other thread ever writes its blocks); a second barrier frees the chunks for the next
+    /// round. Returns the keys inserted.
+    fn fill_by_owner<S: SharedInsert>(&self, shared: &S, blocks: u64, chunks: &Chunks) -> u64 {
+        let (n, threads) = (self.config.n, self.config.threads);
+        // Region `block >> shift`: at most REGIONS of them, and at least half as many.
+        let width = u64::BITS - blocks.saturating_sub(1).leading_zeros();
+        let shift = width.saturating_sub(REGION_BITS);
+        let regions = (blocks.saturating_sub(1) >> shift) as usize + 1;
+        let slots: Vec<RwLock<Slot>> = (0..threads).map(|_| RwLock::default()).collect();
+        let rounds = Rounds::new(threads);
+        let (ids, done) = (AtomicUsize::new(0), AtomicU64::new(0));
+        on_threads(threads, || {
+            let _breaks = BreakOnPanic(&rounds);
+            let me = ids.fetch_add(1, Ordering::Relaxed);
+            let (lo, hi) = (me * regions / threads, (me + 1) * regions / threads);
+            let mut inserted = 0u64;
+            loop {
+                {
+                    let mut slot = slots[me].write().unwrap_or_else(PoisonError::into_inner);
+                    let slot = &mut *slot;
+                    slot.len = 0;
+                    let chunk = if self.stopped() { None } else { chunks.take() };
+                    if let Some((start, len)) = chunk {
+                        let indices = start..start + len as u64;
+                        digests(self.keys, indices, |k| shared.digest(k), &mut slot.keyed);
+                        let region = |d: Digest| (shared.block(d) >> shift) as usize;
+                        let out = &mut slot.grouped;
+                        by_region_from(
+                            &slot.keyed,
+                            out,
+                            Digest::from_u64(0),
+                            region,
+                            &mut slot.starts,
+                        );
+                        slot.len = len;
+                        inserted += len as u64;
+                    }
+                }
+                if !rounds.wait() {
+                    break;
+                }
+                let mut any = false;
+                for slot in &slots {
+                    let slot = slot.read().unwrap_or_else(PoisonError::into_inner);
+                    any |= slot.len > 0;
+                    let ds = &slot.grouped[slot.starts[lo]..slot.starts[hi]];
+                    for i in 0..ds.len() {
+                        if let Some(&ahead) = ds.get(i + OWNED_LOOKAHEAD) {
+                            shared.prefetch_digest(ahead);
+                        }
+                        // SAFETY: block `b` is in region `b >> shift`; this thread alone
+                        // inserts the regions `lo..hi`, and only here, between two barriers;
+                        // nothing else touches the filter during the fill.
+                        unsafe { shared.insert_digest_unshared(ds[i]) };
+                    }
+                }
+                let mine = slots[me].read().unwrap_or_else(PoisonError::into_inner).len;
+                let so_far = done.fetch_add(mine as u64, Ordering::Relaxed) + mine as u64;
+                (self.progress)(ScaleProgress {
+                    phase: "insert",
+                    done: so_far,
+                    total: n,
+                });
+                if !any || !rounds.wait() {
+                    break;
+                }
+            }
+            inserted
+        })
+        .into_iter()
+        .sum()
     }
 
     /// Looks up every member, or an even sample of `check_members` of them, and records the
@@ -1424,6 +1628,79 @@ mod tests {
                 "grouped and key-order answers differ"
             );
         }
+    }
+
+    /// The block layouts' fill by owner ([`Phases::fill_by_owner`]) leaves exactly the bits of
+    /// one-by-one inserts, from one to three threads (several rounds, rounds where some threads
+    /// have no chunk, a short last chunk), and counts every key once.
+    #[test]
+    fn a_fill_by_owner_sets_the_bits_of_one_by_one_inserts() {
+        fn check<F: ConcurrentFill + Filter>(name: &str, words: impl Fn(&F) -> Vec<u64>) {
+            let n = 5 * GEN_BATCH as u64 + 123;
+            let params = Params {
+                bits: 1 << 22,
+                hashes: 8,
+            };
+            let keys = KeySet::new(KeySetKind::Url, 3).unwrap();
+            let mut one = F::with_params(params).unwrap();
+            keys.for_each_key(0..n, |k| one.insert_bytes(k));
+            let stop = AtomicBool::new(false);
+            for threads in 1..=3 {
+                let config = ScaleConfig {
+                    threads,
+                    ..config(name, n, 0)
+                };
+                let phases = Phases {
+                    config: &config,
+                    keys: &keys,
+                    stop: &stop,
+                    progress: &|_| {},
+                    group_positions_past: GROUP_POSITIONS_PAST,
+                };
+                let mut filter = F::with_params(params).unwrap();
+                let chunks = Chunks::up_to(0, n, 1, GEN_BATCH);
+                {
+                    let shared = filter.shared();
+                    let blocks = shared.blocks().unwrap();
+                    let inserted = phases.fill_by_owner(&shared, blocks, &chunks);
+                    assert_eq!(inserted, n, "{name}, {threads} threads");
+                }
+                assert!(words(&filter) == words(&one), "{name}, {threads} threads");
+                // The phase itself, as the run calls it (one round here).
+                let mut row = ScaleRow::empty(&config);
+                let mut filter = F::with_params(params).unwrap();
+                phases.fill(&mut filter, &mut row);
+                assert_eq!(row.inserted, n, "{name}, {threads} threads");
+                assert!(words(&filter) == words(&one), "{name}, {threads} threads");
+            }
+        }
+        check::<SplitBlock<Xxh3>>("sbbf/xxh3", |f| {
+            f.to_le_bytes()
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        });
+        check::<Blocked512<Xxh3>>("blocked512/xxh3", |f| f.words().to_vec());
+    }
+
+    /// A thread that panics between rounds releases the threads waiting for it (they see the
+    /// rounds broken) instead of leaving them waiting forever; the panic reaches the caller.
+    #[test]
+    fn a_panicking_thread_breaks_the_rounds() {
+        let rounds = Rounds::new(3);
+        let waits = AtomicUsize::new(0);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            on_threads(3, || {
+                let _breaks = BreakOnPanic(&rounds);
+                assert!(rounds.wait(), "the first round is whole");
+                if waits.fetch_add(1, Ordering::Relaxed) == 0 {
+                    panic!("one thread fails");
+                }
+                assert!(!rounds.wait(), "the second round is broken");
+            })
+        }));
+        assert!(outcome.is_err());
+        assert_eq!(waits.load(Ordering::Relaxed), 3);
     }
 
     fn config(filter: &str, n: u64, query_offset: u64) -> ScaleConfig {

@@ -22,7 +22,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// 32-bit schemes), and writes scale.csv and report.md to --out.
 ///
 /// Keys are generated and hashed on the fly, never held: the memory needed is the filter's and
-/// up to 160 MiB of digests and bit positions per thread (the run refuses before allocating when
+/// up to 256 MiB of digests and bit positions per thread (the run refuses before allocating when
 /// it does not fit, naming the bytes needed and available).
 /// Filled concurrently: classic/HASH/INDEX/flat, blocked512/HASH, sbbf/HASH. Any other name is
 /// recorded as refused with the reason; the textbook port (`textbook-fnv1a-i32`) refuses every
