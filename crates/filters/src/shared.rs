@@ -191,8 +191,9 @@ impl<'a> Words<'a> {
         }
     }
 
-    /// Ors `mask` into word `w` (bounds-checked) with a plain read and, when a bit is missing, a
-    /// plain write.
+    /// Ors `mask` into word `w` (bounds-checked) with a plain read and write, whether or not a
+    /// bit is missing: no branch to mispredict (a key's block is written whole, so its line is
+    /// dirty either way).
     ///
     /// # Safety
     /// No other thread may read or write word `w` while this runs.
@@ -201,12 +202,7 @@ impl<'a> Words<'a> {
         assert!(w < self.len, "word {w} of {}", self.len);
         // SAFETY: w < len, so the pointer is in the borrowed, aligned slice, live for as long as
         // `self`; the caller guarantees that no other thread accesses the word meanwhile.
-        unsafe {
-            let word = self.base.add(w);
-            if *word & mask != mask {
-                *word |= mask;
-            }
-        }
+        unsafe { *self.base.add(w) |= mask };
     }
 }
 
@@ -313,11 +309,9 @@ impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
         let mut mask = [0u64; 8];
         crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| mask[w] |= bit);
         for (w, m) in mask.into_iter().enumerate() {
-            if m != 0 {
-                // SAFETY: word `block * 8 + w` is in block `block(d)`, which the caller's
-                // contract keeps to this thread.
-                unsafe { self.words.or_unshared(block * 8 + w, m) };
-            }
+            // SAFETY: word `block * 8 + w` is in block `block(d)`, which the caller's contract
+            // keeps to this thread.
+            unsafe { self.words.or_unshared(block * 8 + w, m) };
         }
     }
     #[inline(always)]

@@ -27,7 +27,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Filled concurrently: classic/HASH/INDEX/flat, blocked512/HASH, sbbf/HASH. Any other name is
 /// recorded as refused with the reason; the textbook port (`textbook-fnv1a-i32`) refuses every
 /// size past 2^31 - 1 bits. A 10^10-key run takes minutes per filter, split-block the shortest
-/// and the others up to about 1.4 times as long: reports/scale/report.md has the times measured
+/// and the others up to about twice as long: reports/scale/report.md has the times measured
 /// on this project's 2-core machine; --n 1e9 takes about a sixth of that (its member check is
 /// as long: 10^9 keys either way).
 ///
