@@ -274,6 +274,18 @@ pub struct SharedBlocked<'a, H> {
     _hash: PhantomData<fn() -> H>,
 }
 
+impl<H: HashStrategy> SharedBlocked<'_, H> {
+    /// The first word of `d`'s block and the bits `d` sets in each of its eight words: what the
+    /// atomic and the owned inserts write.
+    #[inline(always)]
+    fn masks(&self, d: Digest) -> (usize, [u64; 8]) {
+        let block = Blocked512::<H>::block_index(d, self.words.len as u64 / 8);
+        let mut mask = [0u64; 8];
+        crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| mask[w] |= bit);
+        (block * 8, mask)
+    }
+}
+
 impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
     #[inline(always)]
     fn digest(&self, bytes: &[u8]) -> Digest {
@@ -281,13 +293,9 @@ impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
     }
     #[inline(always)]
     fn insert_digest(&self, d: Digest) {
-        let block = Blocked512::<H>::block_index(d, self.words.len as u64 / 8);
-        let mut mask = [0u64; 8];
-        crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| mask[w] |= bit);
-        for (w, m) in mask.into_iter().enumerate() {
-            if m != 0 {
-                self.words.or(block * 8 + w, m);
-            }
+        let (first, masks) = self.masks(d);
+        for (w, m) in masks.into_iter().enumerate() {
+            self.words.or(first + w, m);
         }
     }
     #[inline(always)]
@@ -305,13 +313,11 @@ impl<H: HashStrategy> SharedInsert for SharedBlocked<'_, H> {
     }
     #[inline(always)]
     unsafe fn insert_digest_unshared(&self, d: Digest) {
-        let block = Blocked512::<H>::block_index(d, self.words.len as u64 / 8);
-        let mut mask = [0u64; 8];
-        crate::blocked::for_each_slice(d.h2, self.hashes, |w, bit| mask[w] |= bit);
-        for (w, m) in mask.into_iter().enumerate() {
-            // SAFETY: word `block * 8 + w` is in block `block(d)`, which the caller's contract
-            // keeps to this thread.
-            unsafe { self.words.or_unshared(block * 8 + w, m) };
+        let (first, masks) = self.masks(d);
+        for (w, m) in masks.into_iter().enumerate() {
+            // SAFETY: word `first + w` is in block `block(d)`, which the caller's contract keeps
+            // to this thread.
+            unsafe { self.words.or_unshared(first + w, m) };
         }
     }
     #[inline(always)]
@@ -356,6 +362,17 @@ pub struct SharedSplitBlock<'a, H> {
     _hash: PhantomData<fn() -> H>,
 }
 
+impl<H: HashStrategy> SharedSplitBlock<'_, H> {
+    /// The first word of `d`'s block and the bits `d` sets in each of its four 64-bit words:
+    /// what the atomic and the owned inserts write.
+    #[inline(always)]
+    fn masks(&self, d: Digest) -> (usize, [u64; 4]) {
+        let block = SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4);
+        let m = crate::sbbf::mask(d.h1 as u32);
+        (block * 4, std::array::from_fn(|j| pair(&m, j)))
+    }
+}
+
 impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
     #[inline(always)]
     fn digest(&self, bytes: &[u8]) -> Digest {
@@ -363,10 +380,9 @@ impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
     }
     #[inline(always)]
     fn insert_digest(&self, d: Digest) {
-        let block = SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4);
-        let m = crate::sbbf::mask(d.h1 as u32);
-        for j in 0..4 {
-            self.words.or(block * 4 + j, pair(&m, j));
+        let (first, masks) = self.masks(d);
+        for (j, m) in masks.into_iter().enumerate() {
+            self.words.or(first + j, m);
         }
     }
     #[inline(always)]
@@ -384,12 +400,11 @@ impl<H: HashStrategy> SharedInsert for SharedSplitBlock<'_, H> {
     }
     #[inline(always)]
     unsafe fn insert_digest_unshared(&self, d: Digest) {
-        let block = SplitBlock::<H>::block_index(d.h1, self.words.len as u64 / 4);
-        let m = crate::sbbf::mask(d.h1 as u32);
-        for j in 0..4 {
-            // SAFETY: word `block * 4 + j` is in block `block(d)`, which the caller's contract
-            // keeps to this thread.
-            unsafe { self.words.or_unshared(block * 4 + j, pair(&m, j)) };
+        let (first, masks) = self.masks(d);
+        for (j, m) in masks.into_iter().enumerate() {
+            // SAFETY: word `first + j` is in block `block(d)`, which the caller's contract keeps
+            // to this thread.
+            unsafe { self.words.or_unshared(first + j, m) };
         }
     }
     #[inline(always)]

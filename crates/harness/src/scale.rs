@@ -11,9 +11,9 @@
 //! ([`ConcurrentFill::locality`]), so that a filter larger than the processor keeps translated
 //! is written and read one part at a time; its fill goes in rounds of one chunk of 2^23 keys per
 //! thread, grouped by region, each thread writing the regions it owns from every thread's chunk
-//! with plain writes ([`SharedInsert::insert_digest_unshared`]). The classic layout, whose probes spread over the
-//! whole filter, is filled the same way one probe at a time when its positions spread past
-//! 2 GiB: chunks of 2^23 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
+//! with plain writes ([`SharedInsert::insert_digest_unshared`]). The classic layout, whose
+//! probes spread over the whole filter, is filled the same way one probe at a time when its
+//! positions spread past 2 GiB: chunks of 2^23 / k keys, whose bit positions ([`SharedInsert::positions`]) are grouped
 //! by region before they are set (a smaller filter is filled in key order); its member check
 //! reads them in the same order, counting the bits not set (a member has none), while its
 //! non-member queries, each answered by its own probes, take chunks of [`GEN_BATCH`] in key
@@ -587,7 +587,6 @@ const _: () = assert!(
     GROUPED_POSITION_KEYS * size_of::<Digest>() + 2 * GROUPED_POSITIONS * size_of::<u64>()
         <= BUFFER_BYTES as usize
 );
-const _: () = assert!(2 * OWNED_CHUNK * size_of::<Digest>() <= BUFFER_BYTES as usize);
 
 /// Whether `F`'s chunks are grouped by region before the filter is touched.
 fn grouped<F: ConcurrentFill>() -> bool {
@@ -992,7 +991,11 @@ impl Phases<'_> {
                 let mut any = false;
                 for slot in &slots {
                     let slot = slot.read().unwrap_or_else(PoisonError::into_inner);
-                    any |= slot.len > 0;
+                    if slot.len == 0 {
+                        // No chunk this round: its buffers still hold the last round's keys.
+                        continue;
+                    }
+                    any = true;
                     let ds = &slot.grouped[slot.starts[lo]..slot.starts[hi]];
                     for i in 0..ds.len() {
                         if let Some(&ahead) = ds.get(i + OWNED_LOOKAHEAD) {
