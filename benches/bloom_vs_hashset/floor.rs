@@ -7,11 +7,13 @@
 //! Positions are reduced by multiply-shift, the cheapest reduction (the filters' own reductions
 //! differ in detail, not in the loads they cause).
 //!
-//! The batched floor ([`Floor::batch`]) runs the same parts through the filters' own batched
-//! driver ([`pipelined`]): the next keys hashed and their lines prefetched ahead of the one
-//! loaded, as `contains_batch` does.
+//! The batched floor ([`Floor::batch`]) runs the same parts through the filter's own batched
+//! driver: the next keys hashed and their lines prefetched ahead of the one loaded, as
+//! `contains_batch` does ([`pipelined`]); where the filter keeps each key's positions from the
+//! prefetch to the test ([`bloomlab_filters::Filter::batch_keeps_positions`]: Guava's layout), the floor keeps its
+//! own too ([`pipelined_pending`]), so that it computes each position once, as the filter does.
 
-use bloomlab_filters::filter::{pipelined, prefetch_line};
+use bloomlab_filters::filter::{Pending, pipelined, pipelined_pending, prefetch_line};
 use bloomlab_filters::{Digest, Key, Layout, Variant};
 
 /// Words per 64-byte cache line.
@@ -106,18 +108,56 @@ impl<'f, F: Variant> Floor<'f, F> {
         key.with_bytes(|b| self.load(self.filter.digest(b)))
     }
 
-    /// The floor of one `contains_batch(keys)`: [`pipelined`] over the floor's parts. Returns the
-    /// number of keys whose loaded sum is odd (a count, so that every load is used).
+    /// The word indices of classic's `k` loads for `d`, kept in `pending` as they are
+    /// prefetched.
+    #[inline(always)]
+    fn prefetch_kept(&self, d: Digest, pending: &mut Pending) {
+        let mut h = d.h1;
+        for at in &mut pending.positions[..self.k as usize] {
+            *at = (Self::reduce(h, self.bits) / 64) as u64;
+            prefetch_line(self.words.as_ptr().wrapping_add(*at as usize));
+            h = h.wrapping_add(d.h2);
+        }
+    }
+
+    /// Classic's `k` loads from the word indices [`Floor::prefetch_kept`] kept, summed.
+    #[inline(always)]
+    fn load_kept(&self, pending: &Pending) -> u64 {
+        let mut acc = 0u64;
+        for &at in &pending.positions[..self.k as usize] {
+            acc = acc.wrapping_add(self.words[at as usize]);
+        }
+        acc
+    }
+
+    /// The floor of one `contains_batch(keys)`: the filter's batched driver over the floor's
+    /// parts. Returns the number of keys whose loaded sum is odd (a count, so that every load is
+    /// used).
     #[inline(always)]
     pub fn batch<K: Key>(&self, keys: &[K]) -> u64 {
         let mut odd = 0u64;
-        pipelined(
-            keys,
-            |b| self.filter.digest(b),
-            |d| self.prefetch(d),
-            |d| self.load(d) & 1 == 1,
-            |_, found| odd += u64::from(found),
-        );
+        if self.filter.batch_keeps_positions() {
+            assert_eq!(
+                F::LAYOUT,
+                Layout::Classic,
+                "only the flat layout keeps positions"
+            );
+            pipelined_pending(
+                keys,
+                |b| self.filter.digest(b),
+                |d, pending| self.prefetch_kept(d, pending),
+                |pending| self.load_kept(pending) & 1 == 1,
+                |_, found| odd += u64::from(found),
+            );
+        } else {
+            pipelined(
+                keys,
+                |b| self.filter.digest(b),
+                |d| self.prefetch(d),
+                |d| self.load(d) & 1 == 1,
+                |_, found| odd += u64::from(found),
+            );
+        }
         odd
     }
 }

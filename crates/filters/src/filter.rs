@@ -209,6 +209,31 @@ pub trait Filter: Send + Sync {
     fn contains_all_digests(&self, digests: &[Digest]) -> bool {
         contains_all_pipelined(self, digests)
     }
+    /// Whether a batched lookup ([`FilterExt::contains_batch`]) keeps, from the request of a
+    /// key's memory to its test, what the request computed ([`pipelined_pending`] with
+    /// [`prefetch_pending`](Self::prefetch_pending) and [`contains_pending`](Self::contains_pending))
+    /// instead of computing it again ([`pipelined`] with
+    /// [`prefetch_digest`](Self::prefetch_digest) and [`contains_digest`](Self::contains_digest)).
+    /// False by default; the flat layout keeps its positions when k is at most
+    /// [`PENDING_POSITIONS`].
+    #[inline]
+    fn batch_keeps_positions(&self) -> bool {
+        false
+    }
+    /// Requests the memory [`contains_pending`](Self::contains_pending) will read for `d` and
+    /// keeps in `pending` what it needs: by default the digest, then
+    /// [`prefetch_digest`](Self::prefetch_digest).
+    #[inline]
+    fn prefetch_pending(&self, d: Digest, pending: &mut Pending) {
+        pending.digest = d;
+        self.prefetch_digest(d);
+    }
+    /// `contains_digest(d)` for the `pending` that
+    /// [`prefetch_pending`](Self::prefetch_pending)`(d, pending)` filled.
+    #[inline]
+    fn contains_pending(&self, pending: &Pending) -> bool {
+        self.contains_digest(pending.digest)
+    }
     /// The true number of bits, after the layout's rounding.
     fn bits(&self) -> u64;
     /// Probes per key.
@@ -287,16 +312,29 @@ pub trait FilterExt: Filter {
         key.with_bytes(|b| self.contains_bytes(b))
     }
     /// Looks up every key of `keys`, calling `found(i, contains(&keys[i]))` in order: the same
-    /// answers as one `contains` per key, faster on large filters (see [`pipelined`]).
+    /// answers as one `contains` per key, faster on large filters: the next [`LOOKAHEAD`] keys
+    /// are hashed and their memory requested ahead of the key tested ([`pipelined`], or
+    /// [`pipelined_pending`] where the layout keeps what it computed for the request,
+    /// [`Filter::batch_keeps_positions`]).
     #[inline]
     fn contains_batch<K: Key>(&self, keys: &[K], found: impl FnMut(usize, bool)) {
-        pipelined(
-            keys,
-            |b| self.digest(b),
-            |d| self.prefetch_digest(d),
-            |d| self.contains_digest(d),
-            found,
-        );
+        if self.batch_keeps_positions() {
+            pipelined_pending(
+                keys,
+                |b| self.digest(b),
+                |d, pending| self.prefetch_pending(d, pending),
+                |pending| self.contains_pending(pending),
+                found,
+            );
+        } else {
+            pipelined(
+                keys,
+                |b| self.digest(b),
+                |d| self.prefetch_digest(d),
+                |d| self.contains_digest(d),
+                found,
+            );
+        }
     }
 }
 
@@ -335,6 +373,62 @@ pub fn pipelined<K: Key>(
             prefetch(ring[slot]);
         }
         found(i, test(d));
+    }
+}
+
+/// Positions a [`Pending`] key holds: every k of Guava's sizing down to p = 1e-4 (k = 13), and of
+/// the textbook one down to about 1.5e-5.
+pub const PENDING_POSITIONS: usize = 16;
+
+/// What a batched lookup that keeps positions ([`pipelined_pending`]) holds of one key from the
+/// request of its memory to its test: the digest, and the positions the layout computed on the
+/// way ([`Filter::prefetch_pending`] fills it, [`Filter::contains_pending`] reads it).
+#[derive(Debug, Clone, Copy)]
+pub struct Pending {
+    /// The key's digest.
+    pub digest: Digest,
+    /// Positions the layout computed for the prefetch, to test without computing them again.
+    pub positions: [u64; PENDING_POSITIONS],
+}
+
+impl Pending {
+    /// A key not filled in yet.
+    pub const EMPTY: Pending = Pending {
+        digest: Digest::from_halves(0, 0),
+        positions: [0; PENDING_POSITIONS],
+    };
+}
+
+/// [`pipelined`] for the layouts whose batched lookup keeps what it computed for the prefetch
+/// ([`Filter::batch_keeps_positions`]): hash key `i + LOOKAHEAD`, test key `i` from its
+/// [`Pending`] slot, `prefetch` key `i + LOOKAHEAD`'s memory into that slot (overwriting it),
+/// and report `found(i, answer)`. No allocation (the ring, 2.3 KiB, is on the stack); the
+/// answers are exactly those of `test`. The hash comes before the test so that its work overlaps
+/// the test's loads: test first, then hash and prefetch, Guava's layout took 20.8 / 22.0 ns a key
+/// against 17.9 / 17.8 ns (1M string keys, absent / present, two builds of one scratch program).
+///
+/// The other layouts keep [`pipelined`]: keeping a [`Pending`] per key (its zeroing and its
+/// stride) made split-block's batched lookups 2-4% slower, for nothing it reads.
+#[inline(always)]
+pub fn pipelined_pending<K: Key>(
+    keys: &[K],
+    digest: impl Fn(&[u8]) -> Digest,
+    prefetch: impl Fn(Digest, &mut Pending),
+    test: impl Fn(&Pending) -> bool,
+    mut found: impl FnMut(usize, bool),
+) {
+    let mut ring = [Pending::EMPTY; LOOKAHEAD];
+    for (slot, key) in ring.iter_mut().zip(keys) {
+        prefetch(key.with_bytes(&digest), slot);
+    }
+    for i in 0..keys.len() {
+        let slot = &mut ring[i % LOOKAHEAD];
+        let ahead = keys.get(i + LOOKAHEAD).map(|key| key.with_bytes(&digest));
+        let answer = test(slot);
+        if let Some(d) = ahead {
+            prefetch(d, slot);
+        }
+        found(i, answer);
     }
 }
 
@@ -475,20 +569,15 @@ macro_rules! keyed_methods {
         /// Looks up every key of `keys`, calling `found(i, self.contains(&keys[i]))` in order:
         /// the same answers as one `contains` per key, with the next
         /// [`LOOKAHEAD`]($crate::filter::LOOKAHEAD) keys hashed and their memory prefetched
-        /// first, so that on a filter larger than the cache the memory accesses overlap.
+        /// first, so that on a filter larger than the cache the memory accesses overlap
+        /// ([`FilterExt::contains_batch`]($crate::filter::FilterExt::contains_batch)).
         #[inline]
         pub fn contains_batch<K: $crate::key::Key>(
             &self,
             keys: &[K],
             found: impl FnMut(usize, bool),
         ) {
-            $crate::filter::pipelined(
-                keys,
-                $digest,
-                |d| self.prefetch_digest(d),
-                |d| self.contains_digest(d),
-                found,
-            );
+            $crate::filter::FilterExt::contains_batch(self, keys, found);
         }
     };
 }

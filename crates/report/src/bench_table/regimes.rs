@@ -227,7 +227,9 @@ pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
          {at} of {all} rows at the floor. The same floor as above, for the lookups the table \
          above leaves out: batched lookups (`contains_batch`) on u64 keys at every regime size, \
          against the batched floor (the floor's parts through the filters' own batched driver: \
-         the next {lookahead} keys hashed and their lines prefetched ahead of the one loaded), \
+         the next {lookahead} keys hashed and their lines prefetched ahead of the one loaded; \
+         for the classic layout, whose batched lookup keeps each key's k positions from its \
+         prefetch to its test, the floor keeps its k word indices too), \
          and on the main series' string keys, one-by-one and batched, for the flagships and \
          Guava's layout (`classic/murmur3/mitz64/flat`: Murmur3-128 and k words, the floor's \
          positions reduced by multiply-shift where Guava's format takes them modulo the bit \
