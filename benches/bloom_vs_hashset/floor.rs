@@ -7,13 +7,21 @@
 //! Positions are reduced by multiply-shift, the cheapest reduction (the filters' own reductions
 //! differ in detail, not in the loads they cause).
 //!
+//! For a flat layout whose format fixes a costlier reduction than multiply-shift (Guava's
+//! `(combined & Long.MAX_VALUE) % m`), [`Floor::one_at_own_positions`] and
+//! [`Floor::batch_at_own_positions`] are the same floor at the filter's own positions
+//! ([`BitPositions::for_each_position`]): what the filter costs beyond the positions its format
+//! fixes.
+//!
 //! The batched floor ([`Floor::batch`]) runs the same parts through the filter's own batched
 //! driver: the next keys hashed and their lines prefetched ahead of the one loaded, as
-//! `contains_batch` does ([`pipelined`]); where the filter keeps each key's positions from the
-//! prefetch to the test ([`bloomlab_filters::Filter::batch_keeps_positions`]: Guava's layout), the floor keeps its
-//! own too ([`pipelined_pending`]), so that it computes each position once, as the filter does.
+//! `contains_batch` does ([`pipelined`]). Where the filter keeps each key's positions from the
+//! prefetch to the test ([`bloomlab_filters::Filter::batch_keeps_positions`]: the classic layout
+//! for k up to 16), the floor keeps its word indices too ([`pipelined_pending`]): it computes
+//! each once, as the filter does, which made it 4-9% faster than computing them twice.
 
 use bloomlab_filters::filter::{Pending, pipelined, pipelined_pending, prefetch_line};
+use bloomlab_filters::positions::BitPositions;
 use bloomlab_filters::{Digest, Key, Layout, Variant};
 
 /// Words per 64-byte cache line.
@@ -158,6 +166,51 @@ impl<'f, F: Variant> Floor<'f, F> {
                 |_, found| odd += u64::from(found),
             );
         }
+        odd
+    }
+}
+
+impl<F: Variant + BitPositions> Floor<'_, F> {
+    /// The loads of one lookup of `d` at the filter's own positions, summed.
+    #[inline(always)]
+    fn load_at_own_positions(&self, d: Digest) -> u64 {
+        let mut acc = 0u64;
+        F::for_each_position(self.filter.bits(), self.k, d, |i| {
+            acc = acc.wrapping_add(self.words[(i / 64) as usize]);
+        });
+        acc
+    }
+
+    /// [`Floor::one`] with the loads at the filter's own positions.
+    #[inline(always)]
+    pub fn one_at_own_positions<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        key.with_bytes(|b| self.load_at_own_positions(self.filter.digest(b)))
+    }
+
+    /// [`Floor::batch`] with the loads at the filter's own positions, each computed once and
+    /// kept from its prefetch to its load as the flat layout's batched lookup keeps its own (k up
+    /// to 16, [`bloomlab_filters::Filter::batch_keeps_positions`]).
+    #[inline(always)]
+    pub fn batch_at_own_positions<K: Key>(&self, keys: &[K]) -> u64 {
+        assert!(
+            self.filter.batch_keeps_positions(),
+            "the floor at the filter's own positions follows a batched lookup that keeps them"
+        );
+        let mut odd = 0u64;
+        pipelined_pending(
+            keys,
+            |b| self.filter.digest(b),
+            |d, pending| {
+                let mut at = 0;
+                F::for_each_position(self.filter.bits(), self.k, d, |i| {
+                    pending.positions[at] = i / 64;
+                    prefetch_line(self.words.as_ptr().wrapping_add((i / 64) as usize));
+                    at += 1;
+                });
+            },
+            |pending| self.load_kept(pending) & 1 == 1,
+            |_, found| odd += u64::from(found),
+        );
         odd
     }
 }

@@ -33,6 +33,8 @@
 //! Each flagship, and on string keys Guava's layout, is also timed against its floor ([`floor`]:
 //! key fetch, the filter's own digest, the loads its layout needs), one-by-one and batched, in
 //! paired rounds: on u64 keys at every regime size, on string keys at every n of the main series.
+//! Guava's layout is also timed against the same floor at the positions its format fixes
+//! (`(combined & Long.MAX_VALUE) % m`, the filter's own), which shows what that reduction costs.
 //!
 //! # One method in every series
 //!

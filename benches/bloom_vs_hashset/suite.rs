@@ -14,14 +14,17 @@ use bloomlab_filters::{
     VariantVisitor, Xxh3, Xxh3Wide, Xxh64, registry,
 };
 use bloomlab_harness::schema::bench::{
-    BenchRecord, FLOOR_REFERENCE, Family, Group, Growth, KeyKind, Operation, PairedRecord, Series,
-    floor_structures, grown_label, label, selector,
+    BenchRecord, FLOOR_REFERENCE, FORMAT_FLOOR_REFERENCE, Family, Group, Growth, KeyKind,
+    Operation, PairedRecord, Series, floor_structures, grown_label, label, selector,
 };
 use criterion::Criterion;
 use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::floor::Floor;
+
+/// Guava's layout, which the bench also times against the floor at its format's positions.
+type GuavaLayout = Bloom<Murmur3, GuavaMitz64, FlatBits>;
 use crate::keys::{StrKeys, U64Keys};
 use crate::memory::{Log, measure_build};
 use crate::timing::{Config, bench, chunk_timer, count_hits, paired, timer};
@@ -210,44 +213,81 @@ impl Suite<'_> {
     /// against [`FLOOR_REFERENCE`].
     pub(crate) fn floor_pairs<F: Variant, K: Key + Copy>(
         &mut self,
-        (group, label, n): (Group, &str, u64),
+        at: (Group, &str, u64),
         (f, floor): (&F, &Floor<F>),
+        batch: &[K],
+    ) {
+        self.pairs_against_floor(
+            at,
+            f,
+            (
+                FLOOR_REFERENCE,
+                |k: &K| floor.one(k),
+                |keys: &[K]| floor.batch(keys),
+            ),
+            batch,
+        );
+    }
+
+    /// [`Suite::floor_pairs`] against any floor: `one` for a one-by-one lookup, `batched` for
+    /// `contains_batch`, recorded against `reference`.
+    fn pairs_against_floor<F: Variant, K: Key + Copy>(
+        &mut self,
+        (group, label, n): (Group, &str, u64),
+        f: &F,
+        (reference, one, batched): (&str, impl Fn(&K) -> u64, impl Fn(&[K]) -> u64),
         batch: &[K],
     ) {
         let one_by_one = paired(
             self.cfg,
-            timer(batch, |k: K| floor.one(&k)),
+            timer(batch, |k: K| one(&k)),
             timer(batch, |k: K| f.contains(&k)),
         );
-        self.push_pair((group, label, n), FLOOR_REFERENCE, one_by_one);
-        let (one, all) = (count_hits(batch, |k| f.contains(&k)), batch_hits(f, batch));
+        self.push_pair((group, label, n), reference, one_by_one);
+        let (hits, all) = (count_hits(batch, |k| f.contains(&k)), batch_hits(f, batch));
         assert_eq!(
-            one, all,
-            "{label}, n = {n}, {}: contains_batch found {all} keys, contains {one}",
+            hits, all,
+            "{label}, n = {n}, {}: contains_batch found {all} keys, contains {hits}",
             group.op
         );
         let batched = paired(
             self.cfg,
-            chunk_timer(batch, |keys: &[K]| floor.batch(keys)),
+            chunk_timer(batch, |keys: &[K]| batched(keys)),
             chunk_timer(batch, |keys: &[K]| batch_hits(f, keys)),
         );
         let op = group
             .op
             .batched()
             .expect("a one-by-one lookup has a batched form");
-        self.push_pair((Group { op, ..group }, label, n), FLOOR_REFERENCE, batched);
+        self.push_pair((Group { op, ..group }, label, n), reference, batched);
     }
 
     /// The floor pairs of filter `f` on string keys ([`Suite::floor_pairs`]), on the present and
-    /// the absent batch, in the main series' lookup groups.
+    /// the absent batch, in the main series' lookup groups; for Guava's layout also against the
+    /// floor at its format's positions ([`FORMAT_FLOOR_REFERENCE`]).
     fn str_floor<F: Variant>(&mut self, meta: &Meta, w: &Workload<&str, HashSet<String>>, f: &F) {
         let floor = Floor::new(f, f.memory_bytes() as u64);
         let label = meta.label();
+        let guava = (f as &dyn std::any::Any).downcast_ref::<GuavaLayout>();
+        let format_floor = guava.map(|g| Floor::new(g, f.memory_bytes() as u64));
         for (op, batch) in [
             (Operation::LookupPresent, w.present),
             (Operation::LookupAbsent, w.absent),
         ] {
-            self.floor_pairs((meta.group(op), &label, meta.n), (f, &floor), batch);
+            let at = (meta.group(op), label.as_str(), meta.n);
+            self.floor_pairs(at, (f, &floor), batch);
+            if let (Some(g), Some(own)) = (guava, &format_floor) {
+                self.pairs_against_floor(
+                    at,
+                    g,
+                    (
+                        FORMAT_FLOOR_REFERENCE,
+                        |k: &&str| own.one_at_own_positions(k),
+                        |keys: &[&str]| own.batch_at_own_positions(keys),
+                    ),
+                    batch,
+                );
+            }
         }
     }
 

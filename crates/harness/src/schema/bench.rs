@@ -683,6 +683,11 @@ pub const KEY_FETCH: &str = "key fetch";
 /// floor loop (group `regime-floor-u64`), timed round by round beside the flagship's lookups.
 pub const FLOOR_REFERENCE: &str = "floor";
 
+/// The reference of the paired rounds that time Guava's layout (on string keys) against its floor
+/// at the positions its format fixes: the floor's loads at the filter's own positions
+/// (`(combined & Long.MAX_VALUE) % m`) instead of multiply-shift ones.
+pub const FORMAT_FLOOR_REFERENCE: &str = "floor at its format's positions";
+
 /// One paired comparison the bench makes right after criterion measures a lookup: short timed runs
 /// of the structure and of the exact-set reference (std `HashSet` on the same batch), alternated
 /// round by round, so both see the same state of a shared machine. Joined with criterion's results

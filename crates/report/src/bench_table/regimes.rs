@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 
 use bloomlab_harness::schema::bench::{
-    BenchRecord, FLOOR_REFERENCE, Group, KEY_FETCH, KeyKind, Operation, PairedRecord, Series,
+    BenchRecord, FLOOR_REFERENCE, FORMAT_FLOOR_REFERENCE, Group, KEY_FETCH, KeyKind, Operation,
+    PairedRecord, Series,
 };
 
 use super::render::{View, family_rank, fmt_bytes, fmt_n, fmt_ns, fmt_ratio, fmt_slowdown};
@@ -161,19 +162,63 @@ pub(super) fn floor_section(out: &mut String, v: &View) {
 /// The rest of the floor verdict: every floor pair the run took other than the u64 one-by-one
 /// rows of [`floor_section`]: batched lookups on u64 keys at every regime size, and one-by-one and
 /// batched lookups on string keys (the flagships and Guava's layout). Paired rounds only, so each
-/// figure is the median of the rounds' times. Nothing when the log has none.
+/// figure is the median of the rounds' times. Then Guava's layout against the floor at its
+/// format's positions ([`FORMAT_FLOOR_REFERENCE`]). Nothing when the log has none.
 pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
     let one_by_one_u64 = |g: Group| {
         g.series == Series::Regime
             && g.keys == KeyKind::U64
             && matches!(g.op, Operation::LookupAbsent | Operation::LookupPresent)
     };
+    if let Some((md, at, all)) = pairs_table(v, FLOOR_REFERENCE, |g| !one_by_one_u64(g)) {
+        out.push_str(&format!(
+            "### Batched lookups and string keys against their floor\n\n\
+             {at} of {all} rows at the floor. The same floor as above, for the lookups the table \
+             above leaves out: batched lookups (`contains_batch`) on u64 keys at every regime \
+             size, against the batched floor (the floor's parts through the filters' own batched \
+             driver: the next {lookahead} keys hashed and their lines prefetched ahead of the one \
+             loaded; for the classic layout, whose batched lookup keeps each key's k positions \
+             from its prefetch to its test, the floor keeps its k word indices too), and on the \
+             main series' string keys, one-by-one and batched, for the flagships and Guava's \
+             layout (`classic/murmur3/mitz64/flat`: Murmur3-128 and k words, the floor's \
+             positions reduced by multiply-shift where Guava's format takes them modulo the bit \
+             count). For string keys the key fetch reads the key's bytes from the batch's buffer. \
+             Paired rounds only: *ns* is the median of the rounds' times for the structure, \
+             *floor ns* for the floor, and */ floor* the median of the rounds' ratios (lowest and \
+             highest in brackets). *at floor*: both ratios at most {FLOOR_TARGET}x.\n\n{md}\n",
+            lookahead = bloomlab_filters::filter::LOOKAHEAD,
+        ));
+    }
+    if let Some((md, at, all)) = pairs_table(v, FORMAT_FLOOR_REFERENCE, |_| true) {
+        out.push_str(&format!(
+            "### Guava's layout against the floor at its format's positions\n\n\
+             {at} of {all} rows within {FLOOR_TARGET}x. The floor above reduces the classic \
+             layout's positions by multiply-shift, the cheapest reduction; Guava's file format \
+             fixes them as `(combined & Long.MAX_VALUE) % m`, and a filter that reads and writes \
+             Guava's files must compute them so (bloomlab does it by multiplication, \
+             `bloomlab_filters::index::Modulus`, not by division). Here the same floor loads \
+             its words at the filter's own positions: */ floor* is what the filter costs beyond \
+             the positions its format fixes, and this floor's *ns* over the one above is what the \
+             format's reduction costs. Same rounds and columns as above.\n\n{md}\n"
+        ));
+    }
+}
+
+/// The table of the paired rounds against `reference` whose group passes `keep`, one row per
+/// (keys, one-by-one or batched, n, structure) with the absent and present pairs side by side,
+/// and how many of its rows are within [`FLOOR_TARGET`] (both ratios): `(markdown, at, all)`, or
+/// `None` when the log has no such pair.
+fn pairs_table(
+    v: &View,
+    reference: &str,
+    keep: impl Fn(Group) -> bool,
+) -> Option<(String, usize, usize)> {
     // (keys, batched, n, label) -> (absent, present)
     type Pair<'a> = [Option<&'a PairedRecord>; 2];
     let mut rows: std::collections::BTreeMap<(KeyKind, bool, u64, &str), Pair> =
         std::collections::BTreeMap::new();
     for r in &v.log.paired {
-        if r.reference != FLOOR_REFERENCE || one_by_one_u64(r.group) {
+        if r.reference != reference || !keep(r.group) {
             continue;
         }
         let (batched, slot) = match r.group.op {
@@ -187,7 +232,7 @@ pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
             .or_default()[slot] = Some(r);
     }
     if rows.is_empty() {
-        return;
+        return None;
     }
     let median = |xs: &[f64]| Some(bloomlab_harness::stats::median(xs.iter().copied()));
     let mut table_rows = Vec::new();
@@ -222,23 +267,6 @@ pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
         );
         table_rows.push(row);
     }
-    out.push_str(&format!(
-        "### Batched lookups and string keys against their floor\n\n\
-         {at} of {all} rows at the floor. The same floor as above, for the lookups the table \
-         above leaves out: batched lookups (`contains_batch`) on u64 keys at every regime size, \
-         against the batched floor (the floor's parts through the filters' own batched driver: \
-         the next {lookahead} keys hashed and their lines prefetched ahead of the one loaded; \
-         for the classic layout, whose batched lookup keeps each key's k positions from its \
-         prefetch to its test, the floor keeps its k word indices too), \
-         and on the main series' string keys, one-by-one and batched, for the flagships and \
-         Guava's layout (`classic/murmur3/mitz64/flat`: Murmur3-128 and k words, the floor's \
-         positions reduced by multiply-shift where Guava's format takes them modulo the bit \
-         count). For string keys the key fetch reads the key's bytes from the batch's buffer. \
-         Paired rounds only: *ns* is the median of the rounds' times for the structure, *floor \
-         ns* for the floor, and */ floor* the median of the rounds' ratios (lowest and highest in \
-         brackets). *at floor*: both ratios at most {FLOOR_TARGET}x.\n\n",
-        lookahead = bloomlab_filters::filter::LOOKAHEAD,
-    ));
     let headers = [
         "keys",
         "lookups",
@@ -253,8 +281,7 @@ pub(super) fn floor_pairs_section(out: &mut String, v: &View) {
         "at floor",
     ]
     .map(String::from);
-    out.push_str(&table(&headers, &table_rows));
-    out.push('\n');
+    Some((table(&headers, &table_rows), at, all))
 }
 
 /// The section; says so when the log has no regime records.
@@ -562,6 +589,19 @@ mod tests {
                 "std HashSet<String>",
                 vec![1.0; 3],
             ),
+            // Against the floor at the format's positions: a table of their own.
+            pair(
+                main(Operation::LookupAbsent),
+                &guava,
+                FORMAT_FLOOR_REFERENCE,
+                vec![12.0, 12.0, 13.0],
+            ),
+            pair(
+                main(Operation::LookupPresent),
+                &guava,
+                FORMAT_FLOOR_REFERENCE,
+                vec![11.0; 3],
+            ),
         ];
         let records = vec![record(
             Series::Main,
@@ -597,6 +637,18 @@ mod tests {
         assert!(
             !section.contains("| u64 | one-by-one |"),
             "u64 one-by-one pairs are in the first table: {section}"
+        );
+        let (floor, format) = section
+            .split_once("### Guava's layout against the floor at its format's positions")
+            .expect("the format floor's table follows");
+        assert!(!floor.contains("1.20x (1.20–1.30)"), "{floor}");
+        assert!(format.contains("1 of 1 rows within 1.5x"), "{format}");
+        assert!(
+            format.contains(
+                "| str | one-by-one | 1M | `classic/murmur3/mitz64/flat p=1%` | 12.0 | 10.0 | \
+                 1.20x (1.20–1.30) | 11.0 | 10.0 | 1.10x (1.10–1.10) | yes |"
+            ),
+            "{format}"
         );
     }
 
