@@ -8,10 +8,8 @@
 //! differ in detail, not in the loads they cause).
 //!
 //! For a flat layout whose format fixes a costlier reduction than multiply-shift (Guava's
-//! `(combined & Long.MAX_VALUE) % m`), [`Floor::one_at_own_positions`] and
-//! [`Floor::batch_at_own_positions`] are the same floor at the filter's own positions
-//! ([`BitPositions::for_each_position`]): what the filter costs beyond the positions its format
-//! fixes.
+//! `(combined & Long.MAX_VALUE) % m`), [`Floor::at_own_positions`] is the same floor at the
+//! filter's own positions: what the filter costs beyond the positions its format fixes.
 //!
 //! The batched floor ([`Floor::batch`]) runs the same parts through the filter's own batched
 //! driver: the next keys hashed and their lines prefetched ahead of the one loaded, as
@@ -21,8 +19,9 @@
 //! each once, as the filter does, which made it 4-9% faster than computing them twice.
 
 use bloomlab_filters::filter::{Pending, pipelined, pipelined_pending, prefetch_line};
-use bloomlab_filters::positions::BitPositions;
-use bloomlab_filters::{Digest, Key, Layout, Variant};
+use bloomlab_filters::{
+    BitStore, Bloom, Digest, Filter, HashStrategy, IndexScheme, Key, Layout, Variant,
+};
 
 /// Words per 64-byte cache line.
 const LINE_WORDS: usize = 8;
@@ -170,45 +169,66 @@ impl<'f, F: Variant> Floor<'f, F> {
     }
 }
 
-impl<F: Variant + BitPositions> Floor<'_, F> {
+impl<'f, H: HashStrategy, I: IndexScheme, S: BitStore> Floor<'f, Bloom<H, I, S>> {
+    /// This floor at the flat filter's own positions, its index scheme's range (for Guava's, a
+    /// [`bloomlab_filters::index::Modulus`]) computed once, as the filter holds it.
+    pub fn at_own_positions(&self) -> OwnPositions<'_, 'f, H, I, S> {
+        OwnPositions {
+            floor: self,
+            range: I::range(self.filter.bits()),
+        }
+    }
+}
+
+/// [`Floor`] with its loads at the positions a flat filter's own index scheme gives
+/// ([`Floor::at_own_positions`]): the words a lookup in a file of its format must load.
+pub struct OwnPositions<'a, 'f, H, I: IndexScheme, S> {
+    floor: &'a Floor<'f, Bloom<H, I, S>>,
+    range: I::Range,
+}
+
+impl<H: HashStrategy, I: IndexScheme, S: BitStore> OwnPositions<'_, '_, H, I, S> {
     /// The loads of one lookup of `d` at the filter's own positions, summed.
     #[inline(always)]
-    fn load_at_own_positions(&self, d: Digest) -> u64 {
+    fn load(&self, d: Digest) -> u64 {
         let mut acc = 0u64;
-        F::for_each_position(self.filter.bits(), self.k, d, |i| {
-            acc = acc.wrapping_add(self.words[(i / 64) as usize]);
+        I::probe_in(d, self.floor.k, self.range, |i| {
+            acc = acc.wrapping_add(self.floor.words[(i / 64) as usize]);
+            true
         });
         acc
     }
 
     /// [`Floor::one`] with the loads at the filter's own positions.
     #[inline(always)]
-    pub fn one_at_own_positions<K: Key + ?Sized>(&self, key: &K) -> u64 {
-        key.with_bytes(|b| self.load_at_own_positions(self.filter.digest(b)))
+    pub fn one<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        key.with_bytes(|b| self.load(self.floor.filter.digest(b)))
     }
 
     /// [`Floor::batch`] with the loads at the filter's own positions, each computed once and
     /// kept from its prefetch to its load as the flat layout's batched lookup keeps its own (k up
     /// to 16, [`bloomlab_filters::Filter::batch_keeps_positions`]).
     #[inline(always)]
-    pub fn batch_at_own_positions<K: Key>(&self, keys: &[K]) -> u64 {
+    pub fn batch<K: Key>(&self, keys: &[K]) -> u64 {
+        let floor = self.floor;
         assert!(
-            self.filter.batch_keeps_positions(),
+            floor.filter.batch_keeps_positions(),
             "the floor at the filter's own positions follows a batched lookup that keeps them"
         );
         let mut odd = 0u64;
         pipelined_pending(
             keys,
-            |b| self.filter.digest(b),
+            |b| floor.filter.digest(b),
             |d, pending| {
                 let mut at = 0;
-                F::for_each_position(self.filter.bits(), self.k, d, |i| {
+                I::probe_in(d, floor.k, self.range, |i| {
                     pending.positions[at] = i / 64;
-                    prefetch_line(self.words.as_ptr().wrapping_add((i / 64) as usize));
+                    prefetch_line(floor.words.as_ptr().wrapping_add((i / 64) as usize));
                     at += 1;
+                    true
                 });
             },
-            |pending| self.load_kept(pending) & 1 == 1,
+            |pending| floor.load_kept(pending) & 1 == 1,
             |_, found| odd += u64::from(found),
         );
         odd

@@ -270,20 +270,21 @@ impl Suite<'_> {
         let label = meta.label();
         let guava = (f as &dyn std::any::Any).downcast_ref::<GuavaLayout>();
         let format_floor = guava.map(|g| Floor::new(g, f.memory_bytes() as u64));
+        let own = format_floor.as_ref().map(Floor::at_own_positions);
         for (op, batch) in [
             (Operation::LookupPresent, w.present),
             (Operation::LookupAbsent, w.absent),
         ] {
             let at = (meta.group(op), label.as_str(), meta.n);
             self.floor_pairs(at, (f, &floor), batch);
-            if let (Some(g), Some(own)) = (guava, &format_floor) {
+            if let (Some(g), Some(own)) = (guava, &own) {
                 self.pairs_against_floor(
                     at,
                     g,
                     (
                         FORMAT_FLOOR_REFERENCE,
-                        |k: &&str| own.one_at_own_positions(k),
-                        |keys: &[&str]| own.batch_at_own_positions(keys),
+                        |k: &&str| own.one(k),
+                        |keys: &[&str]| own.batch(keys),
                     ),
                     batch,
                 );
