@@ -118,8 +118,8 @@ pub fn section(run: &JvmRun) -> String {
         "Generated from [jvm/guava_vs_bloomlab.json](jvm/guava_vs_bloomlab.json), written by \
          `scripts/guava-timing.sh` (revision {}, {}): Guava {} (`BloomFilter.create(\
          Funnels.stringFunnel(UTF_8), n, p)`) on {} ({}), and bloomlab's twin of its layout \
-         (`Bloom<Murmur3, GuavaMitz64, FlatBits>`, built with `target-cpu=native` and the release \
-         profile), on the same {} string keys `\"article-content-hash-\" + i`, p = {}. Both \
+         (`Bloom<Murmur3, GuavaMitz64, FlatBits>`, built with `target-cpu=native` and the `measure` \
+         profile, fat LTO, as the benches are), on the same {} string keys `\"article-content-hash-\" + i`, p = {}. Both \
          filters have {} bits and k = {} (checked), and both report the same {} of the {} absent \
          keys present. The Java program starts the Rust one and times them part by part, \
          alternating which goes first, after {} untimed rounds of every Guava operation (JIT \
