@@ -161,13 +161,19 @@ fn block_mask(h2: u64, k: u32) -> [u64; 8] {
 impl<H: HashStrategy> Blocked512<H> {
     /// A filter of at least `params.bits` bits, rounded up to whole 512-bit blocks.
     pub fn with_params(params: Params) -> Result<Self> {
-        let params = Params::explicit(params.bits, params.hashes)?;
-        let blocks = round_up(params.bits, u64::from(BLOCK_BITS)) / u64::from(BLOCK_BITS);
+        let (blocks, hashes) = Self::shape(params)?;
         Ok(Self {
             lines: try_zeroed(blocks)?,
-            hashes: params.hashes,
+            hashes,
             _hash: PhantomData,
         })
+    }
+
+    /// The blocks and k of [`with_params(params)`](Self::with_params), or its error.
+    fn shape(params: Params) -> Result<(u64, u32)> {
+        let params = Params::explicit(params.bits, params.hashes)?;
+        let blocks = round_up(params.bits, u64::from(BLOCK_BITS)) / u64::from(BLOCK_BITS);
+        Ok((blocks, params.hashes))
     }
 
     /// A filter for `n` keys at rate `p` with the textbook (m, k), rounded up to whole blocks.
@@ -312,6 +318,17 @@ impl<H: HashStrategy> Variant for Blocked512<H> {
     }
     fn with_params(params: Params) -> Result<Self> {
         Blocked512::with_params(params)
+    }
+    fn theory_with_bits_for(bits: u64, n: u64) -> Option<Result<(u64, f64)>> {
+        let shape = Params::for_bits_and_count(bits, n).and_then(Self::shape);
+        Some(shape.map(|(blocks, hashes)| {
+            let geometry = Geometry::Blocked {
+                blocks,
+                block_bits: BLOCK_BITS,
+                hashes,
+            };
+            (blocks * u64::from(BLOCK_BITS), geometry.fpr(n))
+        }))
     }
 }
 

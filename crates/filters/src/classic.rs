@@ -457,6 +457,14 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> Variant for Bloom<H, I, S> {
         let params = Params::explicit(params.bits, params.hashes)?;
         Ok(crate::filter::array_bytes(params.bits, 64))
     }
+    fn theory_with_bits_for(bits: u64, n: u64) -> Option<Result<(u64, f64)>> {
+        let params = Params::for_bits_and_count(bits, n)
+            .and_then(|params| Params::explicit(params.bits, params.hashes));
+        Some(params.map(|params| {
+            let bits = S::len_bits_for(params.bits);
+            (bits, flat_theory::<I>(bits, params.hashes, n))
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -67,17 +67,22 @@ impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Counting<H, I, BITS> {
     /// rounded up to a multiple of 64, as the classic filter rounds its bits, so that the two have
     /// the same m and therefore the same positions for every key.
     pub fn with_params(params: Params) -> Result<Self> {
-        let () = Self::WIDTH_OK;
-        let params = Params::explicit(params.bits, params.hashes)?;
-        let counters = round_up(params.bits, 64);
+        let (counters, hashes) = Self::shape(params)?;
         let words = try_vec(counters / Self::PER_WORD, || 0)?;
         Ok(Self {
             words,
             counters,
             range: I::range(counters),
-            hashes: params.hashes,
+            hashes,
             _axes: PhantomData,
         })
+    }
+
+    /// The counters and k of [`with_params(params)`](Self::with_params), or its error.
+    fn shape(params: Params) -> Result<(u64, u32)> {
+        let () = Self::WIDTH_OK;
+        let params = Params::explicit(params.bits, params.hashes)?;
+        Ok((round_up(params.bits, 64), params.hashes))
     }
 
     /// A filter for `n` keys at rate `p`, sized by the index scheme's rule, as the classic filter.
@@ -267,6 +272,16 @@ impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Variant for Counting<H, I
         let params = I::sizing(n, p)?;
         let params = Params::explicit(params.bits, params.hashes)?;
         Ok(round_up(params.bits, 64) / 8 * u64::from(BITS))
+    }
+    fn theory_with_bits_for(bits: u64, n: u64) -> Option<Result<(u64, f64)>> {
+        let shape = Params::for_bits_and_count(bits, n).and_then(Self::shape);
+        Some(shape.map(|(counters, hashes)| {
+            let geometry = Geometry::Flat {
+                bits: counters,
+                hashes,
+            };
+            (counters, geometry.fpr(n))
+        }))
     }
 }
 

@@ -514,6 +514,16 @@ pub trait Variant: Filter + Sized + 'static {
     fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
         Self::with_params(Params::for_bits_and_count(bits, n)?)
     }
+    /// The bit count and the layout theory at `n` keys of [`with_bits_for(bits, n)`]
+    /// (Self::with_bits_for), `(f.bits(), f.fpr_theory(n))`, and the same error for a size it
+    /// refuses (an allocation failure aside), computed without allocating: what a search for the
+    /// bits that meet a rate needs, so that it builds only the filter it returns (see
+    /// [`crate::Scalable`]). `None` for a variant that does not compute it: such a search then
+    /// builds every candidate.
+    fn theory_with_bits_for(bits: u64, n: u64) -> Option<Result<(u64, f64)>> {
+        let _ = (bits, n);
+        None
+    }
     /// Heap bytes of the bit array [`sized_for(n, p)`](Self::sized_for) allocates, computed
     /// without allocating, and the same error for a size `sized_for` refuses (an allocation
     /// failure aside): what a memory pre-check needs before it builds anything.

@@ -82,15 +82,20 @@ fn too_many_blocks(blocks: u64) -> BloomError {
 impl<H: HashStrategy> SplitBlock<H> {
     /// A filter of at least `bits` bits, rounded up to whole 256-bit blocks; at most 2^32 blocks.
     pub fn with_bits(bits: u64) -> Result<Self> {
+        Ok(Self {
+            blocks: try_zeroed(Self::blocks_for(bits)?)?,
+            _hash: PhantomData,
+        })
+    }
+
+    /// The blocks of [`with_bits(bits)`](Self::with_bits), or its error.
+    fn blocks_for(bits: u64) -> Result<u64> {
         let bits = Params::explicit(bits, 8)?.bits;
         let blocks = round_up(bits, BLOCK_BITS) / BLOCK_BITS;
         if blocks > MAX_BLOCKS {
             return Err(too_many_blocks(blocks));
         }
-        Ok(Self {
-            blocks: try_zeroed(blocks)?,
-            _hash: PhantomData,
-        })
+        Ok(blocks)
     }
 
     /// A filter for `n` keys at rate `p`: the textbook m rounded up to whole blocks, k = 8.
@@ -292,6 +297,19 @@ impl<H: HashStrategy> Variant for SplitBlock<H> {
             return Err(BloomError::InvalidCount { n });
         }
         Self::with_bits(bits)
+    }
+    fn theory_with_bits_for(bits: u64, n: u64) -> Option<Result<(u64, f64)>> {
+        if n == 0 {
+            return Some(Err(BloomError::InvalidCount { n }));
+        }
+        Some(Self::blocks_for(bits).map(|blocks| {
+            let geometry = Geometry::SplitBlock {
+                blocks,
+                words: 8,
+                word_bits: 32,
+            };
+            (blocks * BLOCK_BITS, geometry.fpr(n))
+        }))
     }
 }
 

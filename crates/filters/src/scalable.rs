@@ -309,29 +309,38 @@ impl<F: Variant> Scalable<F> {
 /// The bits are found by the secant method on the log of the rate against the bits (aiming 0.5%
 /// below p, and adding at least 0.5% per step), from the origin for the first step: the log of
 /// the rate falls about linearly in the bits for every layout at a useful load, so two or three
-/// builds suffice. Where the rate does not fall (a layout whose k from `with_bits_for` overshoots)
+/// steps suffice. Where the rate does not fall (a layout whose k from `with_bits_for` overshoots)
 /// the step is 25%. Errors if 64 steps do not suffice.
+///
+/// Each candidate's rate comes from [`Variant::theory_with_bits_for`], so only the returned stage
+/// is allocated: a rate the layout cannot reach (split-block's fixed k = 8 at p = 1e-80) is refused
+/// after 64 steps of arithmetic, where building every candidate allocated ever larger filters
+/// (10 GB for 1000 keys). A variant without it builds each candidate.
 fn sized_stage<F: Variant>(n: u64, p: f64, meet_theory: bool) -> Result<F> {
-    let mut stage = F::sized_for(n, p)?;
+    let first = F::sized_for(n, p)?;
     if !meet_theory {
-        return Ok(stage);
+        return Ok(first);
     }
+    let (mut bits, mut rate) = (first.bits(), first.fpr_theory(n));
+    // The filter of the last candidate, when it was built to learn its rate.
+    let mut built = Some(first);
+    let mut asked = 0;
     let aim = (p * 0.995).ln();
     let mut previous: Option<(f64, f64)> = None;
     for _ in 0..64 {
-        let rate = stage.fpr_theory(n);
         if rate <= p {
-            return Ok(stage);
+            // `built` is `None` only once a candidate was asked for and its rate computed.
+            return built.map_or_else(|| F::with_bits_for(asked, n), Ok);
         }
-        let (bits, ln_rate) = (stage.bits() as f64, rate.ln());
+        let (b1, ln_rate) = (bits as f64, rate.ln());
         let next = match previous {
-            None => bits * aim / ln_rate,
-            Some((b0, l0)) if ln_rate < l0 => bits + (aim - ln_rate) * (bits - b0) / (ln_rate - l0),
-            Some(_) => bits * 1.25,
+            None => b1 * aim / ln_rate,
+            Some((b0, l0)) if ln_rate < l0 => b1 + (aim - ln_rate) * (b1 - b0) / (ln_rate - l0),
+            Some(_) => b1 * 1.25,
         };
-        let next = next.max(bits * 1.005).ceil();
-        previous = Some((bits, ln_rate));
-        drop(stage);
+        let next = next.max(b1 * 1.005).ceil();
+        previous = Some((b1, ln_rate));
+        built = None;
         if next >= 18_446_744_073_709_549_568.0 {
             return Err(BloomError::TooLarge {
                 what: format!("a scalable stage of n = {n} at p = {p}"),
@@ -340,7 +349,17 @@ fn sized_stage<F: Variant>(n: u64, p: f64, meet_theory: bool) -> Result<F> {
                 variant: F::variant_name(),
             });
         }
-        stage = F::with_bits_for(next as u64, n)?;
+        let next = next as u64;
+        asked = next;
+        (bits, rate) = match F::theory_with_bits_for(next, n) {
+            Some(theory) => theory?,
+            None => {
+                let stage = F::with_bits_for(next, n)?;
+                let theory = (stage.bits(), stage.fpr_theory(n));
+                built = Some(stage);
+                theory
+            }
+        };
     }
     Err(BloomError::OutOfRange {
         what: "scalable stage rate",
@@ -602,8 +621,76 @@ impl Variant for TextbookScalable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{AtomicBits, Blocked512, Counting4, GuavaMitz32, SplitBlock};
 
     type S = Scalable<TextbookStage>;
+
+    /// `theory_with_bits_for` gives the bits and the theory of the filter `with_bits_for` builds,
+    /// to the last bit of the f64, and its error where the size is refused before allocating.
+    fn theory_is_the_built_filters<F: Variant>() {
+        let bits = [
+            1,
+            63,
+            64,
+            65,
+            255,
+            256,
+            257,
+            511,
+            512,
+            513,
+            1000,
+            12_345,
+            1 << 20,
+            9_585_088,
+        ];
+        for b in bits {
+            for n in [0, 1, 7, 1000, 20_000] {
+                let built = F::with_bits_for(b, n).map(|f| (f.bits(), f.fpr_theory(n)));
+                let computed = F::theory_with_bits_for(b, n).expect("computed without building");
+                match (built, computed) {
+                    (Ok((b0, r0)), Ok((b1, r1))) => {
+                        assert_eq!(b0, b1, "{} bits {b} n {n}", F::variant_name());
+                        assert_eq!(
+                            r0.to_bits(),
+                            r1.to_bits(),
+                            "{} bits {b} n {n}",
+                            F::variant_name()
+                        );
+                    }
+                    (built, computed) => assert_eq!(
+                        built.map(|_| ()),
+                        computed.map(|_| ()),
+                        "{} bits {b} n {n}",
+                        F::variant_name()
+                    ),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_stage_layout_computes_its_theory_without_building() {
+        theory_is_the_built_filters::<Bloom<Xxh3, KirschMitzenmacher, FlatBits>>();
+        theory_is_the_built_filters::<Bloom<Xxh3, KirschMitzenmacher, AtomicBits>>();
+        // A scheme of fewer than 2^53 positions: its theory has the reduced-domain term.
+        theory_is_the_built_filters::<Bloom<Xxh3, GuavaMitz32, FlatBits>>();
+        theory_is_the_built_filters::<Blocked512<Xxh3>>();
+        theory_is_the_built_filters::<SplitBlock<Xxh3>>();
+        theory_is_the_built_filters::<Counting4<Xxh3, KirschMitzenmacher>>();
+    }
+
+    #[test]
+    fn a_rate_the_layout_cannot_reach_is_refused_with_the_first_stage_only() {
+        // Split-block's k is fixed at 8: 1e-80 for 1000 keys would take blocks beyond any memory.
+        // The stage search reaches the layout's block limit by arithmetic and refuses there; it
+        // once built every candidate on the way, up to 10 GB.
+        let e = Scalable::<SplitBlock<Xxh3>>::sized_for(1000, 1e-80).unwrap_err();
+        assert!(
+            matches!(&e, BloomError::TooLarge { what, .. } if what.ends_with("split blocks")),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn stages_follow_the_schedule() {

@@ -65,6 +65,11 @@ pub trait BitStore: Send + Sync + Sized + 'static {
     const ID: &'static str;
     /// At least `bits` zeroed bits (rounded up to a multiple of 64).
     fn zeroed(bits: u64) -> Result<Self>;
+    /// [`len_bits`](Self::len_bits) of [`zeroed(bits)`](Self::zeroed), without allocating: `bits`
+    /// rounded up to whole 64-bit words.
+    fn len_bits_for(bits: u64) -> u64 {
+        round_up(bits, 64)
+    }
     /// Builds a store from its words, as a serialized filter holds them.
     fn from_words(words: Vec<u64>) -> Self;
     /// The true number of bits (a multiple of 64).
@@ -112,7 +117,7 @@ impl BitStore for FlatBits {
     const ID: &'static str = "flat";
     fn zeroed(bits: u64) -> Result<Self> {
         Ok(Self {
-            words: try_zeroed(round_up(bits, 64) / 64)?,
+            words: try_zeroed(Self::len_bits_for(bits) / 64)?,
         })
     }
     fn from_words(words: Vec<u64>) -> Self {
@@ -165,7 +170,7 @@ impl BitStore for AtomicBits {
     const ID: &'static str = "atomic";
     fn zeroed(bits: u64) -> Result<Self> {
         Ok(Self {
-            words: try_vec(round_up(bits, 64) / 64, || AtomicU64::new(0))?,
+            words: try_vec(Self::len_bits_for(bits) / 64, || AtomicU64::new(0))?,
             ones: AtomicU64::new(0),
         })
     }
