@@ -314,8 +314,9 @@ impl<F: Variant> Scalable<F> {
 ///
 /// Each candidate's rate comes from [`Variant::theory_with_bits_for`], so only the returned stage
 /// is allocated: a rate the layout cannot reach (split-block's fixed k = 8 at p = 1e-80) is refused
-/// after 64 steps of arithmetic, where building every candidate allocated ever larger filters
-/// (10 GB for 1000 keys). A variant without it builds each candidate.
+/// by arithmetic, at the layout's size limit or after 64 steps, where building every candidate
+/// allocated ever larger filters (10.8 GB for 1000 keys). A variant without it builds each
+/// candidate.
 fn sized_stage<F: Variant>(n: u64, p: f64, meet_theory: bool) -> Result<F> {
     let first = F::sized_for(n, p)?;
     if !meet_theory {
