@@ -142,29 +142,38 @@ impl<'f, F: Variant> Floor<'f, F> {
     /// used).
     #[inline(always)]
     pub fn batch<K: Key>(&self, keys: &[K]) -> u64 {
-        let mut odd = 0u64;
         if self.filter.batch_keeps_positions() {
             assert_eq!(
                 F::LAYOUT,
                 Layout::Classic,
                 "only the flat layout keeps positions"
             );
-            pipelined_pending(
-                keys,
-                |b| self.filter.digest(b),
-                |d, pending| self.prefetch_kept(d, pending),
-                |pending| self.load_kept(pending) & 1 == 1,
-                |_, found| odd += u64::from(found),
-            );
-        } else {
-            pipelined(
-                keys,
-                |b| self.filter.digest(b),
-                |d| self.prefetch(d),
-                |d| self.load(d) & 1 == 1,
-                |_, found| odd += u64::from(found),
-            );
+            return self.batch_kept(keys, |d, pending| self.prefetch_kept(d, pending));
         }
+        let mut odd = 0u64;
+        pipelined(
+            keys,
+            |b| self.filter.digest(b),
+            |d| self.prefetch(d),
+            |d| self.load(d) & 1 == 1,
+            |_, found| odd += u64::from(found),
+        );
+        odd
+    }
+
+    /// The batched floor of a filter that keeps each key's positions from prefetch to test:
+    /// `prefetch` computes a digest's word indices into its slot and requests them, then
+    /// [`Floor::load_kept`] loads them. Returns the number of keys whose loaded sum is odd.
+    #[inline(always)]
+    fn batch_kept<K: Key>(&self, keys: &[K], prefetch: impl Fn(Digest, &mut Pending)) -> u64 {
+        let mut odd = 0u64;
+        pipelined_pending(
+            keys,
+            |b| self.filter.digest(b),
+            prefetch,
+            |pending| self.load_kept(pending) & 1 == 1,
+            |_, found| odd += u64::from(found),
+        );
         odd
     }
 }
@@ -215,22 +224,14 @@ impl<H: HashStrategy, I: IndexScheme, S: BitStore> OwnPositions<'_, '_, H, I, S>
             floor.filter.batch_keeps_positions(),
             "the floor at the filter's own positions follows a batched lookup that keeps them"
         );
-        let mut odd = 0u64;
-        pipelined_pending(
-            keys,
-            |b| floor.filter.digest(b),
-            |d, pending| {
-                let mut at = 0;
-                I::probe_in(d, floor.k, self.range, |i| {
-                    pending.positions[at] = i / 64;
-                    prefetch_line(floor.words.as_ptr().wrapping_add((i / 64) as usize));
-                    at += 1;
-                    true
-                });
-            },
-            |pending| floor.load_kept(pending) & 1 == 1,
-            |_, found| odd += u64::from(found),
-        );
-        odd
+        floor.batch_kept(keys, |d, pending| {
+            let mut at = 0;
+            I::probe_in(d, floor.k, self.range, |i| {
+                pending.positions[at] = i / 64;
+                prefetch_line(floor.words.as_ptr().wrapping_add((i / 64) as usize));
+                at += 1;
+                true
+            });
+        })
     }
 }

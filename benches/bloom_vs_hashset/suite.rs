@@ -22,12 +22,12 @@ use xorf::{BinaryFuse8, BinaryFuse16, Filter as XorFilter};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::floor::Floor;
-
-/// Guava's layout, which the bench also times against the floor at its format's positions.
-type GuavaLayout = Bloom<Murmur3, GuavaMitz64, FlatBits>;
 use crate::keys::{StrKeys, U64Keys};
 use crate::memory::{Log, measure_build};
 use crate::timing::{Config, bench, chunk_timer, count_hits, paired, timer};
+
+/// Guava's layout, which the bench also times against the floor at its format's positions.
+type GuavaLayout = Bloom<Murmur3, GuavaMitz64, FlatBits>;
 
 /// The lookup batches of one key kind and n, and the exact set every lookup is paired with (std
 /// `HashSet` holding the same keys).

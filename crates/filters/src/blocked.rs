@@ -327,7 +327,7 @@ impl<H: HashStrategy> Variant for Blocked512<H> {
                 block_bits: BLOCK_BITS,
                 hashes,
             };
-            (blocks * u64::from(BLOCK_BITS), geometry.fpr(n))
+            (geometry.bits(), geometry.fpr(n))
         }))
     }
 }

@@ -280,7 +280,7 @@ impl<H: HashStrategy, I: IndexScheme, const BITS: u32> Variant for Counting<H, I
                 bits: counters,
                 hashes,
             };
-            (counters, geometry.fpr(n))
+            (geometry.bits(), geometry.fpr(n))
         }))
     }
 }

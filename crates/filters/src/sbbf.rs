@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use crate::error::{BloomError, Result};
 use crate::filter::{Filter, Geometry, Layout, Variant, forward_filter_methods, keyed_methods};
 use crate::hash::{Digest, HashStrategy};
-use crate::sizing::{Params, round_up};
+use crate::sizing::{Params, check_n, round_up};
 use crate::store::try_zeroed;
 
 /// Bits in one block.
@@ -68,6 +68,15 @@ pub(crate) fn mask(x: u32) -> [u32; 8] {
         m[i] = 1 << (x.wrapping_mul(SALT[i]) >> 27);
     }
     m
+}
+
+/// The shape of a split-block filter of `blocks` blocks: eight 32-bit words each.
+fn geometry_of(blocks: u64) -> Geometry {
+    Geometry::SplitBlock {
+        blocks,
+        words: 8,
+        word_bits: 32,
+    }
 }
 
 fn too_many_blocks(blocks: u64) -> BloomError {
@@ -251,11 +260,7 @@ impl<H: HashStrategy> Filter for SplitBlock<H> {
         total / (1u64 << 32) as f64
     }
     fn geometry(&self) -> Geometry {
-        Geometry::SplitBlock {
-            blocks: self.blocks.len() as u64,
-            words: 8,
-            word_bits: 32,
-        }
+        geometry_of(self.blocks.len() as u64)
     }
 }
 
@@ -293,23 +298,12 @@ impl<H: HashStrategy> Variant for SplitBlock<H> {
         Ok(blocks * (BLOCK_BITS / 8))
     }
     fn with_bits_for(bits: u64, n: u64) -> Result<Self> {
-        if n == 0 {
-            return Err(BloomError::InvalidCount { n });
-        }
+        check_n(n)?;
         Self::with_bits(bits)
     }
     fn theory_with_bits_for(bits: u64, n: u64) -> Option<Result<(u64, f64)>> {
-        if n == 0 {
-            return Some(Err(BloomError::InvalidCount { n }));
-        }
-        Some(Self::blocks_for(bits).map(|blocks| {
-            let geometry = Geometry::SplitBlock {
-                blocks,
-                words: 8,
-                word_bits: 32,
-            };
-            (blocks * BLOCK_BITS, geometry.fpr(n))
-        }))
+        let geometry = check_n(n).and_then(|()| Self::blocks_for(bits).map(geometry_of));
+        Some(geometry.map(|g| (g.bits(), g.fpr(n))))
     }
 }
 

@@ -70,7 +70,8 @@ fn a_scalable_build_holds_at_most_its_first_and_its_returned_stage() {
             let held = built.as_ref().map_or(0, |f| f.memory_bytes());
             assert!(
                 peak <= first + held + SLACK,
-                "{name} n = {n} p = {p}: peak {peak} B, first stage {first} B, returned {held} B ({})",
+                "{name} n = {n} p = {p}: peak {peak} B, first stage {first} B, \
+                 returned {held} B ({})",
                 built.map_or_else(|e| e.to_string(), |f| format!("{} bits", f.bits()))
             );
         }

@@ -118,17 +118,18 @@ pub fn section(run: &JvmRun) -> String {
         "Generated from [jvm/guava_vs_bloomlab.json](jvm/guava_vs_bloomlab.json), written by \
          `scripts/guava-timing.sh` (revision {}, {}): Guava {} (`BloomFilter.create(\
          Funnels.stringFunnel(UTF_8), n, p)`) on {} ({}), and bloomlab's twin of its layout \
-         (`Bloom<Murmur3, GuavaMitz64, FlatBits>`, built with `target-cpu=native` and the `measure` \
-         profile, fat LTO, as the benches are), on the same {} string keys `\"article-content-hash-\" + i`, p = {}. Both \
-         filters have {} bits and k = {} (checked), and both report the same {} of the {} absent \
-         keys present. The Java program starts the Rust one and times them part by part, \
-         alternating which goes first, after {} untimed rounds of every Guava operation (JIT \
-         warm-up); each part is one untimed pass and one timed pass over the batch ({} keys). \
-         Shown: the median over {} rounds and, in brackets, the fastest and slowest round; the \
-         ratio is Guava's time over bloomlab's in the same round (median of the rounds' ratios, \
-         and their range). Issue 16 asked for at least {TARGET}x; issue 30 replaced that target \
-         with the floor (first section), because Guava's own time moved between days (145 to \
-         329 ns a lookup) and a ratio to it moved with it.\n",
+         (`Bloom<Murmur3, GuavaMitz64, FlatBits>`, built with `target-cpu=native` and the \
+         `measure` profile, fat LTO, as the benches are), on the same {} string keys \
+         `\"article-content-hash-\" + i`, p = {}. Both filters have {} bits and k = {} \
+         (checked), and both report the same {} of the {} absent keys present. The Java \
+         program starts the Rust one and times them part by part, alternating which goes \
+         first, after {} untimed rounds of every Guava operation (JIT warm-up); each part is \
+         one untimed pass and one timed pass over the batch ({} keys). Shown: the median over \
+         {} rounds and, in brackets, the fastest and slowest round; the ratio is Guava's time \
+         over bloomlab's in the same round (median of the rounds' ratios, and their range). \
+         Issue 16 asked for at least {TARGET}x; issue 30 replaced that target with the floor \
+         (first section), because Guava's own time moved between days (145 to 329 ns a lookup) \
+         and a ratio to it moved with it.\n",
         run.revision,
         date_utc(run.unix_time),
         run.guava,
