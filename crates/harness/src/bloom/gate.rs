@@ -476,10 +476,11 @@ fn outcome(
 fn check_planned(
     point: &BaselinePoint,
     alpha: f64,
-    plan: impl FnOnce(f64) -> BaselinePoint,
+    plan: &dyn Fn(f64) -> BaselinePoint,
 ) -> Result<PointOutcome, HarnessError> {
-    struct Visit<'a, P>(&'a BaselinePoint, f64, P);
-    impl<P: FnOnce(f64) -> BaselinePoint> VariantVisitor for Visit<'_, P> {
+    // `plan` is a trait object (called once per point): one visit per variant, not one per caller.
+    struct Visit<'a>(&'a BaselinePoint, f64, &'a dyn Fn(f64) -> BaselinePoint);
+    impl VariantVisitor for Visit<'_> {
         type Output = Result<PointOutcome, BloomError>;
         fn visit<F: Variant>(self) -> Self::Output {
             let Visit(point, alpha, plan) = self;
@@ -527,7 +528,7 @@ pub fn check_registered(point: &BaselinePoint, alpha: f64, policy: &GatePolicy) 
         return check_workload(point, alpha, policy);
     }
     let mut outcome =
-        check_planned(point, alpha, |_| point.clone()).unwrap_or_else(|e| PointOutcome {
+        check_planned(point, alpha, &|_| point.clone()).unwrap_or_else(|e| PointOutcome {
             point: point.clone(),
             row: None,
             checks: vec![Check {
@@ -674,7 +675,7 @@ pub fn remeasure(
     if point.workload != Workload::Static {
         return remeasure_workload(point, points, policy);
     }
-    let outcome = check_planned(point, policy.per_test_alpha(points), |fpr_theory| {
+    let outcome = check_planned(point, policy.per_test_alpha(points), &|fpr_theory| {
         BaselinePoint {
             queries: policy.queries_for(fpr_theory, points),
             false_positives: 0,
