@@ -6,6 +6,12 @@
 #     sampling, the time spent generating the group's shared keys excluded), printed per row;
 #   - with --no-timing: the whole process's non-member queries per wall second (key generation,
 #     inserts, member check and sampling included; no timing phase), from the sweep's summary line.
+# Each row's non-member queries (what its sampling needed for the requested precision) are shown
+# beside its members, since a whole process cannot query faster per wall second than its queries
+# over the time its n inserts and n member checks take.
+# Then the default sweep (README's main command, all threads) once: its rows, its wall time and
+# whether its statistics are those of the committed reports/sweep/sweep.csv
+# (scripts/compare-stats.py).
 # The sweeps write to a temporary directory; the figures go to $REPORT (default
 # reports/engine.md), written whole (temporary file, then rename) with the machine, the build and
 # the revision. Build profile: $PROFILE (default measure, the fat-LTO opt-in profile; release
@@ -28,18 +34,28 @@ for target in "sbbf/xxh3 url" "sbbf/xxh3 random-u64" "classic/xxh3/km/flat rando
     read -r filter keys <<<"$target"
     slug="$(echo "$filter-$keys" | tr '/' '_')"
     "$sweep" --filters "$filter" --keys "$keys" "${common[@]}" --out "$OUT/$slug/timed" >/dev/null
-    per_core=$(python3 - "$OUT/$slug/timed/sweep.csv" <<'PY'
+    read -r members queries per_core < <(python3 - "$OUT/$slug/timed/sweep.csv" <<'PY'
 import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-print(" ".join("%.1fM" % (float(r["queries_per_s_core"]) / 1e6) for r in rows))
+(r,) = csv.DictReader(open(sys.argv[1]))
+print(r["n_inserted"], r["queries"], "%.1fM" % (float(r["queries_per_s_core"]) / 1e6))
 PY
 )
     whole=$("$sweep" --filters "$filter" --keys "$keys" "${common[@]}" --no-timing \
         --out "$OUT/$slug/untimed" | sed -n 's/.*per wall second, whole run: \([^ ]*\).*/\1/p')
-    printf '%-24s %-11s queries/s/core %-8s whole process, queries per wall second %s\n' \
-        "$filter" "$keys" "$per_core" "$whole"
-    lines+=("| \`$filter\` | $keys | $per_core | $whole |")
+    printf '%-24s %-11s %s members, %s queries: queries/s/core %-8s whole process, queries per wall second %s\n' \
+        "$filter" "$keys" "$members" "$queries" "$per_core" "$whole"
+    lines+=("| \`$filter\` | $keys | $members | $queries | $per_core | $whole |")
 done
+# The default sweep, as README runs it (all threads), compared with the committed rows.
+"$sweep" --out "$OUT/default" >"$OUT/default.log"
+default=$(sed -n 's/^\([0-9]* rows in [0-9.]* s\) (seed \([0-9]*\), \([a-z0-9]*\) threads).*per wall second, whole run: \([^ ]*\).*/\1, seed \2, \3 threads; non-member queries per wall second, whole run: \4/p' "$OUT/default.log")
+[ -n "$default" ] || { echo "engine-figures: no summary line in the default sweep's output" >&2; exit 1; }
+if python3 scripts/compare-stats.py reports/sweep/sweep.csv "$OUT/default/sweep.csv" >"$OUT/compare.log"; then
+    same="identical to the committed [reports/sweep/sweep.csv](sweep/sweep.csv) (\`scripts/compare-stats.py\`)"
+else
+    same="**not** identical to the committed reports/sweep/sweep.csv: $(tail -1 "$OUT/compare.log")"
+fi
+echo "default sweep: $default; statistics $same"
 mkdir -p "$(dirname "$REPORT")"
 part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
 {
@@ -53,10 +69,18 @@ part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
     echo "*queries/s/core*: the sweep's \`queries_per_s_core\` column, non-member queries per second on"
     echo "one core while sampling. *Whole process*: all non-member queries over the wall time of a"
     echo "\`--no-timing\` run of the same row (key generation, fill and member check included)."
+    echo "*members* and *non-member queries*: the row's \`n_inserted\` and \`queries\` (the queries its"
+    echo "sampling needed for the requested precision); a row that queries fewer keys than it inserts"
+    echo "and checks cannot query faster per wall second than its queries over its fill and check."
     echo
-    echo "| filter | keys | queries/s/core | whole process, queries per wall second |"
-    echo "| --- | --- | --- | --- |"
+    echo "| filter | keys | members | non-member queries | queries/s/core | whole process, queries per wall second |"
+    echo "| --- | --- | --- | --- | --- | --- |"
     printf '%s\n' "${lines[@]}"
+    echo
+    echo "## The default sweep"
+    echo
+    echo "README's main command after its build (\`sweep\` with no options, $PROFILE build): $default."
+    echo "Statistics $same."
 } >"$part"
 mv "$part" "$REPORT"
 echo "wrote $REPORT"
