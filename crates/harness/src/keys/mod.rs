@@ -228,6 +228,11 @@ fn not_utf8_at(line: u64, bytes: &[u8], at: usize) -> String {
     )
 }
 
+/// How far ahead [`Batch::for_each_bytes_in_ahead`] prefetches: 1 KiB, 16 cache lines (128 integer
+/// keys). Measured on the `sbbf/xxh3` random-u64 row at n = 1e6, p = 1e-4 (issue 30): prefetching
+/// 1 KiB ahead, one line per line of keys, beat a burst of 32 lines 4 KiB ahead per 256 keys.
+pub const READ_AHEAD: usize = 1024;
+
 /// A batch of consecutive keys, in one of two representations so that hot loops stay typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Batch {
@@ -332,6 +337,41 @@ impl Batch {
                 };
                 for &end in &s.ends[range] {
                     f(&s.text.as_bytes()[start..end]);
+                    start = end;
+                }
+            }
+        }
+    }
+
+    /// [`for_each_bytes_in`](Self::for_each_bytes_in), asking the cache for the batch's memory
+    /// [`READ_AHEAD`] bytes ahead of the key being visited (a hint per cache line of keys, or per
+    /// string key: nothing is read early, and an address past the batch is never dereferenced):
+    /// for a pass over keys stored long before, which would otherwise wait on memory every few
+    /// keys.
+    #[inline]
+    pub fn for_each_bytes_in_ahead(&self, range: std::ops::Range<usize>, mut f: impl FnMut(&[u8])) {
+        use bloomlab_filters::filter::prefetch_line;
+        match self {
+            Batch::U64(v) => {
+                let keys = &v[range];
+                for (j, line) in keys.chunks(8).enumerate() {
+                    prefetch_line(keys.as_ptr().wrapping_add(j * 8 + READ_AHEAD / 8));
+                    line.iter().for_each(|k| f(&k.to_le_bytes()));
+                }
+            }
+            Batch::Str(s) => {
+                let text = s.text.as_bytes();
+                let ends = &s.ends[range.clone()];
+                let mut start = match range.start {
+                    0 => 0,
+                    i => s.ends[i - 1],
+                };
+                for (i, &end) in ends.iter().enumerate() {
+                    prefetch_line(text.as_ptr().wrapping_add(start + READ_AHEAD));
+                    if i % 8 == 0 {
+                        prefetch_line(ends.as_ptr().wrapping_add(i + READ_AHEAD / 8));
+                    }
+                    f(&text[start..end]);
                     start = end;
                 }
             }
@@ -943,7 +983,8 @@ mod tests {
     }
 
     /// A range of a batch gives the keys at those positions, for both representations, from the
-    /// first key, from the middle and to the end, and an empty range gives none.
+    /// first key, from the middle and to the end, and an empty range gives none; read ahead
+    /// (prefetching past the range's end, even past the batch's) too.
     #[test]
     fn a_range_of_a_batch_is_those_keys() {
         for kind in [KeySetKind::RandomU64, KeySetKind::Url] {
@@ -955,6 +996,12 @@ mod tests {
                 let mut got = Vec::new();
                 batch.for_each_bytes_in(range.clone(), |k| got.push(k.to_vec()));
                 assert_eq!(got, all[range.clone()], "{kind} {range:?}");
+                let mut ahead = Vec::new();
+                batch.for_each_bytes_in_ahead(range.clone(), |k| ahead.push(k.to_vec()));
+                assert_eq!(
+                    ahead, got,
+                    "{kind} {range:?}: reading ahead visits the same keys"
+                );
             }
             let held = batch.heap_bytes();
             batch.shrink_to_fit();
