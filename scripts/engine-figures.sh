@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The FPR engine's figures for issue 30's three targets, at n = 1e6, p = 1e-4, one thread:
 #   sbbf/xxh3 on url keys, sbbf/xxh3 on random-u64 keys, classic/xxh3/km/flat on random-u64 keys.
-# For each, two runs of the sweep binary, each its own process:
+# For each, two kinds of run of the sweep binary, each run its own process, $RUNS of each (default 5;
+# the report gives the median and the range):
 #   - with timing: the row's queries_per_s_core (non-member queries per second on one core while
 #     sampling, the time spent generating the group's shared keys excluded), printed per row;
 #   - with --no-timing: the whole process's non-member queries per wall second (key generation,
@@ -28,21 +29,41 @@ cargo build --profile "$PROFILE" --bin sweep
 dir=$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
 sweep="${CARGO_TARGET_DIR:-target}/$dir/sweep"
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
+# A row's sampling takes a few milliseconds, so one run is at the mercy of the machine's state
+# then: each row runs $RUNS times (default 5), each its own process, and the report gives the
+# median with the range.
+RUNS=${RUNS:-5}
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "engine-figures: RUNS must be a whole number of at least 1, got '$RUNS'" >&2; exit 2; }
+# The median and the range of the numbers on stdin, one per line, scaled to millions: "M (lo-hi M)".
+spread() {
+    python3 -c '
+import statistics, sys
+v = sorted(float(x) / 1e6 for x in sys.stdin.read().split())
+print("%.1fM (%.1f-%.1fM)" % (statistics.median(v), v[0], v[-1]))'
+}
 lines=()
 common=(--n 1e6 --p 1e-4 --threads 1)
 for target in "sbbf/xxh3 url" "sbbf/xxh3 random-u64" "classic/xxh3/km/flat random-u64"; do
     read -r filter keys <<<"$target"
     slug="$(echo "$filter-$keys" | tr '/' '_')"
-    "$sweep" --filters "$filter" --keys "$keys" "${common[@]}" --out "$OUT/$slug/timed" >/dev/null
-    read -r members queries per_core < <(python3 - "$OUT/$slug/timed/sweep.csv" <<'PY'
+    rates=() wholes=()
+    for run in $(seq "$RUNS"); do
+        "$sweep" --filters "$filter" --keys "$keys" "${common[@]}" --out "$OUT/$slug/timed" >/dev/null
+        read -r members queries rate < <(python3 - "$OUT/$slug/timed/sweep.csv" <<'PY'
 import csv, sys
 (r,) = csv.DictReader(open(sys.argv[1]))
-print(r["n_inserted"], r["queries"], "%.1fM" % (float(r["queries_per_s_core"]) / 1e6))
+print(r["n_inserted"], r["queries"], r["queries_per_s_core"])
 PY
 )
-    whole=$("$sweep" --filters "$filter" --keys "$keys" "${common[@]}" --no-timing \
-        --out "$OUT/$slug/untimed" | sed -n 's/.*per wall second, whole run: \([^ ]*\).*/\1/p')
-    printf '%-24s %-11s %s members, %s queries: queries/s/core %-8s whole process, queries per wall second %s\n' \
+        rates+=("$rate")
+        whole=$("$sweep" --filters "$filter" --keys "$keys" "${common[@]}" --no-timing \
+            --out "$OUT/$slug/untimed" | sed -n 's/.*per wall second, whole run: \([0-9.]*\)M.*/\1/p')
+        [ -n "$whole" ] || { echo "engine-figures: no whole-run rate in the output of $filter on $keys" >&2; exit 1; }
+        wholes+=("$(python3 -c "print($whole * 1e6)")")
+    done
+    per_core=$(printf '%s\n' "${rates[@]}" | spread)
+    whole=$(printf '%s\n' "${wholes[@]}" | spread)
+    printf '%-24s %-11s %s members, %s queries: queries/s/core %s; whole process, queries per wall second %s\n' \
         "$filter" "$keys" "$members" "$queries" "$per_core" "$whole"
     lines+=("| \`$filter\` | $keys | $members | $queries | $per_core | $whole |")
 done
@@ -66,6 +87,7 @@ part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
     echo "- Machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(rustc --version)."
     echo "- Revision: $(git describe --always --dirty); run started $started."
     echo
+    echo "Each row ran $RUNS times, each run its own process: the median, with the range in brackets."
     echo "*queries/s/core*: the sweep's \`queries_per_s_core\` column, non-member queries per second on"
     echo "one core while sampling. *Whole process*: all non-member queries over the wall time of a"
     echo "\`--no-timing\` run of the same row (key generation, fill and member check included)."
