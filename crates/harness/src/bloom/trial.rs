@@ -94,9 +94,9 @@ pub fn count_found_in<F: Filter + ?Sized>(
     let mut found = 0;
     match lookup {
         Lookup::EarlyExit => {
-            each_chunk_ahead(filter, batch, range, |ds| found += filter.count_present(ds))
+            each_chunk::<F, true>(filter, batch, range, |ds| found += filter.count_present(ds))
         }
-        Lookup::BranchFree => each_chunk_ahead(filter, batch, range, |ds| {
+        Lookup::BranchFree => each_chunk::<F, true>(filter, batch, range, |ds| {
             found += count_pipelined(
                 ds,
                 |d| filter.prefetch_digest(d),
@@ -125,36 +125,15 @@ pub fn insert_all<F: Filter + ?Sized>(filter: &mut F, batch: &Batch, range: Rang
 }
 
 /// Calls `each` with the digests of the keys at positions `range` of `batch`, [`CHUNK`] at a
-/// time (the last chunk shorter), from a stack array that stays in L1.
+/// time (the last chunk shorter), from a stack array that stays in L1; prefetching the keys
+/// ahead when `AHEAD` holds ([`Batch::for_each_bytes_in_ahead`]): for the non-member sampling, whose keys were stored
+/// before the row's member phase pushed them out of the cache. Measured at n = 1e6, p = 1e-4 on
+/// one thread (measure build, medians of 11 runs): `sbbf/xxh3` random-u64 296 -> 339M
+/// queries/s/core, `classic/xxh3/km/flat` 178 -> 185M, `sbbf/xxh3` url 112 -> 131M, the default
+/// sweep's wall time unchanged. The member phases do not read ahead: with it there too, the
+/// default sweep took about 1 s longer.
 #[inline(always)]
-fn each_chunk<F: Filter + ?Sized>(
-    filter: &F,
-    batch: &Batch,
-    range: Range<usize>,
-    each: impl FnMut(&[Digest]),
-) {
-    chunked::<F, false>(filter, batch, range, each)
-}
-
-/// [`each_chunk`], prefetching the keys ahead ([`Batch::for_each_bytes_in_ahead`]): for the
-/// non-member sampling, whose keys were stored before the row's member phase pushed them out of
-/// the cache. Measured at n = 1e6, p = 1e-4 on one thread (measure build, medians of 11 runs):
-/// `sbbf/xxh3` random-u64 296 -> 339M queries/s/core, `classic/xxh3/km/flat` 178 -> 185M,
-/// `sbbf/xxh3` url 112 -> 131M, the default sweep's wall time unchanged. The member phases do
-/// not use it: read ahead there too, the default sweep took about 1 s longer.
-#[inline(always)]
-fn each_chunk_ahead<F: Filter + ?Sized>(
-    filter: &F,
-    batch: &Batch,
-    range: Range<usize>,
-    each: impl FnMut(&[Digest]),
-) {
-    chunked::<F, true>(filter, batch, range, each)
-}
-
-/// The loop of [`each_chunk`] (`AHEAD` false) and [`each_chunk_ahead`] (true).
-#[inline(always)]
-fn chunked<F: Filter + ?Sized, const AHEAD: bool>(
+fn each_chunk<F: Filter + ?Sized, const AHEAD: bool>(
     filter: &F,
     batch: &Batch,
     range: Range<usize>,
@@ -430,7 +409,7 @@ fn run_grouped<F: Filter>(
     group.visit(Part::Members, 0, members, &mut scratch, |batch, range| {
         let len = range.len();
         let mut all = true;
-        each_chunk(&filter, batch, range.clone(), |ds| {
+        each_chunk::<F, false>(&filter, batch, range.clone(), |ds| {
             all &= filter.contains_all_digests(ds)
         });
         if miss.is_none() && !all {
