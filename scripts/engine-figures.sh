@@ -34,12 +34,13 @@ started=$(date -u '+%Y-%m-%d %H:%M UTC')
 # median with the range.
 RUNS=${RUNS:-5}
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "engine-figures: RUNS must be a whole number of at least 1, got '$RUNS'" >&2; exit 2; }
-# The median and the range of the numbers on stdin, one per line, scaled to millions: "M (lo-hi M)".
+# The median and the range of the numbers on stdin, one per line, divided by $1 (1e6 for rates
+# per second, 1 for the sweep's own figures in millions): "M (lo-hi M)".
 spread() {
     python3 -c '
 import statistics, sys
-v = sorted(float(x) / 1e6 for x in sys.stdin.read().split())
-print("%.1fM (%.1f-%.1fM)" % (statistics.median(v), v[0], v[-1]))'
+v = sorted(float(x) / float(sys.argv[1]) for x in sys.stdin.read().split())
+print("%.1fM (%.1f-%.1fM)" % (statistics.median(v), v[0], v[-1]))' "$1"
 }
 lines=()
 common=(--n 1e6 --p 1e-4 --threads 1)
@@ -59,10 +60,10 @@ PY
         whole=$("$sweep" --filters "$filter" --keys "$keys" "${common[@]}" --no-timing \
             --out "$OUT/$slug/untimed" | sed -n 's/.*per wall second, whole run: \([0-9.]*\)M.*/\1/p')
         [ -n "$whole" ] || { echo "engine-figures: no whole-run rate in the output of $filter on $keys" >&2; exit 1; }
-        wholes+=("$(python3 -c "print($whole * 1e6)")")
+        wholes+=("$whole")
     done
-    per_core=$(printf '%s\n' "${rates[@]}" | spread)
-    whole=$(printf '%s\n' "${wholes[@]}" | spread)
+    per_core=$(printf '%s\n' "${rates[@]}" | spread 1e6)
+    whole=$(printf '%s\n' "${wholes[@]}" | spread 1)
     printf '%-24s %-11s %s members, %s queries: queries/s/core %s; whole process, queries per wall second %s\n' \
         "$filter" "$keys" "$members" "$queries" "$per_core" "$whole"
     lines+=("| \`$filter\` | $keys | $members | $queries | $per_core | $whole |")

@@ -126,12 +126,12 @@ pub fn insert_all<F: Filter + ?Sized>(filter: &mut F, batch: &Batch, range: Rang
 
 /// Calls `each` with the digests of the keys at positions `range` of `batch`, [`CHUNK`] at a
 /// time (the last chunk shorter), from a stack array that stays in L1; prefetching the keys
-/// ahead when `AHEAD` holds ([`Batch::for_each_bytes_in_ahead`]): for the non-member sampling, whose keys were stored
-/// before the row's member phase pushed them out of the cache. Measured at n = 1e6, p = 1e-4 on
-/// one thread (measure build, medians of 11 runs): `sbbf/xxh3` random-u64 296 -> 339M
-/// queries/s/core, `classic/xxh3/km/flat` 178 -> 185M, `sbbf/xxh3` url 112 -> 131M, the default
-/// sweep's wall time unchanged. The member phases do not read ahead: with it there too, the
-/// default sweep took about 1 s longer.
+/// ahead when `AHEAD` holds ([`Batch::for_each_bytes_in_ahead`]): for the non-member sampling,
+/// whose keys were stored before the row's member phase pushed them out of the cache. Measured
+/// at n = 1e6, p = 1e-4 on one thread (measure build, medians of 11 runs): `sbbf/xxh3`
+/// random-u64 296 -> 339M queries/s/core, `classic/xxh3/km/flat` 178 -> 185M, `sbbf/xxh3` url
+/// 112 -> 131M, the default sweep's wall time unchanged. The member phases do not read ahead:
+/// with it there too, the default sweep took about 1 s longer.
 #[inline(always)]
 fn each_chunk<F: Filter + ?Sized, const AHEAD: bool>(
     filter: &F,
