@@ -55,3 +55,26 @@ fn a_baseline_counts_its_own_bytes_while_another_thread_allocates() {
         "the process-wide count ({live_change} bytes) includes the other thread's allocations"
     );
 }
+
+#[test]
+fn dropping_a_string_baseline_frees_every_byte_it_counted() {
+    let keys = KeySet::new(KeySetKind::Url, 1).expect("url keys");
+    let members = 20_000u64;
+    let before = CountingAlloc::thread_bytes();
+    let (set, bytes) = HashSetBaseline::build(&keys, members, Some(CountingAlloc::thread_bytes));
+    let HashSetBaseline::Str(strings) = &set else {
+        panic!("url keys make a HashSet<String>")
+    };
+    assert_eq!(strings.len(), members as usize, "one string per member");
+    let table = ((members * 8 / 7) as usize).next_power_of_two() * 25;
+    assert!(
+        bytes as usize > table + members as usize * 10,
+        "the set's table ({table} bytes) and its strings' bytes (more than 10 each); counted {bytes}"
+    );
+    drop(set);
+    assert_eq!(
+        CountingAlloc::thread_bytes().wrapping_sub(before),
+        0,
+        "after the drop (strings freed in address order), nothing the set held is still allocated"
+    );
+}

@@ -207,6 +207,21 @@ pub enum HashSetBaseline {
     Str(HashSet<String>),
 }
 
+impl Drop for HashSetBaseline {
+    /// Frees a string set's strings in the order of their addresses rather than in the table's
+    /// (hash) order, in which every free touches a cold allocator header: the strings were
+    /// allocated one after another, so in address order the frees walk memory forwards. The
+    /// sweep drops a group's set between its timing and the next group, with one core idle: at
+    /// 10^6 strings, 0.32-0.37 s per set in table order, 0.09-0.10 s in address order (default
+    /// sweep, measure build, AMD EPYC family 25 model 17).
+    fn drop(&mut self) {
+        if let HashSetBaseline::Str(set) = self {
+            let mut strings: Vec<String> = std::mem::take(set).into_iter().collect();
+            strings.sort_unstable_by_key(|s| s.as_ptr() as usize);
+        }
+    }
+}
+
 impl HashSetBaseline {
     /// Builds the set of members `0..members` (sized up front, the usual practice) and returns it
     /// with the heap bytes it holds, measured as the change in `heap()` (the calling thread's
