@@ -250,6 +250,16 @@ pub struct StrBatch {
 }
 
 impl StrBatch {
+    /// The byte offset in `text` where key `i` starts (the end of key `i - 1`; for `i` = the
+    /// length, the end of the last key).
+    #[inline(always)]
+    fn start_of(&self, i: usize) -> usize {
+        match i {
+            0 => 0,
+            i => self.ends[i - 1],
+        }
+    }
+
     /// The keys in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
@@ -262,10 +272,7 @@ impl StrBatch {
     ///
     /// Panics if `range` is not within `0..self.len()`.
     pub fn iter_in(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &str> + '_ {
-        let first = match range.start {
-            0 => 0,
-            i => self.ends[i - 1],
-        };
+        let first = self.start_of(range.start);
         let ends = &self.ends[range];
         let starts = std::iter::once(first).chain(ends.iter().copied());
         starts
@@ -331,10 +338,7 @@ impl Batch {
         match self {
             Batch::U64(v) => v[range].iter().for_each(|k| f(&k.to_le_bytes())),
             Batch::Str(s) => {
-                let mut start = match range.start {
-                    0 => 0,
-                    i => s.ends[i - 1],
-                };
+                let mut start = s.start_of(range.start);
                 for &end in &s.ends[range] {
                     f(&s.text.as_bytes()[start..end]);
                     start = end;
@@ -362,10 +366,7 @@ impl Batch {
             Batch::Str(s) => {
                 let text = s.text.as_bytes();
                 let ends = &s.ends[range.clone()];
-                let mut start = match range.start {
-                    0 => 0,
-                    i => s.ends[i - 1],
-                };
+                let mut start = s.start_of(range.start);
                 for (i, &end) in ends.iter().enumerate() {
                     prefetch_line(text.as_ptr().wrapping_add(start + READ_AHEAD));
                     if i % 8 == 0 {
