@@ -11,6 +11,12 @@ use bloomlab_harness::{KeySet, KeySetKind};
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
 
+/// Buckets of std's SwissTable sized for `members` keys: the next power of two of 8/7 of the
+/// capacity.
+fn buckets_for(members: u64) -> usize {
+    ((members * 8 / 7) as usize).next_power_of_two()
+}
+
 #[test]
 fn a_baseline_counts_its_own_bytes_while_another_thread_allocates() {
     let keys = KeySet::new(KeySetKind::RandomU64, 1).expect("random-u64 keys");
@@ -40,10 +46,9 @@ fn a_baseline_counts_its_own_bytes_while_another_thread_allocates() {
         drop((set, held));
         (bytes as usize, live_change)
     });
-    // std's SwissTable sized for 10^5 keys: the next power of two of 8/7 of the capacity in
-    // buckets, each an 8-byte slot and a control byte, plus at most one group (16 or 32 bytes on
+    // Each bucket an 8-byte slot and a control byte, plus at most one group (16 or 32 bytes on
     // the platforms std supports) of trailing control bytes.
-    let buckets = ((members * 8 / 7) as usize).next_power_of_two();
+    let buckets = buckets_for(members);
     assert!(
         (buckets * 9..=buckets * 9 + 64).contains(&bytes),
         "the set's own table is {} to {} bytes; counted {bytes}",
@@ -66,7 +71,8 @@ fn dropping_a_string_baseline_frees_every_byte_it_counted() {
         panic!("url keys make a HashSet<String>")
     };
     assert_eq!(strings.len(), members as usize, "one string per member");
-    let table = ((members * 8 / 7) as usize).next_power_of_two() * 25;
+    // A 24-byte `String` and a control byte per bucket.
+    let table = buckets_for(members) * 25;
     assert!(
         bytes as usize > table + members as usize * 10,
         "the set's table ({table} bytes) and its strings' bytes (more than 10 each); counted {bytes}"
