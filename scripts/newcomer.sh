@@ -86,7 +86,7 @@ ignored=$(grep -hE '^test result:' "$tmp/test.out" | grep -oE '[0-9]+ ignored' |
 skipped=$(grep -hciE 'skipp' "$tmp/test.out" "$tmp/test.err" | awk '{ s += $1 } END { print s + 0 }')
 ended=$(now)
 
-cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
+cpu=$(scripts/cpu-model.sh)
 cores=$(nproc)
 mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
 verdict() { if [ "$1" -le "$2" ]; then echo "met"; else echo "**missed**"; fi; }
