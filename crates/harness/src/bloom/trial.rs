@@ -267,7 +267,7 @@ pub fn run_in_group(
                 }
                 .build::<F>()
             };
-            let (row, filter) = run_grouped(spec, group, sampling, lookup, build)?;
+            let (row, filter) = run_grouped(spec, group, sampling, lookup, built(spec, build)?)?;
             Ok(Trial {
                 row,
                 filter: Box::new(filter),
@@ -364,19 +364,36 @@ pub fn run_with_lookup<F: Filter>(
     lookup: Lookup,
     build: impl FnOnce() -> Result<F, BloomError>,
 ) -> Result<(SweepRow, F), HarnessError> {
+    let filter = built(spec, build)?;
     let own = GroupKeys::new(keys, spec.n_inserted(), sampling.max_queries, 0);
-    run_grouped(spec, &own, sampling, lookup, build)
+    run_grouped(spec, &own, sampling, lookup, filter)
+}
+
+/// The filter `build` makes for the row `spec`, or the harness error naming the row.
+fn built<F: Filter>(
+    spec: &TrialSpec,
+    build: impl FnOnce() -> Result<F, BloomError>,
+) -> Result<F, HarnessError> {
+    build().map_err(|source| HarnessError::Build {
+        filter: spec.filter.to_string(),
+        n: spec.n,
+        p: spec.p,
+        source,
+    })
 }
 
 /// The trial, its keys read from `group`. The row's `queries_per_s_core` divides its queries by
 /// the core-seconds its sampling took, less the time it spent filling the group's store (keys
 /// every row of the group reads; see [`GroupKeys::visit`]).
+///
+/// It takes the built `filter`, not a way to build it, so that it is compiled once per filter
+/// type, whichever caller built it (the sweep's rows and the gate's points share it).
 fn run_grouped<F: Filter>(
     spec: &TrialSpec,
     group: &GroupKeys,
     sampling: &Sampling,
     lookup: Lookup,
-    build: impl FnOnce() -> Result<F, BloomError>,
+    mut filter: F,
 ) -> Result<(SweepRow, F), HarnessError> {
     let keys = group.key_set();
     let members = spec.n_inserted();
@@ -386,12 +403,6 @@ fn run_grouped<F: Filter>(
         "a row of {members} members in a group of {}",
         group.members()
     );
-    let mut filter = build().map_err(|source| HarnessError::Build {
-        filter: spec.filter.to_string(),
-        n: spec.n,
-        p: spec.p,
-        source,
-    })?;
     if let Some(file) = keys.file() {
         file.check_members(members)?;
     }

@@ -189,6 +189,61 @@ pub trait RemovableSubject: MeasuredFilter {
     fn counter_max(&self) -> u64;
 }
 
+/// The batch operations the churn and grow drivers run on a filter. Each call covers a whole
+/// batch (or the timing of one), compiled for the filter's type, so that the drivers
+/// ([`run_churn`], [`run_grow`]) are compiled once and reach the filter through one dynamic call
+/// per batch, never one per key. (Compiled once per registered variant, the drivers and their
+/// sampling and row code were about a fifth of the harness crate's code.) Every
+/// [`MeasuredFilter`] has them.
+pub trait BatchSubject: MeasuredFilter {
+    /// Inserts the keys of `batch`, in order.
+    fn insert_batch(&mut self, batch: &Batch);
+    /// How many keys of `batch` the filter reports present (branch-free: an overfilled fixed
+    /// filter of the grow workload answers present for most non-members).
+    fn count_found(&self, batch: &Batch) -> u64;
+    /// Calls `each(position, key)`, in order, for every key of `batch` whose lookup answers
+    /// `found`.
+    fn each_answering(&self, batch: &Batch, found: bool, each: &mut dyn FnMut(usize, &[u8]));
+    /// The median ns per lookup of the present and the absent batch ([`time_lookups`]), the
+    /// timed loop compiled for the filter's type.
+    fn time_batches(&self, batches: &TimingBatches, passes: usize) -> (f64, f64);
+}
+
+impl<S: MeasuredFilter> BatchSubject for S {
+    fn insert_batch(&mut self, batch: &Batch) {
+        batch.for_each_bytes(|b| self.insert(b));
+    }
+    fn count_found(&self, batch: &Batch) -> u64 {
+        batch.count(|b| self.contains(b))
+    }
+    fn each_answering(&self, batch: &Batch, found: bool, each: &mut dyn FnMut(usize, &[u8])) {
+        let mut i = 0;
+        batch.for_each_bytes(|b| {
+            if self.contains(b) == found {
+                each(i, b);
+            }
+            i += 1;
+        });
+    }
+    fn time_batches(&self, batches: &TimingBatches, passes: usize) -> (f64, f64) {
+        time_lookups(self, batches, passes, |s, b| s.contains(b))
+    }
+}
+
+/// [`BatchSubject`] with removals, for the churn driver. Every [`RemovableSubject`] has it.
+pub trait RemovableBatch: BatchSubject + RemovableSubject {
+    /// Removes the keys of `batch`, in order.
+    fn remove_batch(&mut self, batch: &Batch);
+}
+
+impl<S: RemovableSubject> RemovableBatch for S {
+    fn remove_batch(&mut self, batch: &Batch) {
+        batch.for_each_bytes(|b| {
+            self.remove(b);
+        });
+    }
+}
+
 /// Why each false negative of a churn run happened, from a ledger of the two mechanisms that can
 /// zero a member's counter while the member still uses it (the textbook port's two flaws):
 /// - `lost`: counters that lost an increment because they were at their maximum (a later
@@ -216,7 +271,7 @@ impl CauseLedger {
     /// Records the increments a batch of inserts is about to lose: called before the batch is
     /// inserted, it follows each counter through the batch's own earlier increments (`pending`),
     /// so the result is exactly what key-by-key inserting does.
-    fn before_inserts<S: RemovableSubject>(&mut self, s: &S, batch: &Batch) {
+    fn before_inserts<S: RemovableSubject + ?Sized>(&mut self, s: &S, batch: &Batch) {
         let max = s.counter_max();
         let mut pending: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
         batch.for_each_bytes(|b| {
@@ -233,7 +288,7 @@ impl CauseLedger {
 
     /// Records a removal of a never-inserted key about to be made: if the filter will accept it
     /// (it tests positive), every non-zero counter it maps to is decremented by it.
-    fn before_hostile_remove<S: RemovableSubject>(&mut self, s: &S, b: &[u8]) {
+    fn before_hostile_remove<S: RemovableSubject + ?Sized>(&mut self, s: &S, b: &[u8]) {
         if s.contains(b) {
             s.visit_counters(b, &mut |i, value| {
                 if value > 0 {
@@ -244,7 +299,7 @@ impl CauseLedger {
     }
 
     /// The cause of a missed member's false negative, from its zeroed counters.
-    fn classify<S: RemovableSubject>(&self, s: &S, b: &[u8], causes: &mut Causes) {
+    fn classify<S: RemovableSubject + ?Sized>(&self, s: &S, b: &[u8], causes: &mut Causes) {
         let (mut lost, mut hostile) = (false, false);
         s.visit_counters(b, &mut |i, value| {
             if value == 0 {
@@ -287,8 +342,8 @@ fn spec_at(filter: Subject, n: u64, p: f64, members: u64) -> TrialSpec {
 }
 
 /// Counts the members (by index) the filter does not find, by cause (see [`CauseLedger`]).
-fn count_misses<S: RemovableSubject>(
-    s: &S,
+fn count_misses(
+    s: &dyn RemovableBatch,
     keys: &KeySet,
     members: &[u64],
     ledger: &CauseLedger,
@@ -297,10 +352,8 @@ fn count_misses<S: RemovableSubject>(
     let mut causes = Causes::default();
     for chunk in members.chunks(GEN_BATCH) {
         keys.fill_at(chunk.iter().copied(), &mut batch);
-        batch.for_each_bytes(|b| {
-            if !s.contains(b) {
-                ledger.classify(s, b, &mut causes);
-            }
+        s.each_answering(&batch, false, &mut |_, b| {
+            ledger.classify(s, b, &mut causes)
         });
     }
     causes
@@ -314,7 +367,7 @@ fn count_misses<S: RemovableSubject>(
 /// draw would repeat in every later row (the stages a scalable filter has filled no longer change)
 /// and look like a systematic departure. A key file has only its remainder after the members, so
 /// its steps share `from..`.
-fn sample_fpr<S: MeasuredFilter>(
+fn sample_fpr<S: BatchSubject + ?Sized>(
     s: &S,
     keys: &KeySet,
     sampling: &Sampling,
@@ -360,7 +413,7 @@ fn sample_fpr<S: MeasuredFilter>(
         while done < len {
             let step = (len - done).min(GEN_BATCH as u64) as usize;
             keys.fill(from + start + done, step, &mut batch);
-            fp += batch.count(|b| s.contains(b));
+            fp += s.count_found(&batch);
             done += step as u64;
         }
         fp
@@ -385,7 +438,7 @@ struct Extra {
     causes: Causes,
 }
 
-fn row_with<S: MeasuredFilter>(
+fn row_with<S: MeasuredFilter + ?Sized>(
     s: &S,
     spec: &TrialSpec,
     keys: &KeySet,
@@ -485,14 +538,14 @@ pub struct GrowRun<'a> {
 }
 
 /// Times an insert pass over `batch` into `s` (ns in total).
-fn timed_inserts<S: MeasuredFilter>(s: &mut S, batch: &crate::keys::Batch) -> f64 {
+fn timed_inserts<S: BatchSubject + ?Sized>(s: &mut S, batch: &crate::keys::Batch) -> f64 {
     let t = std::time::Instant::now();
-    batch.for_each_bytes(|b| s.insert(b));
+    s.insert_batch(batch);
     t.elapsed().as_nanos() as f64
 }
 
 /// The step's timing, or `None` when `passes` is 0 (see the module docs).
-fn step_timing<S: MeasuredFilter>(
+fn step_timing<S: BatchSubject + ?Sized>(
     s: &S,
     keys: &KeySet,
     members: &[u64],
@@ -502,7 +555,7 @@ fn step_timing<S: MeasuredFilter>(
 ) -> Option<FilterTiming> {
     (passes > 0).then(|| {
         let batches = TimingBatches::of_members(keys, members, absent_from);
-        let (present_ns, absent_ns) = time_lookups(s, &batches, passes, |s, b| s.contains(b));
+        let (present_ns, absent_ns) = s.time_batches(&batches, passes);
         FilterTiming {
             insert_ns,
             present_ns,
@@ -570,8 +623,8 @@ impl ChurnSizes {
 /// Hostile removals: up to `wanted` never-inserted keys that test positive, found by scanning
 /// generated indices from `*next` (at most `max_scan` of them), each removed from `s` (the ledger
 /// told first). Returns how many removals `s` accepted; `*next` moves past the scanned indices.
-fn remove_hostile<S: RemovableSubject>(
-    s: &mut S,
+fn remove_hostile(
+    s: &mut dyn RemovableBatch,
     keys: &KeySet,
     max_scan: u64,
     wanted: u64,
@@ -584,20 +637,15 @@ fn remove_hostile<S: RemovableSubject>(
         let step = GEN_BATCH.min((max_scan - scanned) as usize);
         keys.fill(*next, step, &mut batch);
         let mut positives = Vec::new();
-        let mut i = 0u64;
-        batch.for_each_bytes(|b| {
-            if found + (positives.len() as u64) < wanted && s.contains(b) {
-                positives.push(*next + i);
-            }
-            i += 1;
-        });
+        s.each_answering(&batch, true, &mut |i, _| positives.push(*next + i as u64));
+        positives.truncate((wanted - found) as usize);
         *next += step as u64;
         scanned += step as u64;
         found += positives.len() as u64;
         let mut hb = keys.new_batch();
         keys.fill_at(positives, &mut hb);
         hb.for_each_bytes(|b| {
-            ledger.before_hostile_remove(s, b);
+            ledger.before_hostile_remove(&*s, b);
             accepted += u64::from(s.remove(b));
         });
     }
@@ -614,8 +662,8 @@ fn remove_hostile<S: RemovableSubject>(
 /// `promises_no_fn`: whether a false negative (without hostile removals) is a failure of the
 /// variant (its rows get `fn_failure`). Errors: bad settings, or a key file too small for the
 /// members ever inserted plus one never-inserted key, or hostile removals on a key file.
-pub fn run_churn<S: RemovableSubject>(
-    mut s: S,
+pub fn run_churn(
+    s: &mut dyn RemovableBatch,
     run: &ChurnRun,
 ) -> Result<Vec<SweepRow>, HarnessError> {
     let ChurnRun {
@@ -646,8 +694,8 @@ pub fn run_churn<S: RemovableSubject>(
     let mut insert_total_ns = 0.0;
     for chunk in members.chunks(GEN_BATCH) {
         keys.fill_at(chunk.iter().copied(), &mut batch);
-        ledger.before_inserts(&s, &batch);
-        insert_total_ns += timed_inserts(&mut s, &batch);
+        ledger.before_inserts(&*s, &batch);
+        insert_total_ns += timed_inserts(s, &batch);
     }
     let mut inserted_in_step = held;
     let mut next_fresh = held;
@@ -670,16 +718,14 @@ pub fn run_churn<S: RemovableSubject>(
                 next_fresh += 1;
             }
             keys.fill_at(members[..per_round as usize].iter().copied(), &mut batch);
-            ledger.before_inserts(&s, &batch);
-            insert_total_ns = timed_inserts(&mut s, &batch);
+            ledger.before_inserts(&*s, &batch);
+            insert_total_ns = timed_inserts(s, &batch);
             inserted_in_step = per_round;
             keys.fill_at(leaving, &mut batch);
-            batch.for_each_bytes(|b| {
-                s.remove(b);
-            });
+            s.remove_batch(&batch);
             removed += per_round;
             hostile_removed += remove_hostile(
-                &mut s,
+                s,
                 keys,
                 sampling.max_queries,
                 hostile_per_round,
@@ -687,14 +733,14 @@ pub fn run_churn<S: RemovableSubject>(
                 &mut ledger,
             );
         }
-        let causes = count_misses(&s, keys, &members, &ledger);
+        let causes = count_misses(&*s, keys, &members, &ledger);
         let false_negatives = causes.saturated_decrement
             + causes.removed_false_positive
             + causes.both
             + causes.unexplained;
-        let sample = sample_fpr(&s, keys, sampling, ever, round)?;
+        let sample = sample_fpr(&*s, keys, sampling, ever, round)?;
         let timing = step_timing(
-            &s,
+            &*s,
             keys,
             &members,
             ever,
@@ -702,7 +748,7 @@ pub fn run_churn<S: RemovableSubject>(
             insert_total_ns / inserted_in_step.max(1) as f64,
         );
         rows.push(row_with(
-            &s,
+            &*s,
             &spec,
             keys,
             sampling,
@@ -731,7 +777,7 @@ pub fn run_churn<S: RemovableSubject>(
 ///
 /// Every member inserted so far is checked at each G (`false_negatives`; a failure for variants
 /// that promise none).
-pub fn run_grow<S: MeasuredFilter>(mut s: S, run: &GrowRun) -> Result<Vec<SweepRow>, HarnessError> {
+pub fn run_grow(s: &mut dyn BatchSubject, run: &GrowRun) -> Result<Vec<SweepRow>, HarnessError> {
     let GrowRun {
         name,
         n0,
@@ -757,7 +803,7 @@ pub fn run_grow<S: MeasuredFilter>(mut s: S, run: &GrowRun) -> Result<Vec<SweepR
         while inserted < members {
             let len = (members - inserted).min(GEN_BATCH as u64) as usize;
             keys.fill(inserted, len, &mut batch);
-            insert_total_ns += timed_inserts(&mut s, &batch);
+            insert_total_ns += timed_inserts(s, &batch);
             inserted += len as u64;
         }
         let mut misses = 0;
@@ -765,14 +811,14 @@ pub fn run_grow<S: MeasuredFilter>(mut s: S, run: &GrowRun) -> Result<Vec<SweepR
         while start < members {
             let len = (members - start).min(GEN_BATCH as u64) as usize;
             keys.fill(start, len, &mut batch);
-            misses += batch.count(|b| !s.contains(b));
+            misses += len as u64 - s.count_found(&batch);
             start += len as u64;
         }
-        let sample = sample_fpr(&s, keys, sampling, total, step)?;
+        let sample = sample_fpr(&*s, keys, sampling, total, step)?;
         let timing = (timing_passes > 0).then(|| {
             let present: Vec<u64> = (0..members.min(TIMING_BATCH)).collect();
             step_timing(
-                &s,
+                &*s,
                 keys,
                 &present,
                 total,
@@ -782,7 +828,7 @@ pub fn run_grow<S: MeasuredFilter>(mut s: S, run: &GrowRun) -> Result<Vec<SweepR
         });
         let spec = spec_at(name, n0, p, members);
         rows.push(row_with(
-            &s,
+            &*s,
             &spec,
             keys,
             sampling,
@@ -1022,15 +1068,15 @@ pub fn run_named(
                     let Visit(run, churn) = self;
                     let f = run.build::<F>()?;
                     let promise = promises_no_fn(f.layout());
-                    run_churn(Counted(f), &run.churn(&churn, promise))
+                    run_churn(&mut Counted(f), &run.churn(&churn, promise))
                 }
             }
             registry::visit_removable(name, Visit(run, churn)).map_err(build_err)?
         }
         WorkloadSettings::Grow(grow) => {
             if let Subject::Adapter(adapter) = subject {
-                let f = adapter.get().build(n, p)?;
-                return run_grow(f, &run.grow(&grow, true));
+                let mut f = adapter.get().build(n, p)?;
+                return run_grow(&mut f, &run.grow(&grow, true));
             }
             struct Grows<'a>(&'a NamedRun<'a>, Grow);
             impl GrowableVisitor for Grows<'_> {
@@ -1039,7 +1085,7 @@ pub fn run_named(
                     let Grows(run, grow) = self;
                     let f = run.build::<F>()?;
                     let promise = promises_no_fn(f.layout());
-                    run_grow(Staged(f), &run.grow(&grow, promise))
+                    run_grow(&mut Staged(f), &run.grow(&grow, promise))
                 }
             }
             struct Fixed<'a>(&'a NamedRun<'a>, Grow);
@@ -1049,7 +1095,7 @@ pub fn run_named(
                     let Fixed(run, grow) = self;
                     let f = run.build::<F>()?;
                     let promise = promises_no_fn(f.layout());
-                    run_grow(Plain(f), &run.grow(&grow, promise))
+                    run_grow(&mut Plain(f), &run.grow(&grow, promise))
                 }
             }
             if registry::capabilities(name).map_err(build_err)?.grow {

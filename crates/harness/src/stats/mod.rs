@@ -110,7 +110,13 @@ pub fn wilson(successes: u64, trials: u64, confidence: f64) -> (f64, f64) {
 
 /// Median of the finite values (mean of the middle two for an even count); NaN if none is finite.
 pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
-    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    median_of(values.into_iter().collect())
+}
+
+/// [`median`] of a vector, which it reorders: the one copy of the sort every caller's iterator
+/// type shares.
+pub fn median_of(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| x.is_finite());
     if v.is_empty() {
         return f64::NAN;
     }
