@@ -113,8 +113,7 @@ fn per_key(passes: usize, keys: usize, mut pass: impl FnMut(std::ops::Range<usiz
     let passes = passes.max(1);
     // A plain loop into a Vec, then the median of a Vec: this function is compiled once per
     // timed loop (every variant's insert, present and absent pass), and a median over a lazy
-    // iterator carrying `pass` compiled its sort and filter into each of them as well (about a
-    // fifth of the harness crate's code, its build time in proportion).
+    // iterator carrying `pass` compiled its sort and filter into each of them as well.
     let mut times = Vec::with_capacity(passes);
     for i in 0..passes {
         let range = pass_range(i, passes, keys);

@@ -192,8 +192,8 @@ pub trait RemovableSubject: MeasuredFilter {
 /// The batch operations the churn and grow drivers run on a filter. Each call covers a whole
 /// batch (or the timing of one), compiled for the filter's type, so that the drivers
 /// ([`run_churn`], [`run_grow`]) are compiled once and reach the filter through one dynamic call
-/// per batch, never one per key. (Compiled once per registered variant, the drivers and their
-/// sampling and row code were about a fifth of the harness crate's code.) Every
+/// per batch, never one per key (compiled once per registered variant, the drivers and their
+/// sampling and row code were a large share of the harness crate's build). Every
 /// [`MeasuredFilter`] has them.
 pub trait BatchSubject: MeasuredFilter {
     /// Inserts the keys of `batch`, in order.
