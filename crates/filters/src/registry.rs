@@ -477,8 +477,40 @@ fn sized_to_promise<F: Variant>(n: u64, p: f64) -> Result<F> {
     let shape = first.geometry();
     let start = first.bits();
     drop(first);
+    let unreachable = |rate: f64| BloomError::PromiseUnreachable {
+        variant: F::variant_name(),
+        n,
+        p,
+        bits: start,
+        factor: PROMISE_MAX_FACTOR,
+        rate,
+    };
+    let (high, rate_at_high) = match promise_search(shape, start, n, p)? {
+        Ok(found) => found,
+        Err(rate_at_limit) => return Err(unreachable(rate_at_limit)),
+    };
+    // The build's own geometry decides; a unit of rounding more if the two ever disagree.
+    for bits in [high, high + high / 1024 + 512] {
+        let f = F::with_bits_for(bits, n)?;
+        if f.fpr_theory(n) <= p {
+            return Ok(f);
+        }
+    }
+    Err(unreachable(rate_at_high))
+}
+
+/// The search of [`sized_to_promise`], on the geometry alone (no type parameter: compiled once,
+/// not once per variant): `Ok((bits, rate))` with the fewest bits (to 1/1024) at or above `start`
+/// whose geometry of `shape`'s kind keeps `p`, and that geometry's rate; `Err(rate)` when even
+/// [`PROMISE_MAX_FACTOR`] times `start` does not, with the rate there.
+fn promise_search(
+    shape: Geometry,
+    start: u64,
+    n: u64,
+    p: f64,
+) -> Result<std::result::Result<(u64, f64), f64>> {
     // The geometry `with_bits_for(bits, n)` builds: the layout's unit, k optimal for bits / n
-    // (fixed words for the split-block layout). Checked against the real build below.
+    // (fixed words for the split-block layout). Checked against the real build by the caller.
     let rate = |bits: u64| -> Result<f64> {
         // k optimal for bits / n, where the layout chooses k; past the crate's k limit no filter
         // of that size exists (an infinite rate: never kept).
@@ -515,14 +547,7 @@ fn sized_to_promise<F: Variant>(n: u64, p: f64) -> Result<F> {
     let (mut low, mut high) = (start, start);
     loop {
         if high >= limit {
-            return Err(BloomError::PromiseUnreachable {
-                variant: F::variant_name(),
-                n,
-                p,
-                bits: start,
-                factor: PROMISE_MAX_FACTOR,
-                rate: rate(limit)?,
-            });
+            return Ok(Err(rate(limit)?));
         }
         high = high.saturating_add(high / 4 + 1).min(limit);
         if keeps(high)? {
@@ -538,21 +563,7 @@ fn sized_to_promise<F: Variant>(n: u64, p: f64) -> Result<F> {
             low = mid;
         }
     }
-    // The build's own geometry decides; a unit of rounding more if the two ever disagree.
-    for bits in [high, high + high / 1024 + 512] {
-        let f = F::with_bits_for(bits, n)?;
-        if f.fpr_theory(n) <= p {
-            return Ok(f);
-        }
-    }
-    Err(BloomError::PromiseUnreachable {
-        variant: F::variant_name(),
-        n,
-        p,
-        bits: start,
-        factor: PROMISE_MAX_FACTOR,
-        rate: rate(high)?,
-    })
+    Ok(Ok((high, rate(high)?)))
 }
 
 /// Builds the variant named `name` to `spec`, boxed. One dynamic call per key, none per probe; use

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use bloomlab_filters::{BitPositions, Layout};
+use bloomlab_filters::{BitPositions, Layout, Params};
 
 use crate::error::{RedisFilterError, Result};
 
@@ -90,13 +90,41 @@ pub fn check_shard_bits(shard_bits: u64) -> Result<()> {
     Ok(())
 }
 
+/// What the Redis crate needs to know of an in-memory twin type beyond its positions: its IDs and
+/// its sizing rule, as values. The code that talks to the server takes a `Twin` rather than the
+/// type, so it is compiled once, not once per variant (30 of them); only the computation of
+/// positions and digests stays generic.
+#[derive(Clone, Copy)]
+pub(crate) struct Twin {
+    pub layout: Layout,
+    pub hash: &'static str,
+    pub index: &'static str,
+    pub sized_params: fn(u64, f64) -> bloomlab_filters::Result<Params>,
+}
+
+impl Twin {
+    pub fn of<F: BitPositions>() -> Self {
+        Self {
+            layout: F::LAYOUT,
+            hash: F::HASH_ID,
+            index: F::INDEX_ID,
+            sized_params: F::sized_params,
+        }
+    }
+}
+
 impl Config {
     /// The config of a filter of variant `F` sized for `n` keys at rate `p` by `F`'s own rule
     /// (the same (m, k) as the in-memory `F::sized_for(n, p)`), in shards of `shard_bits` bits.
     /// Errors for an invalid (n, p), a bad shard size, or more than [`MAX_SHARDS`] shards.
     pub fn sized<F: BitPositions>(n: u64, p: f64, shard_bits: u64) -> Result<Self> {
+        Self::sized_as(Twin::of::<F>(), n, p, shard_bits)
+    }
+
+    /// [`Self::sized`] for the twin described by `twin`.
+    pub(crate) fn sized_as(twin: Twin, n: u64, p: f64, shard_bits: u64) -> Result<Self> {
         check_shard_bits(shard_bits)?;
-        let params = F::sized_params(n, p)?;
+        let params = (twin.sized_params)(n, p)?;
         let shards = params.bits.div_ceil(shard_bits);
         if shards > MAX_SHARDS {
             return Err(RedisFilterError::OutOfRange {
@@ -109,9 +137,9 @@ impl Config {
             });
         }
         Ok(Self {
-            layout: F::LAYOUT,
-            hash: F::HASH_ID.to_owned(),
-            index: F::INDEX_ID.to_owned(),
+            layout: twin.layout,
+            hash: twin.hash.to_owned(),
+            index: twin.index.to_owned(),
             n,
             p,
             bits: params.bits,

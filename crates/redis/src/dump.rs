@@ -65,10 +65,10 @@ use thiserror::Error;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::admin::stored_config;
-use crate::config::Config;
+use crate::config::{Config, Twin};
 use crate::conn::Connection;
 use crate::error::RedisFilterError;
-use crate::filter::RedisBloom;
+use crate::filter::{LoadCore, RedisBloom, Store};
 use crate::keys::check_name;
 use crate::variants::{RedisVisitor, visit};
 
@@ -407,10 +407,7 @@ pub fn export(
         type Output = Result<Summary>;
         fn visit<F: BitPositions>(self) -> Result<Summary> {
             let mut filter = RedisBloom::<F>::open(self.conn, self.name)?;
-            let config = filter.config().clone();
-            write_file(&config, self.out, self.strategy, self.progress, |each| {
-                filter.read_chunks(CHUNK_BYTES, each)
-            })
+            export_from(filter.store_mut(), self.out, self.strategy, self.progress)
         }
     }
     visit(
@@ -425,6 +422,22 @@ pub fn export(
     )?
 }
 
+/// What [`write_file`]'s reader calls with each piece of the bit array, in order.
+type EachPiece<'a> = &'a mut dyn FnMut(&mut [u8]) -> Result<()>;
+
+/// [`export`] of an opened filter (no type parameter: compiled once for every variant).
+fn export_from(
+    store: &mut Store,
+    out: &Path,
+    strategy: Option<GuavaStrategy>,
+    progress: Progress<'_>,
+) -> Result<Summary> {
+    let config = store.config().clone();
+    write_file(&config, out, strategy, progress, &mut |each| {
+        store.read_chunks(CHUNK_BYTES, each)
+    })
+}
+
 /// Writes a filter of `config` to `out` (whole or not at all, as [`export`] says), its bytes
 /// handed over in order by `read`, which calls its argument with each chunk of the in-memory
 /// layout.
@@ -433,7 +446,7 @@ fn write_file(
     out: &Path,
     strategy: Option<GuavaStrategy>,
     progress: Progress<'_>,
-    read: impl FnOnce(&mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()>,
+    read: &mut dyn FnMut(EachPiece<'_>) -> Result<()>,
 ) -> Result<Summary> {
     let started = Instant::now();
     let config = config.clone();
@@ -523,7 +536,7 @@ pub fn write_bits(config: &Config, bits: &mut [u8], out: &Path, format: Format) 
         out,
         strategy,
         &mut |_, _| ControlFlow::Continue(()),
-        |each| {
+        &mut |each| {
             for piece in bits.chunks_mut(CHUNK_BYTES as usize) {
                 each(piece)?;
                 if strategy.is_some() {
@@ -846,7 +859,15 @@ pub fn import(
     impl RedisVisitor for Import<'_> {
         type Output = Result<Summary>;
         fn visit<F: BitPositions>(self) -> Result<Summary> {
-            load::<F>(self.conn, self.name, self.src, self.replace, self.progress)
+            let twin = Twin::of::<F>();
+            load(
+                self.conn,
+                self.name,
+                twin,
+                self.src,
+                self.replace,
+                self.progress,
+            )
         }
     }
     visit(
@@ -861,9 +882,10 @@ pub fn import(
     )?
 }
 
-fn load<F: BitPositions>(
+fn load(
     conn: Connection,
     name: &str,
+    twin: Twin,
     mut src: Source,
     replace: bool,
     progress: Progress<'_>,
@@ -872,15 +894,23 @@ fn load<F: BitPositions>(
     let c = src.config.clone();
     // A file whose (n, p) this build sizes differently cannot be loaded as that filter: its
     // bits would be probed at other positions.
-    let sized = Config::sized::<F>(c.n, c.p, c.shard_bits)?;
+    let sized = Config::sized_as(twin, c.n, c.p, c.shard_bits)?;
     if let Some((field, file, ours)) = c.first_difference(&sized) {
         return Err(src.bad(format!(
             "its config has {field} = {file}, but this build sizes n = {}, p = {} as {field} = {ours}",
             c.n, c.p
         )));
     }
-    let mut loading =
-        RedisBloom::<F>::begin_load(conn, name, c.n, c.p, c.shard_bits, replace, LOAD_EXPIRY)?;
+    let mut loading = LoadCore::begin(
+        conn,
+        name,
+        twin,
+        c.n,
+        c.p,
+        c.shard_bits,
+        replace,
+        LOAD_EXPIRY,
+    )?;
     let total = c.bits / 8;
     let mut buf = vec![0u8; CHUNK_BYTES.min(total) as usize];
     let mut hasher = Xxh3::new();
@@ -928,9 +958,9 @@ fn load<F: BitPositions>(
             return Err(e);
         }
     };
-    let filter = loading.commit()?;
+    let store = loading.commit()?;
     Ok(Summary {
-        config: filter.config().clone(),
+        config: store.config().clone(),
         file_bytes: src.file_len,
         payload_bytes: total,
         fill,

@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use bloomlab_filters::{BitPositions, Digest, Geometry, Key};
 use redis::{Cmd, Value};
 
-use crate::config::{Config, DEFAULT_SHARD_BITS, MAX_SHARD_BITS};
+use crate::config::{Config, DEFAULT_SHARD_BITS, MAX_SHARD_BITS, Twin};
 use crate::conn::Connection;
 use crate::error::{RedisFilterError, Result};
 use crate::keys::{check_name, config_key, redis_offset, shard_key};
@@ -60,25 +61,32 @@ pub const CREATOR_WAIT: Duration = Duration::from_secs(10);
 /// Methods take `&mut self` because the connection is a single socket; open one filter handle
 /// per thread or client.
 pub struct RedisBloom<F> {
+    store: Store,
+    /// (shard, Redis offset) of the current key's positions, reused between keys.
+    scratch: Vec<(u64, u64)>,
+    _variant: PhantomData<fn() -> F>,
+}
+
+/// The part of a [`RedisBloom`] that does not depend on its twin type: the connection, the keys,
+/// the config and the expiry, and every command that does not compute positions. Written without
+/// `F` so that it is compiled once rather than once per variant.
+pub(crate) struct Store {
     conn: Connection,
     name: String,
     config: Config,
     config_key: String,
     shard_keys: Vec<String>,
-    /// (shard, Redis offset) of the current key's positions, reused between keys.
-    scratch: Vec<(u64, u64)>,
     /// The expiry every key was given at creation ([`RedisBloom::create_new`]), re-armed as the
     /// filter is used, and when it was last re-armed.
     expiry: Option<(Duration, Instant)>,
-    _variant: PhantomData<fn() -> F>,
 }
 
 impl<F> std::fmt::Debug for RedisBloom<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisBloom")
-            .field("url", &self.conn.url())
-            .field("name", &self.name)
-            .field("config", &self.config)
+            .field("url", &self.store.conn.url())
+            .field("name", &self.store.name)
+            .field("config", &self.store.config)
             .finish()
     }
 }
@@ -100,6 +108,14 @@ impl Op {
 }
 
 impl<F: BitPositions> RedisBloom<F> {
+    fn with_store(store: Store) -> Self {
+        Self {
+            store,
+            scratch: Vec::new(),
+            _variant: PhantomData,
+        }
+    }
+
     /// Opens the filter `name` sized for `n` keys at rate `p` by `F`'s rule, creating it if it
     /// does not exist, with shards of [`DEFAULT_SHARD_BITS`] (2^32 - 4096 bits): a filter of up
     /// to about 4.29e9 bits is one Redis string. See [`Self::create_or_open_sharded`].
@@ -117,14 +133,318 @@ impl<F: BitPositions> RedisBloom<F> {
     /// ([`RedisFilterError::ConfigMismatch`] names the first that differs, with both values) and
     /// that every shard has its length ([`RedisFilterError::Corrupt`] otherwise).
     pub fn create_or_open_sharded(
-        mut conn: Connection,
+        conn: Connection,
         name: &str,
         n: u64,
         p: f64,
         shard_bits: u64,
     ) -> Result<Self> {
+        Store::create_or_open(conn, name, Twin::of::<F>(), n, p, shard_bits).map(Self::with_store)
+    }
+
+    /// Creates the filter `name` fresh, sized for `n` keys at rate `p` in shards of `shard_bits`
+    /// bits, for a measuring run: a filter whose bits must start all zero.
+    ///
+    /// Guarantees:
+    /// - *Never reuses or overwrites.* The config hash is created atomically only if its key is
+    ///   absent, and each shard only if its key is absent; if any of the filter's keys exists
+    ///   (a leftover of a killed run, another client's filter) the result is
+    ///   [`RedisFilterError::Exists`] naming that key, and whatever this call created is deleted.
+    /// - *Leftovers go away.* With `expiry = Some(t)`, every key gets that expiry (PEXPIRE, in
+    ///   the same atomic step that creates it), so a run killed before [`Self::destroy`] leaves
+    ///   nothing behind after `t`. While the filter is used, the expiry is re-armed on every key
+    ///   whenever a quarter of `t` has passed since the last time (one pipelined PEXPIRE per
+    ///   key, before the next command), so a live run's keys expire only if it sends nothing
+    ///   for about 3/4 of `t`; a key found gone then is [`RedisFilterError::Expired`], never a
+    ///   silently re-created empty shard. `t` must be at least 1 ms.
+    pub fn create_new(
+        conn: Connection,
+        name: &str,
+        n: u64,
+        p: f64,
+        shard_bits: u64,
+        expiry: Option<Duration>,
+    ) -> Result<Self> {
+        Store::create_new(conn, name, Twin::of::<F>(), n, p, shard_bits, expiry)
+            .map(Self::with_store)
+    }
+
+    /// The expiry given at creation by [`Self::create_new`], if any.
+    pub fn expiry(&self) -> Option<Duration> {
+        self.store.expiry.map(|(t, _)| t)
+    }
+
+    /// Every Redis key of the filter: its config hash, then its shards.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.store.keys()
+    }
+
+    /// Opens the existing filter `name` with its stored (n, p) and shard size. Errors if there is
+    /// none ([`RedisFilterError::NotFound`]), if it was made with another layout, hash or index
+    /// scheme than `F`'s ([`RedisFilterError::ConfigMismatch`]), or if its config or shards are
+    /// damaged ([`RedisFilterError::Corrupt`]).
+    pub fn open(conn: Connection, name: &str) -> Result<Self> {
+        Store::open(conn, name, Twin::of::<F>()).map(Self::with_store)
+    }
+
+    /// Deletes the filter: its shards and its config hash.
+    pub fn destroy(mut self) -> Result<()> {
+        self.store.delete_keys()
+    }
+
+    /// The filter's name (its keys are [`crate::keys::config_key`] and [`crate::keys::shard_key`]).
+    pub fn name(&self) -> &str {
+        &self.store.name
+    }
+
+    /// The stored parameters.
+    pub fn config(&self) -> &Config {
+        &self.store.config
+    }
+
+    /// The connection's URL.
+    pub fn url(&self) -> &str {
+        self.store.conn.url()
+    }
+
+    /// The Redis key of shard `i` (`i < config().shards`).
+    pub fn shard_key(&self, i: u64) -> &str {
+        &self.store.shard_keys[i as usize]
+    }
+
+    /// The shape of the bit array: the in-memory twin's, since the positions are its positions
+    /// and shards are contiguous ranges of them.
+    pub fn geometry(&self) -> Geometry {
+        F::geometry_of(self.store.config.bits, self.store.config.hashes)
+    }
+
+    /// The theoretical false-positive rate after `members` distinct keys, the twin's.
+    pub fn fpr_theory(&self, members: u64) -> f64 {
+        F::theory_of(self.store.config.bits, self.store.config.hashes, members)
+    }
+
+    /// Appends the commands for digest `d` (one BITFIELD per shard its positions fall in: one
+    /// for the blocked layout and for a one-shard filter), and how many there are.
+    fn push_commands(&mut self, op: Op, d: Digest, cmds: &mut Vec<Cmd>) -> usize {
+        let c = &self.store.config;
+        let (bits, hashes, shard_bits) = (c.bits, c.hashes, c.shard_bits);
+        let scratch = &mut self.scratch;
+        scratch.clear();
+        F::for_each_position(bits, hashes, d, |g| {
+            scratch.push((g / shard_bits, redis_offset(g % shard_bits)));
+        });
+        self.store.push_planned(op, &mut self.scratch, cmds)
+    }
+
+    /// The shard of the first position planned last (labels errors).
+    fn planned_shard(&self) -> u64 {
+        self.scratch.first().map_or(0, |&(shard, _)| shard)
+    }
+
+    /// Inserts a digest: one round trip (one BITFIELD command per shard touched).
+    pub fn insert_digest(&mut self, d: Digest) -> Result<()> {
+        let mut cmds = Vec::with_capacity(1);
+        self.push_commands(Op::Insert, d, &mut cmds);
+        self.store
+            .send(Op::Insert, cmds, self.planned_shard())
+            .map(drop)
+    }
+
+    /// Looks up a digest: one round trip.
+    pub fn contains_digest(&mut self, d: Digest) -> Result<bool> {
+        let mut cmds = Vec::with_capacity(1);
+        let count = self.push_commands(Op::Lookup, d, &mut cmds);
+        let replies = self.store.send(Op::Lookup, cmds, self.planned_shard())?;
+        let mut answer = Vec::with_capacity(1);
+        self.store.answers(&replies, &[count], &mut answer)?;
+        Ok(answer[0])
+    }
+
+    /// Inserts `key` (the bytes of [`bloomlab_filters::key`], hashed as `F` hashes them).
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
+        let d = key.with_bytes(F::digest_of);
+        self.insert_digest(d)
+    }
+
+    /// Whether `key` may have been inserted.
+    pub fn contains<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        let d = key.with_bytes(F::digest_of);
+        self.contains_digest(d)
+    }
+
+    /// Inserts every key of `keys`, `per_round_trip` keys per pipeline (one round trip each on a
+    /// server). On an error, the keys of earlier pipelines are in; those of the failed one may be
+    /// partly in.
+    pub fn insert_batch<K: Key>(&mut self, keys: &[K], per_round_trip: usize) -> Result<()> {
+        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
+        self.insert_digests(&digests, per_round_trip)
+    }
+
+    /// [`Self::insert_batch`] for precomputed digests.
+    pub fn insert_digests(&mut self, digests: &[Digest], per_round_trip: usize) -> Result<()> {
+        check_batch(per_round_trip)?;
+        for chunk in digests.chunks(per_round_trip) {
+            let mut cmds = Vec::with_capacity(chunk.len());
+            let mut first = None;
+            for &d in chunk {
+                self.push_commands(Op::Insert, d, &mut cmds);
+                first.get_or_insert(self.planned_shard());
+            }
+            self.store.send(Op::Insert, cmds, first.unwrap_or(0))?;
+        }
+        Ok(())
+    }
+
+    /// Looks up every key of `keys`, `per_round_trip` keys per pipeline, calling
+    /// `found(i, contains(&keys[i]))` in order: the same answers as one `contains` per key. On an
+    /// error, the answers of earlier pipelines have been reported and no other.
+    pub fn contains_batch<K: Key>(
+        &mut self,
+        keys: &[K],
+        per_round_trip: usize,
+        found: impl FnMut(usize, bool),
+    ) -> Result<()> {
+        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
+        self.contains_digests(&digests, per_round_trip, found)
+    }
+
+    /// [`Self::contains_batch`] for precomputed digests.
+    pub fn contains_digests(
+        &mut self,
+        digests: &[Digest],
+        per_round_trip: usize,
+        mut found: impl FnMut(usize, bool),
+    ) -> Result<()> {
+        check_batch(per_round_trip)?;
+        let mut owners = Vec::with_capacity(per_round_trip.min(digests.len()));
+        let mut answers = Vec::with_capacity(owners.capacity());
+        for (c, chunk) in digests.chunks(per_round_trip).enumerate() {
+            let mut cmds = Vec::with_capacity(chunk.len());
+            owners.clear();
+            let mut first = None;
+            for &d in chunk {
+                owners.push(self.push_commands(Op::Lookup, d, &mut cmds));
+                first.get_or_insert(self.planned_shard());
+            }
+            let replies = self.store.send(Op::Lookup, cmds, first.unwrap_or(0))?;
+            self.store.answers(&replies, &owners, &mut answers)?;
+            // Reported only once the whole pipeline's replies were read and checked.
+            for (j, &hit) in answers.iter().enumerate() {
+                found(c * per_round_trip + j, hit);
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of shard `i` (GETRANGE of the whole string): bytes `i * shard_bits / 8`
+    /// onwards of the in-memory filter's bit array.
+    pub fn shard_bytes(&mut self, i: u64) -> Result<Vec<u8>> {
+        self.store.shard_bytes(i)
+    }
+
+    /// The whole bit array: the shards' bytes in order, equal to the in-memory twin's words as
+    /// little-endian bytes.
+    pub fn bytes(&mut self) -> Result<Vec<u8>> {
+        self.store.bytes()
+    }
+
+    /// Number of bits set (BITCOUNT over the shards).
+    pub fn set_bits(&mut self) -> Result<u64> {
+        self.store.set_bits()
+    }
+
+    /// Calls `each` with the whole bit array in order (the bytes of [`Self::bytes`]), in pieces of
+    /// at most `chunk_bytes` bytes, each read with one GETRANGE, so memory stays bounded by the
+    /// chunk size whatever the filter's size. A piece never straddles two shards, and with a
+    /// `chunk_bytes` that is a multiple of 8 every piece is a whole number of 64-bit words (shards
+    /// are whole 512-bit blocks, the last one whole words). `each` may modify the piece (it is
+    /// the caller's copy). A shard that returns fewer bytes than its config says is
+    /// [`RedisFilterError::Corrupt`]; the first error of `each` stops the reading and is returned.
+    ///
+    /// A filter that other clients insert into while it is read gives, per piece, the bits of
+    /// some moment during the read: bits are only ever set, so every key inserted before the
+    /// call began is in the result.
+    pub fn read_chunks<E: From<RedisFilterError>>(
+        &mut self,
+        chunk_bytes: u64,
+        each: impl FnMut(&mut [u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        self.store.read_chunks(chunk_bytes, each)
+    }
+
+    /// The server-side part, for the crate's code that needs no positions (export).
+    pub(crate) fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// Starts loading the filter `name`, sized for `n` keys at rate `p` by `F`'s rule in shards of
+    /// `shard_bits` bits, from bytes the caller writes ([`Loading::write`]): an import.
+    ///
+    /// Guarantees:
+    /// - *Invisible until committed.* The shards are created (zeroed, at full length, so the
+    ///   server's memory is taken or refused at once), but the config hash is written only by
+    ///   [`Loading::commit`]: until then, opening `name` is [`RedisFilterError::NotFound`], never a
+    ///   half-written filter whose missing bits would be false negatives.
+    /// - *Never overwrites by accident.* Without `replace`, an existing config hash is
+    ///   [`RedisFilterError::Exists`]; with it, the existing filter's keys (as its stored config
+    ///   names them; a foreign key or a corrupt config is an error and nothing is deleted) are
+    ///   deleted first, its config hash before its shards (clients that have it open then read
+    ///   missing shards as zero bits: replacing a live filter is `swap`'s job). A shard key that
+    ///   exists is `Exists` in both cases, and whatever this call created is deleted.
+    /// - *Leftovers go away.* Every key carries `expiry` (at least 1 ms) until the commit, re-armed
+    ///   while the load writes, so a loader killed mid-way leaves nothing after `expiry`.
+    pub fn begin_load(
+        conn: Connection,
+        name: &str,
+        n: u64,
+        p: f64,
+        shard_bits: u64,
+        replace: bool,
+        expiry: Duration,
+    ) -> Result<Loading<F>> {
+        let twin = Twin::of::<F>();
+        let core = LoadCore::begin(conn, name, twin, n, p, shard_bits, replace, expiry)?;
+        Ok(Loading {
+            core,
+            _variant: PhantomData,
+        })
+    }
+}
+
+fn check_batch(per_round_trip: usize) -> Result<()> {
+    if per_round_trip == 0 {
+        return Err(RedisFilterError::OutOfRange {
+            what: "keys per round trip",
+            value: "0".into(),
+            allowed: "it must be at least 1".into(),
+        });
+    }
+    Ok(())
+}
+
+impl Store {
+    fn assemble(conn: Connection, name: &str, config: Config) -> Self {
+        Self {
+            shard_keys: (0..config.shards).map(|i| shard_key(name, i)).collect(),
+            config_key: config_key(name),
+            conn,
+            name: name.to_owned(),
+            config,
+            expiry: None,
+        }
+    }
+
+    /// [`RedisBloom::create_or_open_sharded`] for the twin `twin`.
+    fn create_or_open(
+        mut conn: Connection,
+        name: &str,
+        twin: Twin,
+        n: u64,
+        p: f64,
+        shard_bits: u64,
+    ) -> Result<Self> {
         check_name(name)?;
-        let requested = Config::sized::<F>(n, p, shard_bits)?;
+        let requested = Config::sized_as(twin, n, p, shard_bits)?;
         let key = config_key(name);
         let mut eval = redis::cmd("EVAL");
         eval.arg(CREATE_IF_ABSENT).arg(1).arg(&key);
@@ -166,24 +486,11 @@ impl<F: BitPositions> RedisBloom<F> {
         Ok(filter)
     }
 
-    /// Creates the filter `name` fresh, sized for `n` keys at rate `p` in shards of `shard_bits`
-    /// bits, for a measuring run: a filter whose bits must start all zero.
-    ///
-    /// Guarantees:
-    /// - *Never reuses or overwrites.* The config hash is created atomically only if its key is
-    ///   absent, and each shard only if its key is absent; if any of the filter's keys exists
-    ///   (a leftover of a killed run, another client's filter) the result is
-    ///   [`RedisFilterError::Exists`] naming that key, and whatever this call created is deleted.
-    /// - *Leftovers go away.* With `expiry = Some(t)`, every key gets that expiry (PEXPIRE, in
-    ///   the same atomic step that creates it), so a run killed before [`Self::destroy`] leaves
-    ///   nothing behind after `t`. While the filter is used, the expiry is re-armed on every key
-    ///   whenever a quarter of `t` has passed since the last time (one pipelined PEXPIRE per
-    ///   key, before the next command), so a live run's keys expire only if it sends nothing
-    ///   for about 3/4 of `t`; a key found gone then is [`RedisFilterError::Expired`], never a
-    ///   silently re-created empty shard. `t` must be at least 1 ms.
-    pub fn create_new(
+    /// [`RedisBloom::create_new`] for the twin `twin`.
+    fn create_new(
         mut conn: Connection,
         name: &str,
+        twin: Twin,
         n: u64,
         p: f64,
         shard_bits: u64,
@@ -201,7 +508,7 @@ impl<F: BitPositions> RedisBloom<F> {
             Some(t) => u64::try_from(t.as_millis()).unwrap_or(u64::MAX),
             None => 0,
         };
-        let config = Config::sized::<F>(n, p, shard_bits)?;
+        let config = Config::sized_as(twin, n, p, shard_bits)?;
         let key = config_key(name);
         let mut eval = redis::cmd("EVAL");
         eval.arg(CREATE_FRESH).arg(1).arg(&key).arg(ttl_ms);
@@ -251,8 +558,46 @@ impl<F: BitPositions> RedisBloom<F> {
         Ok(filter)
     }
 
-    /// Re-arms the expiry of every key of a filter made by [`Self::create_new`] with one, if a
-    /// quarter of it has passed since the last time; nothing otherwise.
+    /// [`RedisBloom::open`] for the twin `twin`.
+    fn open(conn: Connection, name: &str, twin: Twin) -> Result<Self> {
+        check_name(name)?;
+        let mut filter = Self::assemble(
+            conn,
+            name,
+            Config {
+                layout: twin.layout,
+                hash: twin.hash.to_owned(),
+                index: twin.index.to_owned(),
+                n: 0,
+                p: 0.0,
+                bits: 0,
+                hashes: 0,
+                shard_bits: MAX_SHARD_BITS,
+                shards: 0,
+            },
+        );
+        let stored = filter.read_config()?;
+        for (field, stored_value, requested) in [
+            ("layout", stored.layout.to_string(), twin.layout.to_string()),
+            ("hash", stored.hash.clone(), twin.hash.to_owned()),
+            ("index", stored.index.clone(), twin.index.to_owned()),
+        ] {
+            if stored_value != requested {
+                return Err(RedisFilterError::ConfigMismatch {
+                    name: name.to_owned(),
+                    field,
+                    stored: stored_value,
+                    requested,
+                });
+            }
+        }
+        let mut filter = Self::assemble(filter.conn, name, stored);
+        filter.check_shards()?;
+        Ok(filter)
+    }
+
+    /// Re-arms the expiry of every key of a filter made by [`RedisBloom::create_new`] with one,
+    /// if a quarter of it has passed since the last time; nothing otherwise.
     fn keep_alive(&mut self) -> Result<()> {
         let Some((ttl, last)) = self.expiry else {
             return Ok(());
@@ -261,9 +606,7 @@ impl<F: BitPositions> RedisBloom<F> {
             return Ok(());
         }
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        let keys: Vec<String> = std::iter::once(self.config_key.clone())
-            .chain(self.shard_keys.iter().cloned())
-            .collect();
+        let keys: Vec<String> = self.keys().map(str::to_owned).collect();
         let cmds = keys
             .iter()
             .map(|k| {
@@ -285,68 +628,8 @@ impl<F: BitPositions> RedisBloom<F> {
         Ok(())
     }
 
-    /// The expiry given at creation by [`Self::create_new`], if any.
-    pub fn expiry(&self) -> Option<Duration> {
-        self.expiry.map(|(t, _)| t)
-    }
-
-    /// Every Redis key of the filter: its config hash, then its shards.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
+    fn keys(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.config_key.as_str()).chain(self.shard_keys.iter().map(String::as_str))
-    }
-
-    /// Opens the existing filter `name` with its stored (n, p) and shard size. Errors if there is
-    /// none ([`RedisFilterError::NotFound`]), if it was made with another layout, hash or index
-    /// scheme than `F`'s ([`RedisFilterError::ConfigMismatch`]), or if its config or shards are
-    /// damaged ([`RedisFilterError::Corrupt`]).
-    pub fn open(conn: Connection, name: &str) -> Result<Self> {
-        check_name(name)?;
-        let mut filter = Self::assemble(
-            conn,
-            name,
-            Config {
-                layout: F::LAYOUT,
-                hash: F::HASH_ID.to_owned(),
-                index: F::INDEX_ID.to_owned(),
-                n: 0,
-                p: 0.0,
-                bits: 0,
-                hashes: 0,
-                shard_bits: MAX_SHARD_BITS,
-                shards: 0,
-            },
-        );
-        let stored = filter.read_config()?;
-        for (field, stored_value, requested) in [
-            ("layout", stored.layout.to_string(), F::LAYOUT.to_string()),
-            ("hash", stored.hash.clone(), F::HASH_ID.to_owned()),
-            ("index", stored.index.clone(), F::INDEX_ID.to_owned()),
-        ] {
-            if stored_value != requested {
-                return Err(RedisFilterError::ConfigMismatch {
-                    name: name.to_owned(),
-                    field,
-                    stored: stored_value,
-                    requested,
-                });
-            }
-        }
-        let mut filter = Self::assemble(filter.conn, name, stored);
-        filter.check_shards()?;
-        Ok(filter)
-    }
-
-    fn assemble(conn: Connection, name: &str, config: Config) -> Self {
-        Self {
-            shard_keys: (0..config.shards).map(|i| shard_key(name, i)).collect(),
-            config_key: config_key(name),
-            conn,
-            name: name.to_owned(),
-            config,
-            scratch: Vec::new(),
-            expiry: None,
-            _variant: PhantomData,
-        }
     }
 
     /// Reads and checks the config hash.
@@ -424,8 +707,12 @@ impl<F: BitPositions> RedisBloom<F> {
     }
 
     fn delete_keys(&mut self) -> Result<()> {
-        let mut keys = self.shard_keys.clone();
-        keys.push(self.config_key.clone());
+        let keys: Vec<String> = self
+            .shard_keys
+            .iter()
+            .chain([&self.config_key])
+            .cloned()
+            .collect();
         for key in keys {
             // One DEL per key: a cluster refuses multi-key commands across slots.
             self.conn
@@ -434,72 +721,25 @@ impl<F: BitPositions> RedisBloom<F> {
         Ok(())
     }
 
-    /// Deletes the filter: its shards and its config hash.
-    pub fn destroy(mut self) -> Result<()> {
-        self.delete_keys()
-    }
-
-    /// The filter's name (its keys are [`crate::keys::config_key`] and [`crate::keys::shard_key`]).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The stored parameters.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// The connection's URL.
-    pub fn url(&self) -> &str {
-        self.conn.url()
-    }
-
-    /// The Redis key of shard `i` (`i < config().shards`).
-    pub fn shard_key(&self, i: u64) -> &str {
-        &self.shard_keys[i as usize]
-    }
-
-    /// The shape of the bit array: the in-memory twin's, since the positions are its positions
-    /// and shards are contiguous ranges of them.
-    pub fn geometry(&self) -> Geometry {
-        F::geometry_of(self.config.bits, self.config.hashes)
-    }
-
-    /// The theoretical false-positive rate after `members` distinct keys, the twin's.
-    pub fn fpr_theory(&self, members: u64) -> f64 {
-        F::theory_of(self.config.bits, self.config.hashes, members)
-    }
-
-    /// Fills `scratch` with the (shard, Redis offset) of `d`'s positions, grouped by shard.
-    fn plan(&mut self, d: Digest) {
-        let (bits, hashes, shard_bits) =
-            (self.config.bits, self.config.hashes, self.config.shard_bits);
-        let scratch = &mut self.scratch;
-        scratch.clear();
-        F::for_each_position(bits, hashes, d, |g| {
-            scratch.push((g / shard_bits, redis_offset(g % shard_bits)));
-        });
+    /// Appends the commands for the positions planned in `scratch` ((shard, Redis offset) pairs
+    /// in probe order; sorted here by shard): one BITFIELD per shard they fall in. Returns how
+    /// many commands that is.
+    fn push_planned(&self, op: Op, scratch: &mut [(u64, u64)], cmds: &mut Vec<Cmd>) -> usize {
         if self.config.shards > 1 {
             scratch.sort_unstable_by_key(|&(shard, _)| shard);
         }
-    }
-
-    /// Appends the commands for digest `d` (one BITFIELD per shard its positions fall in: one
-    /// for the blocked layout and for a one-shard filter), and how many there are.
-    fn push_commands(&mut self, op: Op, d: Digest, cmds: &mut Vec<Cmd>) -> usize {
-        self.plan(d);
         let mut count = 0;
         let mut i = 0;
-        while i < self.scratch.len() {
-            let shard = self.scratch[i].0;
+        while i < scratch.len() {
+            let shard = scratch[i].0;
             let mut c = redis::cmd(match op {
                 Op::Insert => "BITFIELD",
                 // The read-only form: also allowed on replicas.
                 Op::Lookup => "BITFIELD_RO",
             });
             c.arg(&self.shard_keys[shard as usize]);
-            while i < self.scratch.len() && self.scratch[i].0 == shard {
-                let offset = self.scratch[i].1;
+            while i < scratch.len() && scratch[i].0 == shard {
+                let offset = scratch[i].1;
                 match op {
                     Op::Insert => c.arg("SET").arg("u1").arg(offset).arg(1),
                     Op::Lookup => c.arg("GET").arg("u1").arg(offset),
@@ -510,11 +750,6 @@ impl<F: BitPositions> RedisBloom<F> {
             count += 1;
         }
         count
-    }
-
-    /// The shard of the first position planned last (labels errors).
-    fn planned_shard(&self) -> u64 {
-        self.scratch.first().map_or(0, |&(shard, _)| shard)
     }
 
     /// Sends `cmds`: as one command when there is one, else as one pipeline. Errors are labelled
@@ -531,6 +766,27 @@ impl<F: BitPositions> RedisBloom<F> {
         } else {
             self.conn.pipeline(cmds, op.label(), &key)
         }
+    }
+
+    /// Replaces `answers` with one answer per key of a lookup pipeline: key `j` owns the next
+    /// `owners[j]` replies, and is present if every bit they read is set.
+    fn answers(&self, replies: &[Value], owners: &[usize], answers: &mut Vec<bool>) -> Result<()> {
+        answers.clear();
+        let mut replies = replies.iter();
+        for &count in owners {
+            let mut all = true;
+            for _ in 0..count {
+                let r = replies.next().ok_or_else(|| RedisFilterError::Reply {
+                    url: self.conn.url().to_owned(),
+                    operation: "lookup",
+                    key: self.shard_keys[0].clone(),
+                    reply: "fewer replies than commands".into(),
+                })?;
+                all &= self.all_set(r)?;
+            }
+            answers.push(all);
+        }
+        Ok(())
     }
 
     /// Whether a BITFIELD reply shows every bit it read set; an error for a reply of another
@@ -561,128 +817,7 @@ impl<F: BitPositions> RedisBloom<F> {
         }
     }
 
-    /// Inserts a digest: one round trip (one BITFIELD command per shard touched).
-    pub fn insert_digest(&mut self, d: Digest) -> Result<()> {
-        let mut cmds = Vec::with_capacity(1);
-        self.push_commands(Op::Insert, d, &mut cmds);
-        self.send(Op::Insert, cmds, self.planned_shard()).map(drop)
-    }
-
-    /// Looks up a digest: one round trip.
-    pub fn contains_digest(&mut self, d: Digest) -> Result<bool> {
-        let mut cmds = Vec::with_capacity(1);
-        self.push_commands(Op::Lookup, d, &mut cmds);
-        let replies = self.send(Op::Lookup, cmds, self.planned_shard())?;
-        let mut all = true;
-        for r in &replies {
-            all &= self.all_set(r)?;
-        }
-        Ok(all)
-    }
-
-    /// Inserts `key` (the bytes of [`bloomlab_filters::key`], hashed as `F` hashes them).
-    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
-        let d = key.with_bytes(F::digest_of);
-        self.insert_digest(d)
-    }
-
-    /// Whether `key` may have been inserted.
-    pub fn contains<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
-        let d = key.with_bytes(F::digest_of);
-        self.contains_digest(d)
-    }
-
-    fn check_batch(per_round_trip: usize) -> Result<()> {
-        if per_round_trip == 0 {
-            return Err(RedisFilterError::OutOfRange {
-                what: "keys per round trip",
-                value: "0".into(),
-                allowed: "it must be at least 1".into(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Inserts every key of `keys`, `per_round_trip` keys per pipeline (one round trip each on a
-    /// server). On an error, the keys of earlier pipelines are in; those of the failed one may be
-    /// partly in.
-    pub fn insert_batch<K: Key>(&mut self, keys: &[K], per_round_trip: usize) -> Result<()> {
-        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
-        self.insert_digests(&digests, per_round_trip)
-    }
-
-    /// [`Self::insert_batch`] for precomputed digests.
-    pub fn insert_digests(&mut self, digests: &[Digest], per_round_trip: usize) -> Result<()> {
-        Self::check_batch(per_round_trip)?;
-        for chunk in digests.chunks(per_round_trip) {
-            let mut cmds = Vec::with_capacity(chunk.len());
-            let mut first = None;
-            for &d in chunk {
-                self.push_commands(Op::Insert, d, &mut cmds);
-                first.get_or_insert(self.planned_shard());
-            }
-            self.send(Op::Insert, cmds, first.unwrap_or(0))?;
-        }
-        Ok(())
-    }
-
-    /// Looks up every key of `keys`, `per_round_trip` keys per pipeline, calling
-    /// `found(i, contains(&keys[i]))` in order: the same answers as one `contains` per key. On an
-    /// error, the answers of earlier pipelines have been reported and no other.
-    pub fn contains_batch<K: Key>(
-        &mut self,
-        keys: &[K],
-        per_round_trip: usize,
-        found: impl FnMut(usize, bool),
-    ) -> Result<()> {
-        let digests: Vec<Digest> = keys.iter().map(|k| k.with_bytes(F::digest_of)).collect();
-        self.contains_digests(&digests, per_round_trip, found)
-    }
-
-    /// [`Self::contains_batch`] for precomputed digests.
-    pub fn contains_digests(
-        &mut self,
-        digests: &[Digest],
-        per_round_trip: usize,
-        mut found: impl FnMut(usize, bool),
-    ) -> Result<()> {
-        Self::check_batch(per_round_trip)?;
-        let mut owners = Vec::with_capacity(per_round_trip.min(digests.len()));
-        for (c, chunk) in digests.chunks(per_round_trip).enumerate() {
-            let mut cmds = Vec::with_capacity(chunk.len());
-            owners.clear();
-            let mut first = None;
-            for &d in chunk {
-                owners.push(self.push_commands(Op::Lookup, d, &mut cmds));
-                first.get_or_insert(self.planned_shard());
-            }
-            let replies = self.send(Op::Lookup, cmds, first.unwrap_or(0))?;
-            let mut answers = Vec::with_capacity(owners.len());
-            let mut replies = replies.iter();
-            for &count in &owners {
-                let mut all = true;
-                for _ in 0..count {
-                    let r = replies.next().ok_or_else(|| RedisFilterError::Reply {
-                        url: self.conn.url().to_owned(),
-                        operation: "lookup",
-                        key: self.shard_keys[0].clone(),
-                        reply: "fewer replies than commands".into(),
-                    })?;
-                    all &= self.all_set(r)?;
-                }
-                answers.push(all);
-            }
-            // Reported only once the whole pipeline's replies were read and checked.
-            for (j, hit) in answers.into_iter().enumerate() {
-                found(c * per_round_trip + j, hit);
-            }
-        }
-        Ok(())
-    }
-
-    /// The bytes of shard `i` (GETRANGE of the whole string): bytes `i * shard_bits / 8`
-    /// onwards of the in-memory filter's bit array.
-    pub fn shard_bytes(&mut self, i: u64) -> Result<Vec<u8>> {
+    fn shard_bytes(&mut self, i: u64) -> Result<Vec<u8>> {
         let key = self.shard_keys[i as usize].clone();
         self.conn.query(
             redis::cmd("GETRANGE").arg(&key).arg(0).arg(-1),
@@ -691,9 +826,7 @@ impl<F: BitPositions> RedisBloom<F> {
         )
     }
 
-    /// The whole bit array: the shards' bytes in order, equal to the in-memory twin's words as
-    /// little-endian bytes.
-    pub fn bytes(&mut self) -> Result<Vec<u8>> {
+    fn bytes(&mut self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         for i in 0..self.config.shards {
             out.extend(self.shard_bytes(i)?);
@@ -701,8 +834,7 @@ impl<F: BitPositions> RedisBloom<F> {
         Ok(out)
     }
 
-    /// Number of bits set (BITCOUNT over the shards).
-    pub fn set_bits(&mut self) -> Result<u64> {
+    fn set_bits(&mut self) -> Result<u64> {
         let mut total = 0;
         for key in self.shard_keys.clone() {
             let n: u64 = self
@@ -712,50 +844,45 @@ impl<F: BitPositions> RedisBloom<F> {
         }
         Ok(total)
     }
-}
 
-/// The shard pieces of the global byte range `offset..offset + len` of a filter with `config`:
-/// (shard, offset inside the shard, length) in order; none straddles two shards.
-fn shard_pieces(config: &Config, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64, u64)> {
-    let shard_bytes = config.shard_bits / 8;
-    let end = offset + len;
-    let mut at = offset;
-    std::iter::from_fn(move || {
-        if at >= end {
-            return None;
-        }
-        let shard = at / shard_bytes;
-        let local = at % shard_bytes;
-        let take = (shard_bytes - local).min(end - at);
-        at += take;
-        Some((shard, local, take))
-    })
-}
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
 
-impl<F: BitPositions> RedisBloom<F> {
-    /// Calls `each` with the whole bit array in order (the bytes of [`Self::bytes`]), in pieces of
-    /// at most `chunk_bytes` bytes, each read with one GETRANGE, so memory stays bounded by the
-    /// chunk size whatever the filter's size. A piece never straddles two shards, and with a
-    /// `chunk_bytes` that is a multiple of 8 every piece is a whole number of 64-bit words (shards
-    /// are whole 512-bit blocks, the last one whole words). `each` may modify the piece (it is
-    /// the caller's copy). A shard that returns fewer bytes than its config says is
-    /// [`RedisFilterError::Corrupt`]; the first error of `each` stops the reading and is returned.
-    ///
-    /// A filter that other clients insert into while it is read gives, per piece, the bits of
-    /// some moment during the read: bits are only ever set, so every key inserted before the
-    /// call began is in the result.
-    pub fn read_chunks<E: From<RedisFilterError>>(
+    /// [`RedisBloom::read_chunks`]: a thin generic shell over [`Self::read_pieces`], which does
+    /// the reading.
+    pub(crate) fn read_chunks<E: From<RedisFilterError>>(
         &mut self,
         chunk_bytes: u64,
         mut each: impl FnMut(&mut [u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
+        let mut failed = None;
+        let read = self.read_pieces(chunk_bytes, &mut |piece| match each(piece) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => read.map_err(E::from),
+        }
+    }
+
+    /// Calls `each` with the bit array's pieces in order, until it breaks (then `Ok`: the caller
+    /// knows why it stopped).
+    fn read_pieces(
+        &mut self,
+        chunk_bytes: u64,
+        each: &mut dyn FnMut(&mut [u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
         if chunk_bytes == 0 || !chunk_bytes.is_multiple_of(8) {
             return Err(RedisFilterError::OutOfRange {
                 what: "chunk size (bytes)",
                 value: chunk_bytes.to_string(),
                 allowed: "a positive multiple of 8".into(),
-            }
-            .into());
+            });
         }
         for shard in 0..self.config.shards {
             let len = self.config.shard_bytes(shard);
@@ -778,41 +905,110 @@ impl<F: BitPositions> RedisBloom<F> {
                             at + take,
                             piece.len()
                         ),
-                    }
-                    .into());
+                    });
                 }
-                each(&mut piece)?;
+                if each(&mut piece).is_break() {
+                    return Ok(());
+                }
                 at += take;
             }
         }
         Ok(())
     }
+}
 
-    /// Starts loading the filter `name`, sized for `n` keys at rate `p` by `F`'s rule in shards of
-    /// `shard_bits` bits, from bytes the caller writes ([`Loading::write`]): an import.
-    ///
-    /// Guarantees:
-    /// - *Invisible until committed.* The shards are created (zeroed, at full length, so the
-    ///   server's memory is taken or refused at once), but the config hash is written only by
-    ///   [`Loading::commit`]: until then, opening `name` is [`RedisFilterError::NotFound`], never a
-    ///   half-written filter whose missing bits would be false negatives.
-    /// - *Never overwrites by accident.* Without `replace`, an existing config hash is
-    ///   [`RedisFilterError::Exists`]; with it, the existing filter's keys (as its stored config
-    ///   names them; a foreign key or a corrupt config is an error and nothing is deleted) are
-    ///   deleted first, its config hash before its shards (clients that have it open then read
-    ///   missing shards as zero bits: replacing a live filter is `swap`'s job). A shard key that
-    ///   exists is `Exists` in both cases, and whatever this call created is deleted.
-    /// - *Leftovers go away.* Every key carries `expiry` (at least 1 ms) until the commit, re-armed
-    ///   while the load writes, so a loader killed mid-way leaves nothing after `expiry`.
-    pub fn begin_load(
+/// The shard pieces of the global byte range `offset..offset + len` of a filter with `config`:
+/// (shard, offset inside the shard, length) in order; none straddles two shards.
+fn shard_pieces(config: &Config, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64, u64)> {
+    let shard_bytes = config.shard_bits / 8;
+    let end = offset + len;
+    let mut at = offset;
+    std::iter::from_fn(move || {
+        if at >= end {
+            return None;
+        }
+        let shard = at / shard_bytes;
+        let local = at % shard_bytes;
+        let take = (shard_bytes - local).min(end - at);
+        at += take;
+        Some((shard, local, take))
+    })
+}
+
+/// A filter being loaded by [`RedisBloom::begin_load`]: shards created and written piece by
+/// piece, each with an expiry, and no config hash yet. Finish with [`Loading::commit`] or
+/// [`Loading::abort`]; a `Loading` dropped without either leaves its shards to expire.
+pub struct Loading<F> {
+    core: LoadCore,
+    _variant: PhantomData<fn() -> F>,
+}
+
+impl<F> std::fmt::Debug for Loading<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.core.store;
+        f.debug_struct("Loading")
+            .field("url", &s.conn.url())
+            .field("name", &s.name)
+            .field("config", &s.config)
+            .finish()
+    }
+}
+
+impl<F: BitPositions> Loading<F> {
+    /// The config the filter gets at the commit.
+    pub fn config(&self) -> &Config {
+        &self.core.store.config
+    }
+
+    /// The filter's shard keys, in order.
+    pub fn shard_keys(&self) -> impl Iterator<Item = &str> {
+        self.core.store.shard_keys.iter().map(String::as_str)
+    }
+
+    /// Writes `bytes` at byte `offset` of the bit array (the in-memory layout's bytes, whatever
+    /// the shard size): one SETRANGE per shard the range touches. A range past the end of the
+    /// array is [`RedisFilterError::OutOfRange`] and writes nothing.
+    pub fn write(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        self.core.write(offset, bytes)
+    }
+
+    /// Makes the loaded filter visible and permanent: writes the config hash (atomically, only if
+    /// no client created one of this name during the load: else [`RedisFilterError::Exists`], and
+    /// the shards are left to expire, since that client may be using them), removes every key's
+    /// expiry (PERSIST), and checks every shard's length, as [`RedisBloom::open`] does; if a shard
+    /// was lost, the config and shards are deleted again and the error returned.
+    pub fn commit(self) -> Result<RedisBloom<F>> {
+        self.core.commit().map(RedisBloom::with_store)
+    }
+
+    /// Deletes the shards written so far (the config hash was never written): the server is as
+    /// before the load (with `replace`, the replaced filter stays deleted).
+    pub fn abort(self) -> Result<()> {
+        self.core.abort()
+    }
+}
+
+/// The part of a [`Loading`] that does not depend on its twin type.
+pub(crate) struct LoadCore {
+    store: Store,
+    ttl_ms: u64,
+    /// When the shards' expiry was last set.
+    armed: Instant,
+}
+
+impl LoadCore {
+    /// [`RedisBloom::begin_load`] for the twin `twin`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn begin(
         mut conn: Connection,
         name: &str,
+        twin: Twin,
         n: u64,
         p: f64,
         shard_bits: u64,
         replace: bool,
         expiry: Duration,
-    ) -> Result<Loading<F>> {
+    ) -> Result<Self> {
         check_name(name)?;
         let ttl_ms = u64::try_from(expiry.as_millis()).unwrap_or(u64::MAX);
         if ttl_ms == 0 {
@@ -822,7 +1018,7 @@ impl<F: BitPositions> RedisBloom<F> {
                 allowed: "at least 1 ms".into(),
             });
         }
-        let config = Config::sized::<F>(n, p, shard_bits)?;
+        let config = Config::sized_as(twin, n, p, shard_bits)?;
         let key = config_key(name);
         let exists: i64 = conn.query(redis::cmd("EXISTS").arg(&key), "load", &key)?;
         if exists == 1 {
@@ -836,7 +1032,7 @@ impl<F: BitPositions> RedisBloom<F> {
             // A foreign key or a damaged config under the name is an error, and nothing is
             // deleted.
             let stored = crate::admin::stored_config(&mut conn, name)?;
-            let mut old = Self::assemble(conn, name, stored);
+            let mut old = Store::assemble(conn, name, stored);
             // The config first: a client opening the name from now on gets NotFound rather than
             // a filter with missing shards.
             let keys: Vec<String> = old.keys().map(str::to_owned).collect();
@@ -846,48 +1042,17 @@ impl<F: BitPositions> RedisBloom<F> {
             }
             conn = old.conn;
         }
-        let filter = Self::assemble(conn, name, config);
-        let mut loading = Loading {
-            filter,
+        let mut loading = Self {
+            store: Store::assemble(conn, name, config),
             ttl_ms,
             armed: Instant::now(),
         };
         loading.create_shards()?;
         Ok(loading)
     }
-}
-
-/// A filter being loaded by [`RedisBloom::begin_load`]: shards created and written piece by
-/// piece, each with an expiry, and no config hash yet. Finish with [`Loading::commit`] or
-/// [`Loading::abort`]; a `Loading` dropped without either leaves its shards to expire.
-pub struct Loading<F> {
-    filter: RedisBloom<F>,
-    ttl_ms: u64,
-    /// When the shards' expiry was last set.
-    armed: Instant,
-}
-
-impl<F> std::fmt::Debug for Loading<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Loading")
-            .field("filter", &self.filter)
-            .finish()
-    }
-}
-
-impl<F: BitPositions> Loading<F> {
-    /// The config the filter gets at the commit.
-    pub fn config(&self) -> &Config {
-        &self.filter.config
-    }
-
-    /// The filter's shard keys, in order.
-    pub fn shard_keys(&self) -> impl Iterator<Item = &str> {
-        self.filter.shard_keys.iter().map(String::as_str)
-    }
 
     fn create_shards(&mut self) -> Result<()> {
-        let f = &mut self.filter;
+        let f = &mut self.store;
         let cmds = f.shard_scripts(CREATE_FRESH_SHARD, &[self.ttl_ms]);
         let first = f.shard_keys[0].clone();
         let made = match f.conn.pipeline(cmds, "load (create shards)", &first) {
@@ -904,8 +1069,8 @@ impl<F: BitPositions> Loading<F> {
             let mine: Vec<bool> = made.iter().map(|v| matches!(v, Value::Int(1))).collect();
             let _ = self.delete_shards(Some(&mine));
             return Err(RedisFilterError::Exists {
-                url: self.filter.conn.url().to_owned(),
-                name: self.filter.name.clone(),
+                url: self.store.conn.url().to_owned(),
+                name: self.store.name.clone(),
                 key: taken,
             });
         }
@@ -915,7 +1080,7 @@ impl<F: BitPositions> Loading<F> {
 
     /// Deletes the shards (those marked `true` in `which`, or all).
     fn delete_shards(&mut self, which: Option<&[bool]>) -> Result<()> {
-        let f = &mut self.filter;
+        let f = &mut self.store;
         let mut first = None;
         for (i, key) in f.shard_keys.iter().enumerate() {
             if which.is_none_or(|w| w.get(i).copied().unwrap_or(false)) {
@@ -936,7 +1101,7 @@ impl<F: BitPositions> Loading<F> {
         if (self.armed.elapsed().as_millis() as u64) < self.ttl_ms / 4 {
             return Ok(());
         }
-        let f = &mut self.filter;
+        let f = &mut self.store;
         let cmds = f
             .shard_keys
             .iter()
@@ -960,11 +1125,9 @@ impl<F: BitPositions> Loading<F> {
         Ok(())
     }
 
-    /// Writes `bytes` at byte `offset` of the bit array (the in-memory layout's bytes, whatever
-    /// the shard size): one SETRANGE per shard the range touches. A range past the end of the
-    /// array is [`RedisFilterError::OutOfRange`] and writes nothing.
-    pub fn write(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
-        let total = self.filter.config.bits / 8;
+    /// [`Loading::write`].
+    pub(crate) fn write(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        let total = self.store.config.bits / 8;
         let end = offset.checked_add(bytes.len() as u64);
         if end.is_none_or(|e| e > total) {
             return Err(RedisFilterError::OutOfRange {
@@ -975,10 +1138,10 @@ impl<F: BitPositions> Loading<F> {
         }
         self.keep_alive()?;
         let mut done = 0usize;
-        for (shard, local, len) in shard_pieces(&self.filter.config, offset, bytes.len() as u64) {
-            let key = &self.filter.shard_keys[shard as usize];
+        for (shard, local, len) in shard_pieces(&self.store.config, offset, bytes.len() as u64) {
+            let key = &self.store.shard_keys[shard as usize];
             let piece = &bytes[done..done + len as usize];
-            self.filter.conn.query::<i64>(
+            self.store.conn.query::<i64>(
                 redis::cmd("SETRANGE").arg(key).arg(local).arg(piece),
                 "load (write)",
                 key,
@@ -988,13 +1151,9 @@ impl<F: BitPositions> Loading<F> {
         Ok(())
     }
 
-    /// Makes the loaded filter visible and permanent: writes the config hash (atomically, only if
-    /// no client created one of this name during the load: else [`RedisFilterError::Exists`], and
-    /// the shards are left to expire, since that client may be using them), removes every key's
-    /// expiry (PERSIST), and checks every shard's length, as [`RedisBloom::open`] does; if a shard
-    /// was lost, the config and shards are deleted again and the error returned.
-    pub fn commit(mut self) -> Result<RedisBloom<F>> {
-        let f = &mut self.filter;
+    /// [`Loading::commit`].
+    pub(crate) fn commit(mut self) -> Result<Store> {
+        let f = &mut self.store;
         let key = f.config_key.clone();
         let mut eval = redis::cmd("EVAL");
         eval.arg(CREATE_FRESH).arg(1).arg(&key).arg(self.ttl_ms);
@@ -1014,13 +1173,13 @@ impl<F: BitPositions> Loading<F> {
             let _ = f.delete_keys();
             return Err(e);
         }
-        Ok(self.filter)
+        Ok(self.store)
     }
 
     /// Removes every key's expiry and checks the shards' lengths. A key that no longer had an
     /// expiry (it expired during a stall and was re-created short by a write, or vanished) is
     /// [`RedisFilterError::Expired`].
-    fn persist(f: &mut RedisBloom<F>, ttl_ms: u64) -> Result<()> {
+    fn persist(f: &mut Store, ttl_ms: u64) -> Result<()> {
         let keys: Vec<String> = f.keys().map(str::to_owned).collect();
         let cmds = keys
             .iter()
@@ -1042,9 +1201,8 @@ impl<F: BitPositions> Loading<F> {
         f.check_shards()
     }
 
-    /// Deletes the shards written so far (the config hash was never written): the server is as
-    /// before the load (with `replace`, the replaced filter stays deleted).
-    pub fn abort(mut self) -> Result<()> {
+    /// [`Loading::abort`].
+    pub(crate) fn abort(mut self) -> Result<()> {
         self.delete_shards(None)
     }
 }
