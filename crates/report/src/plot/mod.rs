@@ -99,7 +99,7 @@ pub fn register_fonts() -> Result<(), ReportError> {
         .map_err(ReportError::Font)
 }
 
-/// Draws a `WIDTH` x `HEIGHT` white picture at `path` with `draw`, then encodes it.
+/// Draws a `WIDTH` x `HEIGHT` white picture with `draw`, then writes it to `path` as a PNG.
 pub(crate) fn render(
     path: &Path,
     draw: impl FnOnce(&Area) -> DrawResult,
@@ -109,11 +109,35 @@ pub(crate) fn render(
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| plot_err(e.into()))?;
-    draw(&root).map_err(plot_err)?;
-    root.present().map_err(|e| plot_err(e.into()))?;
+    let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| plot_err(e.into()))?;
+        draw(&root).map_err(plot_err)?;
+        root.present().map_err(|e| plot_err(e.into()))?;
+    }
+    write_png(path, (WIDTH, HEIGHT), &rgb).map_err(plot_err)?;
     Ok(path.to_path_buf())
+}
+
+/// Writes `rgb`, a picture of `size` (width, height) pixels in 8-bit RGB, rows top down, to `path`
+/// as a PNG. Encoded with the `png` crate rather than through plotters' `image` encoder, which
+/// would bring the `image` crate and its JPEG and BMP codecs into every build for one format.
+pub(crate) fn write_png(
+    path: &Path,
+    (width, height): (u32, u32),
+    rgb: &[u8],
+) -> Result<(), Box<dyn Error>> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()?;
+    std::fs::write(path, &bytes)?;
+    Ok(())
 }
 
 /// The title band every picture starts with; returns the area below it.

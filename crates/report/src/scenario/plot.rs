@@ -72,17 +72,21 @@ pub fn draw(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
 fn draw_to(file: &Path, path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
     crate::plot::register_fonts().map_err(|e| write_err(path, e))?;
     let width = 700 * panels.len().max(1) as u32;
-    let root = BitMapBackend::new(file, (width, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| write_err(path, e))?;
-    let root = root
-        .titled(title, ("sans-serif", 24))
-        .map_err(|e| write_err(path, e))?;
-    let areas = root.split_evenly((1, panels.len().max(1)));
-    for (panel, area) in panels.iter().zip(areas.iter()) {
-        draw_panel(panel, area).map_err(|e| write_err(path, e))?;
+    let size = (width, 560);
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| write_err(path, e))?;
+        let root = root
+            .titled(title, ("sans-serif", 24))
+            .map_err(|e| write_err(path, e))?;
+        let areas = root.split_evenly((1, panels.len().max(1)));
+        for (panel, area) in panels.iter().zip(areas.iter()) {
+            draw_panel(panel, area).map_err(|e| write_err(path, e))?;
+        }
+        root.present().map_err(|e| write_err(path, e))?;
     }
-    root.present().map_err(|e| write_err(path, e))?;
-    Ok(())
+    crate::plot::write_png(file, size, &rgb).map_err(|e| write_err(path, e))
 }
 
 type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
