@@ -148,6 +148,23 @@ mod tests {
         }
     }
 
+    /// url's IDNA back end is the stub (the workspace's Cargo.toml), which maps no host outside
+    /// ASCII. Only the special schemes (`http`, `ws`, `ftp`, ...) take their host through IDNA:
+    /// a Redis URL's host is opaque to url, so one outside ASCII parses as it did with a Unicode
+    /// back end (percent-encoded), and is redacted the same way.
+    #[test]
+    fn the_idna_stub_leaves_redis_urls_as_they_were() {
+        assert!(url::Url::parse("http://bücher.example.invalid/").is_err());
+        let u = "redis://:hunter2@bücher.example.invalid:6379";
+        let parsed = url::Url::parse(u).unwrap();
+        assert_eq!(parsed.host_str(), Some("b%C3%BCcher.example.invalid"));
+        assert_eq!(
+            redact(u),
+            "redis://***@b%C3%BCcher.example.invalid:6379",
+            "{u}"
+        );
+    }
+
     #[test]
     fn command_lines_are_redacted_word_by_word() {
         assert_eq!(
