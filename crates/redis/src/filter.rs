@@ -253,11 +253,13 @@ impl<F: BitPositions> RedisBloom<F> {
     /// Looks up a digest: one round trip.
     pub fn contains_digest(&mut self, d: Digest) -> Result<bool> {
         let mut cmds = Vec::with_capacity(1);
-        let count = self.push_commands(Op::Lookup, d, &mut cmds);
+        self.push_commands(Op::Lookup, d, &mut cmds);
         let replies = self.store.send(Op::Lookup, cmds, self.planned_shard())?;
-        let mut answer = Vec::with_capacity(1);
-        self.store.answers(&replies, &[count], &mut answer)?;
-        Ok(answer[0])
+        let mut all = true;
+        for r in &replies {
+            all &= self.store.all_set(r)?;
+        }
+        Ok(all)
     }
 
     /// Inserts `key` (the bytes of [`bloomlab_filters::key`], hashed as `F` hashes them).
