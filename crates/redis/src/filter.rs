@@ -609,24 +609,41 @@ impl Store {
         }
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
         let keys: Vec<String> = self.keys().map(str::to_owned).collect();
+        self.on_every_key(&keys, "PEXPIRE", Some(ms), "re-arm expiry", ttl.as_secs())?;
+        self.expiry = Some((ttl, Instant::now()));
+        Ok(())
+    }
+
+    /// Sends `cmd KEY [arg]` for every key of `keys` in one pipeline (PEXPIRE, PERSIST): a reply
+    /// other than 1 means the key is gone, [`RedisFilterError::Expired`] naming it.
+    fn on_every_key(
+        &mut self,
+        keys: &[String],
+        cmd: &str,
+        arg: Option<u64>,
+        operation: &'static str,
+        ttl_secs: u64,
+    ) -> Result<()> {
         let cmds = keys
             .iter()
             .map(|k| {
-                let mut c = redis::cmd("PEXPIRE");
-                c.arg(k).arg(ms);
+                let mut c = redis::cmd(cmd);
+                c.arg(k);
+                if let Some(a) = arg {
+                    c.arg(a);
+                }
                 c
             })
             .collect();
-        let replies = self.conn.pipeline(cmds, "re-arm expiry", &keys[0])?;
+        let replies = self.conn.pipeline(cmds, operation, &keys[0])?;
         if let Some(i) = replies.iter().position(|v| !matches!(v, Value::Int(1))) {
             return Err(RedisFilterError::Expired {
                 url: self.conn.url().to_owned(),
                 name: self.name.clone(),
                 key: keys[i].clone(),
-                ttl_secs: ttl.as_secs(),
+                ttl_secs,
             });
         }
-        self.expiry = Some((ttl, Instant::now()));
         Ok(())
     }
 
@@ -1103,26 +1120,10 @@ impl LoadCore {
         if (self.armed.elapsed().as_millis() as u64) < self.ttl_ms / 4 {
             return Ok(());
         }
-        let f = &mut self.store;
-        let cmds = f
-            .shard_keys
-            .iter()
-            .map(|k| {
-                let mut c = redis::cmd("PEXPIRE");
-                c.arg(k).arg(self.ttl_ms);
-                c
-            })
-            .collect();
-        let first = f.shard_keys[0].clone();
-        let replies = f.conn.pipeline(cmds, "load (re-arm expiry)", &first)?;
-        if let Some(i) = replies.iter().position(|v| !matches!(v, Value::Int(1))) {
-            return Err(RedisFilterError::Expired {
-                url: f.conn.url().to_owned(),
-                name: f.name.clone(),
-                key: f.shard_keys[i].clone(),
-                ttl_secs: self.ttl_ms / 1000,
-            });
-        }
+        let keys = self.store.shard_keys.clone();
+        let (ms, secs) = (self.ttl_ms, self.ttl_ms / 1000);
+        self.store
+            .on_every_key(&keys, "PEXPIRE", Some(ms), "load (re-arm expiry)", secs)?;
         self.armed = Instant::now();
         Ok(())
     }
@@ -1183,23 +1184,7 @@ impl LoadCore {
     /// [`RedisFilterError::Expired`].
     fn persist(f: &mut Store, ttl_ms: u64) -> Result<()> {
         let keys: Vec<String> = f.keys().map(str::to_owned).collect();
-        let cmds = keys
-            .iter()
-            .map(|k| {
-                let mut c = redis::cmd("PERSIST");
-                c.arg(k);
-                c
-            })
-            .collect();
-        let replies = f.conn.pipeline(cmds, "load (persist)", &keys[0])?;
-        if let Some(i) = replies.iter().position(|v| !matches!(v, Value::Int(1))) {
-            return Err(RedisFilterError::Expired {
-                url: f.conn.url().to_owned(),
-                name: f.name.clone(),
-                key: keys[i].clone(),
-                ttl_secs: ttl_ms / 1000,
-            });
-        }
+        f.on_every_key(&keys, "PERSIST", None, "load (persist)", ttl_ms / 1000)?;
         f.check_shards()
     }
 
