@@ -1,14 +1,14 @@
 //! Fault tests of the outputs (issue 28, cases 2, 3 and 5): a report is never a mix of two runs,
 //! never stale halves, never truncated. Each runs the built binaries on small inputs, in seconds:
-//! SIGINT of `sweep` and `scale`, two writers on one `--out`, a full disk (a file-size limit,
+//! SIGINT of `sweep`, two writers on one `--out`, a full disk (a file-size limit,
 //! `RLIMIT_FSIZE`, in the child: writes past it fail with EFBIG as on a full disk), and the
 //! revision taken at build time.
 
 #![cfg(unix)]
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 #[allow(dead_code)] // each package's tests use some of the helpers
 #[path = "support/outputs.rs"]
@@ -16,56 +16,6 @@ mod support;
 use support::*;
 
 const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
-const SCALE: &str = env!("CARGO_BIN_EXE_scale");
-
-/// Longest wait for a child to take its lock or finish: far above what these small runs take on a
-/// loaded 2-core machine, so a timeout means a hang.
-const PATIENCE: Duration = Duration::from_secs(45);
-
-fn spawn(bin: &str, args: &[&str]) -> Child {
-    Command::new(bin)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits until `child` has taken the lock of `dir` (its pid is in the lock file), i.e. it is past
-/// its input checks and measuring.
-fn wait_for_lock(child: &mut Child, dir: &Path) {
-    let started = Instant::now();
-    let want = format!("pid {} ", child.id());
-    loop {
-        if std::fs::read_to_string(dir.join(LOCK)).is_ok_and(|s| s.starts_with(&want)) {
-            return;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!(
-                "the child ended ({status}) before taking the lock of {}",
-                dir.display()
-            );
-        }
-        assert!(
-            started.elapsed() < PATIENCE,
-            "no lock taken in {}",
-            dir.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn sigint(child: &Child) {
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) with a pid this test spawned and has not yet reaped.
-    let rc = unsafe { libc::kill(pid, libc::SIGINT) };
-    assert_eq!(rc, 0, "kill -INT {pid}");
-}
-
-fn finish(child: Child) -> Output {
-    child.wait_with_output().unwrap()
-}
 
 /// A sweep of one row, `seed` picking its keys: about 0.1 s, or seconds with `long`.
 fn sweep_args<'a>(out: &'a str, seed: &'a str, precision: &'a str) -> Vec<&'a str> {
@@ -139,67 +89,6 @@ fn sweep_interrupted_exits_130_and_leaves_the_previous_report_whole() {
     );
 }
 
-#[test]
-fn scale_interrupted_exits_130_with_its_row_marked_interrupted_and_earlier_rows_kept() {
-    let dir = Dir::new("scale-sigint");
-    let out_arg = dir.0.to_str().unwrap();
-    let earlier = Command::new(SCALE)
-        .args([
-            "--n",
-            "1e5",
-            "--filters",
-            "sbbf/xxh3",
-            "--no-huge-pages",
-            "--out",
-            out_arg,
-        ])
-        .output()
-        .unwrap();
-    assert!(earlier.status.success(), "{}", text(&earlier));
-    let earlier_csv = std::fs::read_to_string(dir.0.join("scale.csv")).unwrap();
-    let earlier_row = earlier_csv.lines().nth(1).unwrap().to_owned();
-    // Billions of queries at this precision: the interrupt lands long before the end.
-    let mut child = spawn(
-        SCALE,
-        &[
-            "--n",
-            "1e6",
-            "--filters",
-            "classic/xxh3/km/flat",
-            "--precision",
-            "0.001",
-            "--max-queries",
-            "1e11",
-            "--no-huge-pages",
-            "--out",
-            out_arg,
-        ],
-    );
-    wait_for_lock(&mut child, &dir.0);
-    std::thread::sleep(Duration::from_millis(1500));
-    sigint(&child);
-    let out = finish(child);
-    let what = text(&out);
-    assert_eq!(out.status.code(), Some(130), "{what}");
-    let csv = std::fs::read_to_string(dir.0.join("scale.csv")).unwrap();
-    let rows: Vec<&str> = csv.lines().skip(1).collect();
-    assert_eq!(rows.len(), 2, "{csv}");
-    assert_eq!(rows[0], earlier_row, "the earlier row changed");
-    assert!(
-        rows[1].starts_with("classic/xxh3/km/flat,url,1000000,0.01,interrupted,stopped "),
-        "{}",
-        rows[1]
-    );
-    let md = std::fs::read_to_string(dir.0.join("report.md")).unwrap();
-    assert!(md.contains("**interrupted**"), "{md}");
-    assert!(
-        !names(&snapshot(&dir.0))
-            .iter()
-            .any(|n| n.starts_with(".bloomlab-staging")),
-        "staging left behind"
-    );
-}
-
 /// Two sweeps on one --out: the second is refused at once (exit 2, naming the directory and the
 /// first run's pid), the first finishes, and the report is whole and from the first run alone.
 #[test]
@@ -227,71 +116,6 @@ fn two_sweeps_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
     assert_eq!(csv_seeds(&dir.0.join("sweep.csv")), vec!["11"], "{what}");
     let md = std::fs::read_to_string(dir.0.join("summary.md")).unwrap();
     assert!(md.contains("| seed | 11 |"), "{md}");
-    // A scale run on the same directory is refused the same way while a sweep holds it.
-    let mut third = spawn(SWEEP, &sweep_args(out_arg, "13", "0.005"));
-    wait_for_lock(&mut third, &dir.0);
-    let scale = Command::new(SCALE)
-        .args(["--n", "1e4", "--filters", "sbbf/xxh3", "--out", out_arg])
-        .output()
-        .unwrap();
-    let third_out = finish(third);
-    assert!(third_out.status.success(), "{}", text(&third_out));
-    assert_eq!(scale.status.code(), Some(2), "{}", text(&scale));
-    assert!(!dir.0.join("scale.csv").exists());
-    assert_eq!(csv_seeds(&dir.0.join("sweep.csv")), vec!["13"]);
-}
-
-#[test]
-fn two_scales_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
-    let dir = Dir::new("two-scales");
-    let out_arg = dir.0.to_str().unwrap();
-    let mut first = spawn(
-        SCALE,
-        &[
-            "--n",
-            "1e6",
-            "--filters",
-            "classic/xxh3/km/flat",
-            "--precision",
-            "0.003",
-            "--no-huge-pages",
-            "--seed",
-            "21",
-            "--out",
-            out_arg,
-        ],
-    );
-    wait_for_lock(&mut first, &dir.0);
-    let second = Command::new(SCALE)
-        .args([
-            "--n",
-            "1e4",
-            "--filters",
-            "sbbf/xxh3",
-            "--seed",
-            "22",
-            "--out",
-            out_arg,
-        ])
-        .output()
-        .unwrap();
-    let first_pid = first.id();
-    let first_out = finish(first);
-    let what = format!("first: {}\nsecond: {}", text(&first_out), text(&second));
-    assert!(first_out.status.success(), "{what}");
-    assert_eq!(second.status.code(), Some(2), "{what}");
-    let err = String::from_utf8_lossy(&second.stderr);
-    assert!(
-        err.contains(&format!("pid {first_pid} ")) && err.contains(out_arg),
-        "{what}"
-    );
-    let csv = std::fs::read_to_string(dir.0.join("scale.csv")).unwrap();
-    let rows: Vec<&str> = csv.lines().skip(1).collect();
-    assert_eq!(rows.len(), 1, "{csv}");
-    assert!(
-        rows[0].starts_with("classic/xxh3/km/flat,url,1000000,0.01,done,"),
-        "{csv}"
-    );
 }
 
 /// A disk that fills while the report is written: the new CSV fits, the pictures do not. The run
@@ -341,28 +165,20 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new(SCALE)
-        .args([
-            "--n",
-            "1e4",
-            "--filters",
-            "sbbf/xxh3",
-            "--no-huge-pages",
-            "--out",
-            "out",
-        ])
+    let out = Command::new(SWEEP)
+        .args(sweep_args("out", "3", "0.1"))
         .current_dir(&dir.0)
         .env("PATH", path)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert!(!marker.exists(), "the binary ran git at run time");
-    let csv = std::fs::read_to_string(dir.0.join("out/scale.csv")).unwrap();
+    let csv = std::fs::read_to_string(dir.0.join("out/sweep.csv")).unwrap();
     let revision = env!("BLOOMLAB_REVISION");
     assert!(!revision.is_empty());
     assert!(
         csv.contains(&format!(",{revision},")),
-        "scale.csv lacks the build's revision {revision}:\n{csv}"
+        "sweep.csv lacks the build's revision {revision}:\n{csv}"
     );
 }
 
@@ -372,7 +188,6 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
 fn every_binary_documents_its_exit_codes() {
     for bin in [
         SWEEP,
-        SCALE,
         env!("CARGO_BIN_EXE_gate"),
         env!("CARGO_BIN_EXE_redis-costs"),
         env!("CARGO_BIN_EXE_bench-table"),
@@ -406,17 +221,6 @@ fn every_writer_refuses_an_output_directory_in_use() {
                 "sketch".into(),
                 "hll".into(),
                 "--quick".into(),
-                "--out".into(),
-                out_arg.clone(),
-            ],
-        ),
-        (
-            SCALE,
-            vec![
-                "--n".into(),
-                "1e4".into(),
-                "--filters".into(),
-                "sbbf/xxh3".into(),
                 "--out".into(),
                 out_arg.clone(),
             ],

@@ -10,7 +10,7 @@
 //! are only ever set, and or-ing commutes).
 //!
 //! Implemented for the flat classic layout ([`Bloom`] over [`FlatBits`]), [`Blocked512`] and
-//! [`SplitBlock`]: the layouts of the 10-billion-key run (`bloomlab_harness::scale`).
+//! [`SplitBlock`]: the layouts of the 10-billion-key run (the `bloomlab-scale` crate).
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};

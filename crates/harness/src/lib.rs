@@ -3,7 +3,7 @@
 //! - [`bloom`]: the Bloom filter sweep (plan, trials, churn and grow workloads, timing,
 //!   preflight checks) and the FPR gate;
 //! - [`sketch`]: the HyperLogLog and Count-Min sweep, its bench log and its gate;
-//! - [`scale`]: the 10^10-key run;
+//! - [`scale`]: the 10^10-key run's settings and rows (its engine is the `bloomlab-scale` crate);
 //! - [`schema`]: files shared with other crates (the criterion bench's log, Redis round trips);
 //! - [`keys`] (key sets, and the keys a sweep group shares), [`stats`] (intervals and exact
 //!   tests), [`limits`] (input bounds), [`clock`] (per-thread CPU time), [`memory`] (the

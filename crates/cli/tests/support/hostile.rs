@@ -1,5 +1,6 @@
-//! Helpers of the hostile-input tests, shared by crates/cli/tests/hostile_input.rs and
-//! crates/tool/tests/hostile_input.rs (each binary's tests live in its own package).
+//! Helpers of the hostile-input tests, shared by crates/cli/tests/hostile_input.rs,
+//! crates/scale/tests/hostile_input.rs and crates/tool/tests/hostile_input.rs (each binary's tests
+//! live in its own package).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,10 +1,10 @@
-//! Helpers of the output fault tests, shared by crates/cli/tests/outputs.rs and
-//! crates/tool/tests/outputs.rs (each binary's tests live in its own package, as cargo only gives
-//! a package's tests the paths of that package's binaries).
+//! Helpers of the output fault tests, shared by crates/cli/tests/outputs.rs,
+//! crates/scale/tests/outputs.rs and crates/tool/tests/outputs.rs (each binary's tests live in its
+//! own package, as cargo only gives a package's tests the paths of that package's binaries).
 
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The lock file an output directory holds while a run writes it.
@@ -128,4 +128,53 @@ pub fn assert_refused_as_busy(bin: &str, args: &[String]) {
         started.elapsed() < Duration::from_secs(20),
         "{what}: not refused at once"
     );
+}
+
+/// Longest wait for a child to take its lock or finish: far above what these small runs take on a
+/// loaded 2-core machine, so a timeout means a hang.
+pub const PATIENCE: Duration = Duration::from_secs(45);
+
+pub fn spawn(bin: &str, args: &[&str]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `child` has taken the lock of `dir` (its pid is in the lock file), i.e. it is past
+/// its input checks and measuring.
+pub fn wait_for_lock(child: &mut Child, dir: &Path) {
+    let started = Instant::now();
+    let want = format!("pid {} ", child.id());
+    loop {
+        if std::fs::read_to_string(dir.join(LOCK)).is_ok_and(|s| s.starts_with(&want)) {
+            return;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "the child ended ({status}) before taking the lock of {}",
+                dir.display()
+            );
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "no lock taken in {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn sigint(child: &Child) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) with a pid this test spawned and has not yet reaped.
+    let rc = unsafe { libc::kill(pid, libc::SIGINT) };
+    assert_eq!(rc, 0, "kill -INT {pid}");
+}
+
+pub fn finish(child: Child) -> Output {
+    child.wait_with_output().unwrap()
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
-use bloomlab_harness::scale::{ScaleConfig, ScaleRow, ScaleStatus, run};
+use bloomlab_scale::{ScaleConfig, ScaleRow, ScaleStatus, run};
 
 const CONFIDENCE: f64 = 1.0 - 1e-6;
 

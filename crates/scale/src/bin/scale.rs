@@ -9,9 +9,9 @@ use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
 use bloomlab_harness::bloom::preflight::check_output_dir;
-use bloomlab_harness::scale::{Outcome, ScaleConfig, ScaleProgress, ScaleRow, ScaleStatus, run};
 use bloomlab_report::output::OutputDir;
 use bloomlab_report::scale;
+use bloomlab_scale::{Outcome, ScaleConfig, ScaleProgress, ScaleRow, ScaleStatus, run};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
