@@ -183,7 +183,8 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
 }
 
 /// Every binary of this package documents the exit codes in its --help, 130 included (the
-/// `bloomlab` tool's and `scenario`'s: crates/tool/tests/outputs.rs).
+/// `bloomlab` tool's and `scenario`'s: crates/tool/tests/outputs.rs; `scale`'s:
+/// crates/scale/tests/outputs.rs).
 #[test]
 fn every_binary_documents_its_exit_codes() {
     for bin in [
@@ -198,7 +199,7 @@ fn every_binary_documents_its_exit_codes() {
 
 /// While another run holds an output directory, every writer refuses it at once, before measuring
 /// anything: exit 2, naming the directory and the holder (here this test process). (`scenario`'s
-/// case: crates/tool/tests/outputs.rs.)
+/// case: crates/tool/tests/outputs.rs; `scale`'s: crates/scale/tests/outputs.rs.)
 #[test]
 fn every_writer_refuses_an_output_directory_in_use() {
     let dir = Dir::new("busy");
