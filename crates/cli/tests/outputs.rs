@@ -52,20 +52,6 @@ fn old_sweep_report(dir: &Path) -> Vec<Entry> {
     snap
 }
 
-/// The seeds a sweep CSV's rows carry.
-fn csv_seeds(csv: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(csv).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = header
-        .iter()
-        .position(|h| *h == "seed")
-        .expect("a seed column");
-    lines
-        .map(|l| l.split(',').nth(col).unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn sweep_interrupted_exits_130_and_leaves_the_previous_report_whole() {
     let dir = Dir::new("sweep-sigint");
@@ -113,7 +99,11 @@ fn two_sweeps_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
     );
     assert!(err.contains(&format!("pid {first_pid} ")), "{what}");
     assert!(second.stdout.is_empty(), "the refused run measured\n{what}");
-    assert_eq!(csv_seeds(&dir.0.join("sweep.csv")), vec!["11"], "{what}");
+    assert_eq!(
+        csv_column(&dir.0.join("sweep.csv"), "seed"),
+        vec!["11"],
+        "{what}"
+    );
     let md = std::fs::read_to_string(dir.0.join("summary.md")).unwrap();
     assert!(md.contains("| seed | 11 |"), "{md}");
 }
@@ -146,25 +136,7 @@ fn sweep_on_a_full_disk_leaves_the_previous_report_whole() {
 #[test]
 fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
     let dir = Dir::new("revision");
-    let bin = dir.0.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let marker = dir.0.join("git-was-run");
-    let fake = bin.join("git");
-    std::fs::write(
-        &fake,
-        format!(
-            "#!/bin/sh\necho run >> '{}'\necho fake-revision\n",
-            marker.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let (path, marker) = fake_git(&dir.0);
     let out = Command::new(SWEEP)
         .args(sweep_args("out", "3", "0.1"))
         .current_dir(&dir.0)

@@ -131,31 +131,12 @@ fn two_scales_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
 }
 
 /// The revision is the build's: `scale` never runs git at run time (a `git` first in PATH that
-/// records being run is never run), and its row carries the revision recorded when the binaries
-/// were built (bloomlab-cli's build script; crates/cli/tests/outputs.rs checks it against the
-/// recorded value).
+/// records being run is never run), and its row carries the revision bloomlab-cli's build script
+/// recorded.
 #[test]
 fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
     let dir = Dir::new("scale-revision");
-    let bin = dir.0.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let marker = dir.0.join("git-was-run");
-    let fake = bin.join("git");
-    std::fs::write(
-        &fake,
-        format!(
-            "#!/bin/sh\necho run >> '{}'\necho fake-revision\n",
-            marker.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let (path, marker) = fake_git(&dir.0);
     let out = Command::new(SCALE)
         .args([
             "--n",
@@ -172,16 +153,12 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert!(!marker.exists(), "the binary ran git at run time");
-    let csv = std::fs::read_to_string(dir.0.join("out/scale.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "revision").unwrap();
-    let revision = lines.next().unwrap().split(',').nth(col).unwrap();
+    let revisions = csv_column(&dir.0.join("out/scale.csv"), "revision");
     assert!(
-        !revision.is_empty() && !revision.contains("fake-revision"),
-        "{csv}"
+        !revisions[0].is_empty() && !revisions[0].contains("fake-revision"),
+        "{revisions:?}"
     );
-    assert_eq!(revision, bloomlab_cli::git_revision(), "{csv}");
+    assert_eq!(revisions, vec![bloomlab_cli::git_revision()]);
 }
 
 #[test]

@@ -178,3 +178,42 @@ pub fn sigint(child: &Child) {
 pub fn finish(child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
+
+/// A `git` first in PATH that notes being run in `dir/git-was-run` and prints a fake revision.
+/// Returns the PATH to run a binary with, and the marker, which exists only if git was run.
+pub fn fake_git(dir: &Path) -> (String, PathBuf) {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = dir.join("git-was-run");
+    let fake = bin.join("git");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\necho fake-revision\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (path, marker)
+}
+
+/// Column `name` of every row of the CSV file `csv` (rows whose fields hold no quoted comma).
+pub fn csv_column(csv: &Path, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == name)
+        .unwrap_or_else(|| panic!("no {name} column in {}", csv.display()));
+    lines
+        .map(|l| l.split(',').nth(col).unwrap().to_owned())
+        .collect()
+}
