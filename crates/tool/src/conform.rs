@@ -160,7 +160,8 @@ struct RunArgs {
     json: Option<PathBuf>,
     /// Subjects checked at once, each on its own thread (1 to 64; default 1). The verdicts do not
     /// depend on it (every key set is seeded); the speed clause's figures do, since subjects
-    /// then share the machine.
+    /// then share the machine. node/bloom-filters, the slowest by far, starts first; the report
+    /// keeps the subjects' order.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
 }
@@ -251,6 +252,8 @@ struct Ready {
     /// What selects it on the command line (`--subject NAME` or `--adapter -- CMD`).
     select: Select,
     in_process: bool,
+    /// Started before the others when several run at once ([`external::External::start_first`]).
+    start_first: bool,
 }
 
 enum Select {
@@ -365,6 +368,7 @@ fn connect(
                     bad_input: served,
                     select: Select::Subject(name),
                     in_process: true,
+                    start_first: false,
                 })
             }
             Source::External(e) => {
@@ -390,6 +394,7 @@ fn connect(
                     bad_input: None,
                     select: Select::Subject(e.name.to_owned()),
                     in_process: false,
+                    start_first: e.start_first,
                 })
             }
             Source::Adapter(argv) => {
@@ -406,6 +411,7 @@ fn connect(
                     bad_input: None,
                     select: Select::Adapter(argv),
                     in_process: false,
+                    start_first: false,
                 })
             }
         })
@@ -570,16 +576,24 @@ impl Progress {
     }
 }
 
-/// Runs every subject, `jobs` at a time (threads taking the next subject in order), each printed
-/// as it finishes; the results in subject order.
+/// The order subjects start in: those marked `start_first`, then the rest, each part in subject
+/// order. `first[i]` is subject i's mark.
+fn start_order(first: impl IntoIterator<Item = bool>) -> Vec<usize> {
+    let mut order: Vec<(bool, usize)> = first.into_iter().zip(0..).map(|(f, i)| (!f, i)).collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Runs every subject, `jobs` at a time (threads taking the next subject in [`start_order`]),
+/// each printed as it finishes; the results in subject order.
 fn run_all(ready: &[Ready], plans: &[Plan], progress: &Progress, jobs: usize) -> Vec<Conformance> {
+    let order = start_order(ready.iter().map(|r| r.start_first));
     let next = AtomicUsize::new(0);
     let done: Vec<Mutex<Option<Conformance>>> = ready.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for _ in 0..jobs.min(ready.len()) {
             s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
+                while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let (Some(r), Some(plan)) = (ready.get(i), plans.get(i)) else {
                         break;
                     };
@@ -780,5 +794,25 @@ mod tests {
             .map(OsString::from)
             .to_vec();
         assert_eq!(shell_words(&argv), r"python3 'my adapter.py' 'it'\''s' ''");
+    }
+
+    #[test]
+    fn marked_subjects_start_first_and_the_rest_keep_their_order() {
+        assert_eq!(start_order([false, false, true, false]), [2, 0, 1, 3]);
+        assert_eq!(start_order([true, false, true]), [0, 2, 1]);
+        assert_eq!(start_order([false; 3]), [0, 1, 2]);
+        assert!(start_order([]).is_empty());
+        // --all's order: the in-process subjects, then the external ones, Node's marked.
+        let all = bloomlab_conform_rust::catalogue()
+            .into_iter()
+            .map(|_| false)
+            .chain(external::ALL.iter().map(|e| e.start_first));
+        let first = start_order(all)[0];
+        let node = bloomlab_conform_rust::catalogue().len()
+            + external::ALL
+                .iter()
+                .position(|e| e.name == "node/bloom-filters")
+                .unwrap();
+        assert_eq!(first, node);
     }
 }
