@@ -244,6 +244,14 @@ enum Source {
     Adapter(Vec<OsString>),
 }
 
+impl Source {
+    /// Whether it starts before the others when several run at once
+    /// ([`external::External::start_first`]).
+    fn start_first(&self) -> bool {
+        matches!(self, Source::External(e) if e.start_first)
+    }
+}
+
 /// A subject connected and ready to run.
 struct Ready {
     candidate: Arc<dyn Candidate>,
@@ -347,7 +355,8 @@ fn connect(
     };
     sources
         .into_iter()
-        .map(|s| match s {
+        .map(|s| (s.start_first(), s))
+        .map(|(start_first, s)| match s {
             Source::InProcess(c) => {
                 let name = c.about().name;
                 let argv = [exe.as_os_str(), "conform".as_ref(), "serve".as_ref()]
@@ -368,7 +377,7 @@ fn connect(
                     bad_input: served,
                     select: Select::Subject(name),
                     in_process: true,
-                    start_first: false,
+                    start_first,
                 })
             }
             Source::External(e) => {
@@ -394,7 +403,7 @@ fn connect(
                     bad_input: None,
                     select: Select::Subject(e.name.to_owned()),
                     in_process: false,
-                    start_first: e.start_first,
+                    start_first,
                 })
             }
             Source::Adapter(argv) => {
@@ -411,7 +420,7 @@ fn connect(
                     bad_input: None,
                     select: Select::Adapter(argv),
                     in_process: false,
-                    start_first: false,
+                    start_first,
                 })
             }
         })
@@ -802,17 +811,28 @@ mod tests {
         assert_eq!(start_order([true, false, true]), [0, 2, 1]);
         assert_eq!(start_order([false; 3]), [0, 1, 2]);
         assert!(start_order([]).is_empty());
-        // --all's order: the in-process subjects, then the external ones, Node's marked.
-        let all = bloomlab_conform_rust::catalogue()
-            .into_iter()
-            .map(|_| false)
-            .chain(external::ALL.iter().map(|e| e.start_first));
-        let first = start_order(all)[0];
-        let node = bloomlab_conform_rust::catalogue().len()
-            + external::ALL
-                .iter()
-                .position(|e| e.name == "node/bloom-filters")
-                .unwrap();
-        assert_eq!(first, node);
+    }
+
+    #[test]
+    fn with_all_the_node_subject_starts_first_and_only_it_moves() {
+        #[derive(clap::Parser)]
+        struct Line {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let line = <Line as clap::Parser>::try_parse_from(["conform", "--all"]).unwrap();
+        let all = sources(&line.run).unwrap();
+        let name = |s: &Source| match s {
+            Source::InProcess(c) => c.about().name,
+            Source::External(e) => e.name.to_owned(),
+            Source::Adapter(argv) => shell_words(argv),
+        };
+        let order = start_order(all.iter().map(Source::start_first));
+        assert_eq!(name(&all[order[0]]), "node/bloom-filters");
+        let rest: Vec<usize> = order[1..].to_vec();
+        let mut sorted = rest.clone();
+        sorted.sort_unstable();
+        assert_eq!(rest, sorted, "the others keep the subjects' order");
+        assert_eq!(order.len(), all.len());
     }
 }
