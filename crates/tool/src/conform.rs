@@ -586,17 +586,18 @@ impl Progress {
 }
 
 /// The order subjects start in: those marked `start_first`, then the rest, each part in subject
-/// order. `first[i]` is subject i's mark.
-fn start_order(first: impl IntoIterator<Item = bool>) -> Vec<usize> {
-    let mut order: Vec<(bool, usize)> = first.into_iter().zip(0..).map(|(f, i)| (!f, i)).collect();
-    order.sort_unstable();
-    order.into_iter().map(|(_, i)| i).collect()
+/// order (a stable sort). `first[i]` is subject i's mark.
+fn start_order(first: &[bool]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..first.len()).collect();
+    order.sort_by_key(|&i| !first[i]);
+    order
 }
 
 /// Runs every subject, `jobs` at a time (threads taking the next subject in [`start_order`]),
 /// each printed as it finishes; the results in subject order.
 fn run_all(ready: &[Ready], plans: &[Plan], progress: &Progress, jobs: usize) -> Vec<Conformance> {
-    let order = start_order(ready.iter().map(|r| r.start_first));
+    let first: Vec<bool> = ready.iter().map(|r| r.start_first).collect();
+    let order = start_order(&first);
     let next = AtomicUsize::new(0);
     let done: Vec<Mutex<Option<Conformance>>> = ready.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
@@ -807,10 +808,10 @@ mod tests {
 
     #[test]
     fn marked_subjects_start_first_and_the_rest_keep_their_order() {
-        assert_eq!(start_order([false, false, true, false]), [2, 0, 1, 3]);
-        assert_eq!(start_order([true, false, true]), [0, 2, 1]);
-        assert_eq!(start_order([false; 3]), [0, 1, 2]);
-        assert!(start_order([]).is_empty());
+        assert_eq!(start_order(&[false, false, true, false]), [2, 0, 1, 3]);
+        assert_eq!(start_order(&[true, false, true]), [0, 2, 1]);
+        assert_eq!(start_order(&[false; 3]), [0, 1, 2]);
+        assert!(start_order(&[]).is_empty());
     }
 
     #[test]
@@ -827,7 +828,8 @@ mod tests {
             Source::External(e) => e.name.to_owned(),
             Source::Adapter(argv) => shell_words(argv),
         };
-        let order = start_order(all.iter().map(Source::start_first));
+        let first: Vec<bool> = all.iter().map(Source::start_first).collect();
+        let order = start_order(&first);
         assert_eq!(name(&all[order[0]]), "node/bloom-filters");
         let rest: Vec<usize> = order[1..].to_vec();
         let mut sorted = rest.clone();

@@ -204,16 +204,17 @@ pub fn fake_git(dir: &Path) -> (String, PathBuf) {
     (path, marker)
 }
 
-/// Column `name` of every row of the CSV file `csv` (rows whose fields hold no quoted comma).
+/// Column `name` of every row of the CSV file `csv`.
 pub fn csv_column(csv: &Path, name: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(csv).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = header
+    let mut reader = csv::Reader::from_path(csv).unwrap();
+    let col = reader
+        .headers()
+        .unwrap()
         .iter()
-        .position(|h| *h == name)
+        .position(|h| h == name)
         .unwrap_or_else(|| panic!("no {name} column in {}", csv.display()));
-    lines
-        .map(|l| l.split(',').nth(col).unwrap().to_owned())
+    reader
+        .records()
+        .map(|r| r.unwrap()[col].to_owned())
         .collect()
 }
