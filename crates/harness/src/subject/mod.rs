@@ -348,23 +348,24 @@ fn layout_theory(layout: Layout) -> &'static str {
 }
 
 impl fmt::Display for Subject {
+    /// The subject's name, padded to the formatter's width and alignment (`{:<30}` aligns a
+    /// column of names).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Subject::Variant(id) => f.write_str(id.name()),
-            Subject::Redis(id) => match id.layout() {
+            Subject::Variant(id) => f.pad(id.name()),
+            Subject::Redis(id) => f.pad(&match id.layout() {
                 Layout::Classic => {
                     let axes = id.axes();
-                    write!(
-                        f,
+                    format!(
                         "{REDIS_PREFIX}{}/{}/{}",
                         id.layout(),
                         axes.hash.unwrap_or_default(),
                         axes.index.unwrap_or_default()
                     )
                 }
-                _ => write!(f, "{REDIS_PREFIX}{}", id.name()),
-            },
-            Subject::Adapter(a) => f.write_str(a.get().name()),
+                _ => format!("{REDIS_PREFIX}{}", id.name()),
+            }),
+            Subject::Adapter(a) => f.pad(a.get().name()),
         }
     }
 }

@@ -140,3 +140,28 @@ fn registering_refuses_names_that_would_be_ambiguous() {
     assert_eq!(once.layout(), Layout::External);
     assert!(Subject::all().contains(&once));
 }
+
+#[test]
+fn a_name_takes_the_width_and_alignment_it_is_formatted_with() {
+    // The sweep's headline table prints `{:<30}` names: every kind of subject must pad.
+    let adapter = register(Arc::new(Named("ext/padded", false))).unwrap();
+    let kinds = [
+        "sbbf/xxh3".parse::<Subject>().unwrap(),
+        "redis/classic/murmur3/mitz64".parse().unwrap(),
+        "redis/blocked512/xxh3".parse().unwrap(),
+        adapter,
+    ];
+    for s in kinds {
+        let name = s.to_string();
+        assert_eq!(
+            format!("{s:<40}|"),
+            format!("{name}{}|", " ".repeat(40 - name.len()))
+        );
+        assert_eq!(
+            format!("{s:>40}"),
+            format!("{}{name}", " ".repeat(40 - name.len()))
+        );
+        // A width under the name's length truncates nothing.
+        assert_eq!(format!("{s:<3}"), name);
+    }
+}
