@@ -1,11 +1,12 @@
 //! Shared glue for the bloomlab binaries: flag parsing helpers, a counting allocator, the build
-//! revision and profile, and the sketch sweep ([`sketch_sweep`]), so that the binaries only parse
+//! revision and profile, progress for long runs ([`progress`]), and the sketch sweep ([`sketch_sweep`]), so that the binaries only parse
 //! flags and call a library. The `bloomlab` tool and `scenario` live in `bloomlab-tool`
 //! (crates/tool), which uses this glue: they need a database, a Parquet reader and the
 //! conformance subjects, which README's main command (`sweep`) should not wait to compile.
 
 #![warn(missing_docs)]
 
+pub mod progress;
 pub mod sketch_sweep;
 
 pub use bloomlab_harness::memory::CountingAlloc;

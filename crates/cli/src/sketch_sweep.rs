@@ -10,8 +10,8 @@ use bloomlab_harness::sketch::{self, CmsPlan, CmsRow, HllPlan, HllRow, HllTrials
 use bloomlab_redis::{Connection, RedisHll};
 use bloomlab_sketches::cardinality::{build_by_name, build_group};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::progress::RunProgress;
 use crate::{git_revision, parse_count_named, parse_f64, parse_list};
 
 /// The sketch sweep's own flags (shown under their own heading in `sweep --help`).
@@ -321,7 +321,7 @@ pub fn run(
         .num_threads(plan.threads)
         .build()
         .context("starting the worker threads")?;
-    let bar = progress_bar(plan)?;
+    let bar = progress_bar(plan);
     let started = Instant::now();
     let hll = measure_hll(plan, &pool, &bar)?;
     let cms_rows = measure_cms(plan, &pool, &bar, hll.done)?;
@@ -343,7 +343,7 @@ pub fn run(
 }
 
 /// A bar over every trial of the plan: HyperLogLog groups, Redis's HyperLogLog, Count-Min streams.
-fn progress_bar(plan: &SketchPlan) -> Result<ProgressBar> {
+fn progress_bar(plan: &SketchPlan) -> RunProgress {
     let total = plan
         .hll
         .as_ref()
@@ -353,13 +353,13 @@ fn progress_bar(plan: &SketchPlan) -> Result<ProgressBar> {
             .cms
             .as_ref()
             .map_or(0, |p| p.trials * p.exponents.len() as u64);
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} trials  {wide_msg}")
-            .context("progress bar template")?
-            .progress_chars("=> "),
-    );
-    Ok(bar)
+    RunProgress::new(
+        "sweep sketch",
+        "trials",
+        total,
+        "{elapsed_precise} [{bar:30}] {pos}/{len} trials  {wide_msg}",
+        false,
+    )
 }
 
 /// What the HyperLogLog phase measured, and how many trials it ran (where the bar stands).
@@ -373,7 +373,7 @@ struct HllMeasured {
 fn measure_hll(
     plan: &SketchPlan,
     pool: &rayon::ThreadPool,
-    bar: &ProgressBar,
+    bar: &RunProgress,
 ) -> Result<HllMeasured> {
     let mut m = HllMeasured {
         rows: Vec::new(),
@@ -409,7 +409,7 @@ fn measure_redis_hll(
     url: &str,
     p: &HllPlan,
     pool: &rayon::ThreadPool,
-    bar: &ProgressBar,
+    bar: &RunProgress,
     done: u64,
 ) -> Result<sketch::HllRun> {
     let shown = bloomlab_redis::redact(url);
@@ -438,7 +438,7 @@ fn measure_redis_hll(
 fn measure_cms(
     plan: &SketchPlan,
     pool: &rayon::ThreadPool,
-    bar: &ProgressBar,
+    bar: &RunProgress,
     done: u64,
 ) -> Result<Vec<CmsRow>> {
     let Some(p) = &plan.cms else {

@@ -161,6 +161,45 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
     assert_eq!(revisions, vec![bloomlab_cli::git_revision()]);
 }
 
+/// With stderr not a terminal (a log, CI), the bar is not drawn and a line says each phase as
+/// it starts, with the keys of its total.
+#[test]
+fn a_scale_logged_to_a_file_says_each_phase_as_it_starts() {
+    let dir = Dir::new("scale-log");
+    let out = Command::new(SCALE)
+        .args([
+            "--n",
+            "1e4",
+            "--filters",
+            "sbbf/xxh3",
+            "--no-huge-pages",
+            "--out",
+        ])
+        .arg(&dir.0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let phases: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("scale: "))
+        .filter_map(|l| l.split(", ").last())
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "sbbf/xxh3: insert",
+            "sbbf/xxh3: members",
+            "sbbf/xxh3: non-members"
+        ],
+        "{err}"
+    );
+    assert!(
+        err.contains(" 0/10,000 keys (0%), sbbf/xxh3: insert"),
+        "{err}"
+    );
+}
+
 #[test]
 fn scale_documents_its_exit_codes() {
     assert_exit_codes_documented(SCALE);

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use bloomlab_cli::progress::RunProgress;
 use bloomlab_cli::sketch_sweep::SketchArgs;
 use bloomlab_cli::{
     CountingAlloc, KeySetParser, LookupArg, SketchKind, count_parser, float_parser, git_revision,
@@ -20,7 +21,6 @@ use bloomlab_harness::{Grid, KeySetKind, Plan, SweepConfig, SweepRow, bloom::swe
 use bloomlab_harness::{Selection, Subject};
 use bloomlab_report::output::OutputDir;
 use clap::{Args, Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
@@ -37,7 +37,8 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// --out is probed and locked: a second run on the same directory is refused at once, naming the
 /// run that holds it. Every output is written to a staging directory inside --out and moved into
 /// place only when the whole run succeeded, so a report is never a mix of two runs and a failed
-/// or interrupted run leaves the previous report whole.
+/// or interrupted run leaves the previous report whole. Progress goes to stderr: a bar on a
+/// terminal, otherwise (a log file, CI) a line every 10 s saying the rows done and what runs.
 ///
 /// Exit status: 0 on success; 1 when a measurement fails (a false negative or a Count-Min
 /// undercount: the report is written; a lost server) or the report cannot be written after
@@ -564,11 +565,12 @@ fn sketch_sweep(cmd: SketchCmd) -> Result<(), Stop> {
 }
 
 fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&str>) -> Result<()> {
-    let bar = ProgressBar::new(plan.rows.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}")
-            .context("progress bar template")?
-            .progress_chars("=> "),
+    let bar = RunProgress::new(
+        "sweep",
+        "rows",
+        plan.rows.len() as u64,
+        "{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}",
+        false,
     );
     let started = Instant::now();
     let show = |p: &sweep::Progress| {

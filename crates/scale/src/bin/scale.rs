@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use bloomlab_cli::progress::RunProgress;
 use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
@@ -13,7 +14,6 @@ use bloomlab_report::output::OutputDir;
 use bloomlab_report::scale;
 use bloomlab_scale::{Outcome, ScaleConfig, ScaleProgress, ScaleRow, ScaleStatus, run};
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
 
 /// Fills one Bloom filter per --filters name for --n URL-shaped keys at rate --p (by default the
 /// sizing example of every crawler chapter: 10^10 URLs at 1%, about 96 billion bits, 12 GB), from
@@ -36,7 +36,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// second run on it is refused at once, naming the holder), and after each filter both files are
 /// staged and moved into place together, so they are never a mix of two runs nor cut short. Ctrl-C
 /// stops the run between chunks of keys; the row is written as `interrupted`, saying how far it
-/// got.
+/// got. Progress goes to stderr: a bar on a terminal, otherwise (a log file, `nohup`) a line at
+/// each phase and every 10 s with the keys done and their rate.
 ///
 /// Exit status: 0 every run done; 1 a false negative, or the report could not be written; 2 bad
 /// input, a --out in use by another run, or a run refused for its size (nothing measured for it;
@@ -167,15 +168,14 @@ fn configs(args: &Args) -> Result<Vec<ScaleConfig>, String> {
         .collect())
 }
 
-fn bar() -> ProgressBar {
-    let bar = ProgressBar::new(1);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg:>30} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} ({per_sec}, eta {eta})",
-        )
-        .expect("the template is valid"),
-    );
-    bar
+fn bar() -> RunProgress {
+    RunProgress::new(
+        "scale",
+        "keys",
+        1,
+        "{msg:>30} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} ({per_sec}, eta {eta})",
+        true,
+    )
 }
 
 /// Stages `scale.csv` and `report.md` and moves both into place: the report on disk is always
@@ -276,8 +276,7 @@ fn main() -> ExitCode {
             let mut current = phase.lock().expect("progress lock");
             if *current != p.phase {
                 *current = p.phase;
-                bar.reset();
-                bar.set_message(format!("{}: {}", config.filter, p.phase));
+                bar.phase(format!("{}: {}", config.filter, p.phase), p.total);
             }
             bar.set_length(p.total);
             bar.set_position(p.done);
