@@ -15,6 +15,22 @@ use indicatif::{HumanCount, ProgressBar, ProgressStyle};
 /// The longest a run piped to a log goes without a progress line.
 pub const LOG_EVERY: Duration = Duration::from_secs(10);
 
+/// How a run's progress reads: the bar's template on a terminal, the parts of a log's lines
+/// otherwise: `<program>: <elapsed> <done>/<total> <unit> (<percent>), <message>`, with the units
+/// done per second since the phase (or the run) began after the percent when `rate` holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Look {
+    /// Who writes the lines (`sweep`, `scale`).
+    pub program: &'static str,
+    /// What is counted (`rows`, `keys`).
+    pub unit: &'static str,
+    /// indicatif's template for the bar. Panics at [`RunProgress::new`] if it is not valid (a
+    /// programming error: the templates are constants).
+    pub template: &'static str,
+    /// Whether a log's line shows the units per second.
+    pub rate: bool,
+}
+
 /// A run's progress: `done` of `total` units (rows, trials, keys) and a message saying what runs
 /// now. Cheap to update from worker threads (a lock per update, no output: on a terminal
 /// indicatif draws at its own rate, in a log a thread of this type writes the lines).
@@ -45,33 +61,21 @@ struct LogState {
 }
 
 impl RunProgress {
-    /// A bar of `total` units drawn with `template` (indicatif's template syntax) on a terminal;
-    /// otherwise plain lines `<program>: <elapsed> <done>/<total> <unit> (<percent>), <message>`
-    /// every [`LOG_EVERY`], with the units done per second since the phase (or the run) began
-    /// when `rate` holds.
-    ///
-    /// Panics if `template` is not a valid indicatif template (a programming error: the
-    /// templates are constants).
-    pub fn new(
-        program: &'static str,
-        unit: &'static str,
-        total: u64,
-        template: &str,
-        rate: bool,
-    ) -> Self {
+    /// A bar of `total` units drawn with `look.template` on a terminal; otherwise plain lines
+    /// every [`LOG_EVERY`].
+    pub fn new(total: u64, look: &Look) -> Self {
         let log = (!std::io::stderr().is_terminal()).then_some(LOG_EVERY);
-        Self::with_log(log, program, unit, total, template, rate)
+        Self::with_log(log, total, look)
     }
 
     /// A bar when `log` is `None`, else lines every `log`.
-    fn with_log(
-        log: Option<Duration>,
-        program: &'static str,
-        unit: &'static str,
-        total: u64,
-        template: &str,
-        rate: bool,
-    ) -> Self {
+    fn with_log(log: Option<Duration>, total: u64, look: &Look) -> Self {
+        let Look {
+            program,
+            unit,
+            template,
+            rate,
+        } = *look;
         let Some(every) = log else {
             let bar = ProgressBar::new(total).with_style(
                 ProgressStyle::with_template(template)
@@ -228,8 +232,15 @@ impl Log {
 mod tests {
     use super::*;
 
+    const SCALE: Look = Look {
+        program: "scale",
+        unit: "keys",
+        template: "{bar}",
+        rate: true,
+    };
+
     fn logged(every: Duration) -> RunProgress {
-        RunProgress::with_log(Some(every), "scale", "keys", 10, "{bar}", true)
+        RunProgress::with_log(Some(every), 10, &SCALE)
     }
 
     #[test]
@@ -277,7 +288,7 @@ mod tests {
 
     #[test]
     fn a_terminal_gets_a_bar_and_no_log() {
-        let p = RunProgress::with_log(None, "sweep", "rows", 3, "{bar} {msg}", false);
+        let p = RunProgress::with_log(None, 3, &SCALE);
         p.set_position(2);
         assert!(p.log.is_none());
         assert_eq!(p.bar.position(), 2);

@@ -11,7 +11,7 @@ use bloomlab_redis::{Connection, RedisHll};
 use bloomlab_sketches::cardinality::{build_by_name, build_group};
 use clap::Args;
 
-use crate::progress::RunProgress;
+use crate::progress::{Look, RunProgress};
 use crate::{git_revision, parse_count_named, parse_f64, parse_list};
 
 /// The sketch sweep's own flags (shown under their own heading in `sweep --help`).
@@ -354,11 +354,13 @@ fn progress_bar(plan: &SketchPlan) -> RunProgress {
             .as_ref()
             .map_or(0, |p| p.trials * p.exponents.len() as u64);
     RunProgress::new(
-        "sweep sketch",
-        "trials",
         total,
-        "{elapsed_precise} [{bar:30}] {pos}/{len} trials  {wide_msg}",
-        false,
+        &Look {
+            program: "sweep sketch",
+            unit: "trials",
+            template: "{elapsed_precise} [{bar:30}] {pos}/{len} trials  {wide_msg}",
+            rate: false,
+        },
     )
 }
 

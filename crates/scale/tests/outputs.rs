@@ -130,6 +130,16 @@ fn two_scales_on_one_out_one_runs_the_other_is_refused_naming_the_holder() {
     );
 }
 
+/// A run of a second or less, up to its `--out` value.
+const SMALL_RUN: [&str; 6] = [
+    "--n",
+    "1e4",
+    "--filters",
+    "sbbf/xxh3",
+    "--no-huge-pages",
+    "--out",
+];
+
 /// The revision is the build's: `scale` never runs git at run time (a `git` first in PATH that
 /// records being run is never run), and its row carries the revision bloomlab-cli's build script
 /// recorded.
@@ -138,15 +148,8 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
     let dir = Dir::new("scale-revision");
     let (path, marker) = fake_git(&dir.0);
     let out = Command::new(SCALE)
-        .args([
-            "--n",
-            "1e4",
-            "--filters",
-            "sbbf/xxh3",
-            "--no-huge-pages",
-            "--out",
-            "out",
-        ])
+        .args(SMALL_RUN)
+        .arg("out")
         .current_dir(&dir.0)
         .env("PATH", path)
         .output()
@@ -167,14 +170,7 @@ fn the_revision_is_taken_at_build_time_not_from_the_current_directory() {
 fn a_scale_logged_to_a_file_says_each_phase_as_it_starts() {
     let dir = Dir::new("scale-log");
     let out = Command::new(SCALE)
-        .args([
-            "--n",
-            "1e4",
-            "--filters",
-            "sbbf/xxh3",
-            "--no-huge-pages",
-            "--out",
-        ])
+        .args(SMALL_RUN)
         .arg(&dir.0)
         .output()
         .unwrap();

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use bloomlab_cli::progress::RunProgress;
+use bloomlab_cli::progress::{Look, RunProgress};
 use bloomlab_cli::sketch_sweep::SketchArgs;
 use bloomlab_cli::{
     CountingAlloc, KeySetParser, LookupArg, SketchKind, count_parser, float_parser, git_revision,
@@ -566,11 +566,13 @@ fn sketch_sweep(cmd: SketchCmd) -> Result<(), Stop> {
 
 fn measure(config: &SweepConfig, plan: &Plan, out: &OutputDir, redis: Option<&str>) -> Result<()> {
     let bar = RunProgress::new(
-        "sweep",
-        "rows",
         plan.rows.len() as u64,
-        "{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}",
-        false,
+        &Look {
+            program: "sweep",
+            unit: "rows",
+            template: "{elapsed_precise} [{bar:30}] {pos}/{len} rows  {wide_msg}",
+            rate: false,
+        },
     );
     let started = Instant::now();
     let show = |p: &sweep::Progress| {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use bloomlab_cli::progress::RunProgress;
+use bloomlab_cli::progress::{Look, RunProgress};
 use bloomlab_cli::{git_revision, parse_count_named, parse_f64, parse_list};
 use bloomlab_filters::Params;
 use bloomlab_harness::KeySetKind;
@@ -170,11 +170,13 @@ fn configs(args: &Args) -> Result<Vec<ScaleConfig>, String> {
 
 fn bar() -> RunProgress {
     RunProgress::new(
-        "scale",
-        "keys",
         1,
-        "{msg:>30} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} ({per_sec}, eta {eta})",
-        true,
+        &Look {
+            program: "scale",
+            unit: "keys",
+            template: "{msg:>30} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} ({per_sec}, eta {eta})",
+            rate: true,
+        },
     )
 }
 
