@@ -16,13 +16,14 @@ use indicatif::{HumanCount, ProgressBar, ProgressStyle};
 pub const LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// How a run's progress reads: the bar's template on a terminal, the parts of a log's lines
-/// otherwise: `<program>: <elapsed> <done>/<total> <unit> (<percent>), <message>`, with the units
-/// done per second since the phase (or the run) began after the percent when `rate` holds.
+/// otherwise: `<program>: <elapsed> <done>/<total> <unit> (<percent>), <message>` (`<done> <unit>`
+/// when the total is 0, unknown), with the units done per second since the phase (or the run)
+/// began after the percent when `rate` holds.
 #[derive(Debug, Clone, Copy)]
 pub struct Look {
     /// Who writes the lines (`sweep`, `scale`).
     pub program: &'static str,
-    /// What is counted (`rows`, `keys`).
+    /// What is counted (`rows`, `keys`; empty when the message says it).
     pub unit: &'static str,
     /// indicatif's template for the bar. Panics at [`RunProgress::new`] if it is not valid (a
     /// programming error: the templates are constants).
@@ -206,12 +207,17 @@ impl Log {
         let elapsed = now.duration_since(self.started).as_secs();
         let (h, m, sec) = (elapsed / 3600, elapsed / 60 % 60, elapsed % 60);
         let mut line = format!(
-            "{}: {h}:{m:02}:{sec:02} {}/{} {}",
+            "{}: {h}:{m:02}:{sec:02} {}",
             self.program,
-            HumanCount(s.done),
-            HumanCount(s.total),
-            self.unit
+            HumanCount(s.done)
         );
+        // A total of 0 is unknown (keys from standard input): the count alone.
+        if s.total > 0 {
+            line += &format!("/{}", HumanCount(s.total));
+        }
+        if !self.unit.is_empty() {
+            line += &format!(" {}", self.unit);
+        }
         if s.total > 0 {
             line += &format!(" ({:.0}%)", 100.0 * s.done as f64 / s.total as f64);
         }
@@ -256,6 +262,13 @@ mod tests {
         );
         // 2.5e6 keys in the 3723 s since the phase began.
         assert!(line.ends_with(", 671/s, sbbf/xxh3: insert"), "{line}");
+        // An unknown total (0): the count alone.
+        s.total = 0;
+        let line = log.line(&s, log.started + Duration::from_secs(10));
+        assert!(
+            line.starts_with("scale: 0:00:10 2,500,000 keys, 250,000/s, "),
+            "{line}"
+        );
     }
 
     #[test]

@@ -5,13 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
+use bloomlab_cli::progress::{Look, RunProgress};
 use bloomlab_cli::{CountingAlloc, git_revision, parse_variant};
 use bloomlab_filters::VariantId;
 use bloomlab_scenarios::db::{DbUrl, TempSqlite, redact};
 use bloomlab_scenarios::{ScenarioError, dedup, penetration, swap};
 use clap::{Parser, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
@@ -49,6 +48,8 @@ static ALLOC: CountingAlloc = CountingAlloc;
 /// "after N of M modes" (penetration) in the summary, the picture and every CSV row, and the
 /// message says what the database holds and how to resume; swap, whose figures cover the whole
 /// run, reports nothing then.
+///
+/// Progress goes to stderr: a bar on a terminal, otherwise (a log file, CI) a line every 10 s.
 ///
 /// Exit status: 0 success; 1 a measured failure (a verification failed: rows lost or stored
 /// twice, a false negative; or a run interrupted by the database after days were measured);
@@ -214,11 +215,15 @@ fn run(args: &Args) -> anyhow::Result<()> {
     });
     check_out_dir(&out)?;
     bloomlab_report::scenario::output::prepare_dir(&out).map_err(ScenarioError::from)?;
-    let bar = ProgressBar::new(1);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}")
-            .context("progress bar template")?
-            .progress_chars("=> "),
+    // The phases count different things (ids, requests, rows): their labels say which.
+    let bar = RunProgress::new(
+        1,
+        &Look {
+            program: "scenario",
+            unit: "",
+            template: "{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}",
+            rate: false,
+        },
     );
     let mut progress = |label: &str, done: u64, total: u64| {
         bar.set_length(total);

@@ -15,14 +15,14 @@ mod stat;
 mod swap;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use bloomlab_cli::progress::{Look, RunProgress};
 use bloomlab_harness::keys::read_key_line;
 use bloomlab_redis::{Connection, RedisFilterError};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 pub use stat::{MonitorArgs, StatArgs, Status};
 
@@ -121,7 +121,8 @@ pub enum FilterCommand {
     /// Create an empty filter in Redis for n keys at false-positive rate p, in a layout from the
     /// catalogue. Refuses if a filter (or any key) of that name exists, unless --replace.
     Create(live::CreateArgs),
-    /// Add keys, one per line, from a file or standard input (pipelined, with progress).
+    /// Add keys, one per line, from a file or standard input (pipelined, with progress on stderr:
+    /// a bar on a terminal, a line every 10 s otherwise).
     Add(live::AddArgs),
     /// Ask whether keys (one per line, from a file or standard input) may be in the filter: prints
     /// 1 or 0 per key, or with --count only the totals. With --members every key must be found
@@ -185,8 +186,8 @@ pub struct KeySource {
     pub batch: u32,
 }
 
-/// Reads keys in batches of `source.batch` and hands each batch to `f`, with a progress bar on
-/// stderr when it is a terminal. Returns the number of keys read.
+/// Reads keys in batches of `source.batch` and hands each batch to `f`, with progress on stderr
+/// (a bar on a terminal, a line every 10 s otherwise). Returns the number of keys read.
 pub fn for_each_batch(
     source: &KeySource,
     mut f: impl FnMut(&[Vec<u8>]) -> Result<(), Failure>,
@@ -255,22 +256,24 @@ pub fn open_keys(path: Option<&Path>) -> Result<KeyReader, Failure> {
     }
 }
 
-/// A progress bar on stderr (bytes of a file of known size, else a key count), drawn only when
-/// stderr is a terminal.
-fn progress(size: Option<u64>) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = match size {
-        Some(total) => ProgressBar::new(total).with_style(
-            ProgressStyle::with_template("{bar:40} {binary_bytes}/{binary_total_bytes} {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+/// Progress on stderr (bytes of a file of known size, else a key count): a bar on a terminal,
+/// otherwise a line every 10 s ([`RunProgress`]).
+fn progress(size: Option<u64>) -> RunProgress {
+    let (total, unit, template) = match size {
+        Some(total) => (
+            total,
+            "bytes",
+            "{bar:40} {binary_bytes}/{binary_total_bytes} {eta}",
         ),
-        None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template("{spinner} {pos} keys {per_sec}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        ),
+        None => (0, "keys", "{spinner} {pos} keys {per_sec}"),
     };
-    bar.set_draw_target(ProgressDrawTarget::stderr());
-    bar
+    RunProgress::new(
+        total,
+        &Look {
+            program: "bloomlab filter",
+            unit,
+            template,
+            rate: true,
+        },
+    )
 }
