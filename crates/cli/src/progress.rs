@@ -1,8 +1,9 @@
-//! Progress on stderr for the long runs (`sweep`, `sweep sketch`, `scale`). On a terminal, an
-//! indicatif bar. Otherwise (stderr sent to a file or a pipe: CI, `nohup`, `2> log`) indicatif
-//! draws nothing, so a run of many minutes would say nothing until it ends; there a plain line
-//! is written instead every [`LOG_EVERY`] (the first after [`LOG_EVERY`], so a run of a few
-//! seconds writes none), and one at every [`RunProgress::phase`].
+//! Progress on stderr for the long runs (`sweep`, `sweep sketch`, `scale`, `scenario`, and
+//! `bloomlab filter` add, import and export). On a terminal, an indicatif bar. Otherwise (stderr
+//! sent to a file or a pipe: CI, `nohup`, `2> log`) indicatif draws nothing, so a run of many
+//! minutes would say nothing until it ends; there a plain line is written instead every
+//! [`LOG_EVERY`] (the first after [`LOG_EVERY`], so a run of a few seconds writes none), and one
+//! at every [`RunProgress::phase`].
 
 use std::io::IsTerminal;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
