@@ -26,8 +26,7 @@ pub struct Look {
     pub program: &'static str,
     /// What is counted (`rows`, `keys`; empty when the message says it).
     pub unit: &'static str,
-    /// indicatif's template for the bar. Panics at [`RunProgress::new`] if it is not valid (a
-    /// programming error: the templates are constants).
+    /// indicatif's template for the bar (the default bar if it does not parse).
     pub template: &'static str,
     /// Whether a log's line shows the units per second.
     pub rate: bool,
@@ -80,8 +79,10 @@ impl RunProgress {
         } = *look;
         let Some(every) = log else {
             let bar = ProgressBar::new(total).with_style(
+                // The templates are constants; one that did not parse would draw the default bar
+                // rather than stop a run.
                 ProgressStyle::with_template(template)
-                    .expect("progress templates are constants")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
             );
             return Self {
@@ -298,6 +299,19 @@ mod tests {
         // Finishing stops the thread (an hour's wait would hang this test otherwise).
         p.finish_and_clear();
         assert!(p.ticker.lock().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_template_that_does_not_parse_draws_the_default_bar() {
+        let bad = Look {
+            // A width that is not a number.
+            template: "{bar:abc}",
+            ..SCALE
+        };
+        assert!(ProgressStyle::with_template(bad.template).is_err());
+        let p = RunProgress::with_log(None, 3, &bad);
+        p.set_position(1);
+        assert_eq!(p.bar.position(), 1);
     }
 
     #[test]
