@@ -12,7 +12,14 @@
 # over the time its n inserts and n member checks take.
 # Then the default sweep (README's main command, all threads) once: its rows, its wall time and
 # whether its statistics are those of the committed reports/sweep/sweep.csv
-# (scripts/compare-stats.py).
+# (scripts/compare-stats.py). Then where its time goes, $SWEEP_RUNS times each (default 3): the
+# default sweep, its statistics alone (`--no-timing`, all threads) and its statistics on one
+# thread (`--no-timing --threads 1`: the work, in core-seconds, that the threads share), and each
+# of its groups of rows (key set and members, as the sweep groups them, read from the default
+# run's own CSV) alone on one thread without timing. The statistics cannot take less wall time
+# than their one-thread work over the machine's cores, and the timing phases run with the other
+# cores idle (the timing columns measure one row alone), so the sum of the two is a floor for the
+# default sweep on this machine whatever its scheduling.
 # The sweeps write to a temporary directory; the figures go to $REPORT (default
 # reports/engine.md), written whole (temporary file, then rename) with the machine, the build and
 # the revision. Build profile: $PROFILE (default measure, the fat-LTO opt-in profile; release
@@ -33,7 +40,10 @@ started=$(date -u '+%Y-%m-%d %H:%M UTC')
 # then: each row runs $RUNS times (default 5), each its own process, and the report gives the
 # median with the range.
 RUNS=${RUNS:-5}
-[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "engine-figures: RUNS must be a whole number of at least 1, got '$RUNS'" >&2; exit 2; }
+SWEEP_RUNS=${SWEEP_RUNS:-3}
+for v in RUNS SWEEP_RUNS; do
+    [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "engine-figures: $v must be a whole number of at least 1, got '${!v}'" >&2; exit 2; }
+done
 # The median and the range of the numbers on stdin, one per line, divided by $1 (1e6 for rates
 # per second, 1 for the sweep's own figures in millions): "M (lo-hi M)".
 spread() {
@@ -78,6 +88,60 @@ else
     same="**not** identical to the committed reports/sweep/sweep.csv: $(tail -1 "$OUT/compare.log")"
 fi
 echo "default sweep: $default; statistics $same"
+
+# Where the default sweep's time goes. `seconds ARGS...`: the sweep's own "N rows in S s" figure
+# (planning to the last row; the reports' writing excluded) for one run of `sweep ARGS`.
+seconds() {
+    local s
+    s=$("$sweep" "$@" --out "$OUT/parts" | sed -n 's/^[0-9]* rows in \([0-9.]*\) s .*/\1/p')
+    [ -n "$s" ] || { echo "engine-figures: no summary line in the output of sweep $*" >&2; exit 1; }
+    echo "$s"
+}
+# The median and the range of the numbers on stdin, in seconds: "M s (lo-hi s)".
+spread_s() {
+    python3 -c '
+import statistics, sys
+v = sorted(float(x) for x in sys.stdin.read().split())
+print("%.1f s (%.1f-%.1f s)" % (statistics.median(v), v[0], v[-1]))'
+}
+median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.stdin.read().split()))'; }
+full=() untimed=() one=()
+for run in $(seq "$SWEEP_RUNS"); do
+    full+=("$(seconds)")
+    untimed+=("$(seconds --no-timing)")
+    one+=("$(seconds --no-timing --threads 1)")
+done
+cores=$(nproc)
+full_m=$(printf '%s\n' "${full[@]}" | median)
+untimed_m=$(printf '%s\n' "${untimed[@]}" | median)
+one_m=$(printf '%s\n' "${one[@]}" | median)
+# The default run's groups (key set, n, overfill: the sweep's (key set, members) groups), each
+# with its filters and p values, from its CSV: one line "keys n overfill filters p rows" each.
+python3 - "$OUT/default/sweep.csv" >"$OUT/groups" <<'PY'
+import csv, sys
+groups = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    g = groups.setdefault((r["key_set"], r["n"], r["overfill"]), ([], [], [0]))
+    for seen, value in ((g[0], r["filter"]), (g[1], r["p"])):
+        if value not in seen:
+            seen.append(value)
+    g[2][0] += 1
+for (keys, n, overfill), (filters, ps, rows) in groups.items():
+    print(keys, n, overfill, ",".join(filters), ",".join(ps), rows[0])
+PY
+group_lines=()
+group_sum=0
+while read -r keys n overfill filters ps rows; do
+    times=()
+    for run in $(seq "$SWEEP_RUNS"); do
+        times+=("$(seconds --filters "$filters" --keys "$keys" --n "$n" --p "$ps" --overfill "$overfill" --no-timing --threads 1)")
+    done
+    m=$(printf '%s\n' "${times[@]}" | median)
+    group_sum=$(python3 -c "print($group_sum + $m)")
+    group_lines+=("| $keys | $n | $overfill | $rows | $(printf '%s\n' "${times[@]}" | spread_s) |")
+done <"$OUT/groups"
+floor=$(python3 -c "print('%.1f' % ($one_m / $cores + max(0.0, $full_m - $untimed_m)))")
+echo "default sweep: $(printf '%s\n' "${full[@]}" | spread_s); statistics alone $(printf '%s\n' "${untimed[@]}" | spread_s), on one thread $(printf '%s\n' "${one[@]}" | spread_s); floor $floor s"
 mkdir -p "$(dirname "$REPORT")"
 part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
 {
@@ -104,6 +168,31 @@ part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
     echo
     echo "README's main command after its build (\`sweep\` with no options, $PROFILE build): $default."
     echo "Statistics $same."
+    echo
+    echo "## Where the default sweep's time goes"
+    echo
+    echo "Each figure is the sweep's own \"rows in\" time (planning to the last row, to 0.1 s), $SWEEP_RUNS runs each"
+    echo "(median, with the range), $PROFILE build, $cores cores."
+    echo
+    echo "| run | what it does | time |"
+    echo "| --- | --- | --- |"
+    echo "| \`sweep\` | the default sweep: each group's statistics on all threads, then its timing phase, one row at a time with the other cores idle | $(printf '%s\n' "${full[@]}" | spread_s) |"
+    echo "| \`sweep --no-timing\` | the statistics alone, on all threads | $(printf '%s\n' "${untimed[@]}" | spread_s) |"
+    echo "| \`sweep --no-timing --threads 1\` | the statistics on one thread: their work in core-seconds | $(printf '%s\n' "${one[@]}" | spread_s) |"
+    echo
+    echo "The statistics cannot take less wall time than their work over $cores cores"
+    echo "($one_m / $cores s), and the timing phases, which measure each row with nothing else running,"
+    echo "add what the first run takes over the second ($full_m - $untimed_m s): whatever the"
+    echo "scheduling, the default sweep cannot finish in less than **$floor s** on this machine with this"
+    echo "code. Shortening it further means less work per row (the table below says where the work is)."
+    echo
+    echo "Each group of the default sweep (key set and members, as the sweep groups its rows) run alone on"
+    echo "one thread without timing, each group generating its own keys (median of $SWEEP_RUNS, with the range);"
+    echo "the groups sum to $(python3 -c "print('%.1f' % $group_sum)") s:"
+    echo
+    echo "| key set | n | overfill | rows | one thread, no timing |"
+    echo "| --- | --- | --- | --- | --- |"
+    printf '%s\n' "${group_lines[@]}"
 } >"$part"
 mv "$part" "$REPORT"
 echo "wrote $REPORT"
