@@ -45,13 +45,17 @@ for v in RUNS SWEEP_RUNS; do
     [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "engine-figures: $v must be a whole number of at least 1, got '${!v}'" >&2; exit 2; }
 done
 # The median and the range of the numbers on stdin, one per line, divided by $1 (1e6 for rates
-# per second, 1 for the sweep's own figures in millions): "M (lo-hi M)".
+# per second, 1 for the sweep's own figures in millions and for seconds), with the unit $2
+# (default M): "M (lo-hi M)", or with " s", "M s (lo-hi s)".
 spread() {
     python3 -c '
 import statistics, sys
 v = sorted(float(x) / float(sys.argv[1]) for x in sys.stdin.read().split())
-print("%.1fM (%.1f-%.1fM)" % (statistics.median(v), v[0], v[-1]))' "$1"
+u = sys.argv[2]
+print("%.1f%s (%.1f-%.1f%s)" % (statistics.median(v), u, v[0], v[-1], u))' "$1" "${2:-M}"
 }
+# The median of the numbers on stdin, one per line.
+median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.stdin.read().split()))'; }
 lines=()
 common=(--n 1e6 --p 1e-4 --threads 1)
 for target in "sbbf/xxh3 url" "sbbf/xxh3 random-u64" "classic/xxh3/km/flat random-u64"; do
@@ -90,21 +94,16 @@ fi
 echo "default sweep: $default; statistics $same"
 
 # Where the default sweep's time goes. `seconds ARGS...`: the sweep's own "N rows in S s" figure
-# (planning to the last row; the reports' writing excluded) for one run of `sweep ARGS`.
+# (planning to the last row; the reports' writing excluded) for one run of `sweep ARGS`. It runs
+# in a command substitution, so a failing sweep exits it with the sweep's status, which the
+# assignment that called it passes to `set -e`.
 seconds() {
+    "$sweep" "$@" --out "$OUT/parts" >"$OUT/parts.log" || exit $?
     local s
-    s=$("$sweep" "$@" --out "$OUT/parts" | sed -n 's/^[0-9]* rows in \([0-9.]*\) s .*/\1/p')
+    s=$(sed -n 's/^[0-9]* rows in \([0-9.]*\) s .*/\1/p' "$OUT/parts.log")
     [ -n "$s" ] || { echo "engine-figures: no summary line in the output of sweep $*" >&2; exit 1; }
     echo "$s"
 }
-# The median and the range of the numbers on stdin, in seconds: "M s (lo-hi s)".
-spread_s() {
-    python3 -c '
-import statistics, sys
-v = sorted(float(x) for x in sys.stdin.read().split())
-print("%.1f s (%.1f-%.1f s)" % (statistics.median(v), v[0], v[-1]))'
-}
-median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.stdin.read().split()))'; }
 full=() untimed=() one=()
 for run in $(seq "$SWEEP_RUNS"); do
     full+=("$(seconds)")
@@ -115,6 +114,9 @@ cores=$(nproc)
 full_m=$(printf '%s\n' "${full[@]}" | median)
 untimed_m=$(printf '%s\n' "${untimed[@]}" | median)
 one_m=$(printf '%s\n' "${one[@]}" | median)
+full_s=$(printf '%s\n' "${full[@]}" | spread 1 " s")
+untimed_s=$(printf '%s\n' "${untimed[@]}" | spread 1 " s")
+one_s=$(printf '%s\n' "${one[@]}" | spread 1 " s")
 # The default run's groups (key set, n, overfill: the sweep's (key set, members) groups), each
 # with its filters and p values, from its CSV: one line "keys n overfill filters p rows" each.
 python3 - "$OUT/default/sweep.csv" >"$OUT/groups" <<'PY'
@@ -129,19 +131,18 @@ for r in csv.DictReader(open(sys.argv[1])):
 for (keys, n, overfill), (filters, ps, rows) in groups.items():
     print(keys, n, overfill, ",".join(filters), ",".join(ps), rows[0])
 PY
-group_lines=()
-group_sum=0
+group_lines=() group_medians=()
 while read -r keys n overfill filters ps rows; do
     times=()
     for run in $(seq "$SWEEP_RUNS"); do
         times+=("$(seconds --filters "$filters" --keys "$keys" --n "$n" --p "$ps" --overfill "$overfill" --no-timing --threads 1)")
     done
-    m=$(printf '%s\n' "${times[@]}" | median)
-    group_sum=$(python3 -c "print($group_sum + $m)")
-    group_lines+=("| $keys | $n | $overfill | $rows | $(printf '%s\n' "${times[@]}" | spread_s) |")
+    group_medians+=("$(printf '%s\n' "${times[@]}" | median)")
+    group_lines+=("| $keys | $n | $overfill | $rows | $(printf '%s\n' "${times[@]}" | spread 1 " s") |")
 done <"$OUT/groups"
+group_sum=$(printf '%s\n' "${group_medians[@]}" | python3 -c 'import sys; print("%.1f" % sum(float(x) for x in sys.stdin.read().split()))')
 floor=$(python3 -c "print('%.1f' % ($one_m / $cores + max(0.0, $full_m - $untimed_m)))")
-echo "default sweep: $(printf '%s\n' "${full[@]}" | spread_s); statistics alone $(printf '%s\n' "${untimed[@]}" | spread_s), on one thread $(printf '%s\n' "${one[@]}" | spread_s); floor $floor s"
+echo "default sweep: $full_s; statistics alone $untimed_s, on one thread $one_s; floor $floor s"
 mkdir -p "$(dirname "$REPORT")"
 part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
 {
@@ -176,9 +177,9 @@ part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
     echo
     echo "| run | what it does | time |"
     echo "| --- | --- | --- |"
-    echo "| \`sweep\` | the default sweep: each group's statistics on all threads, then its timing phase, one row at a time with the other cores idle | $(printf '%s\n' "${full[@]}" | spread_s) |"
-    echo "| \`sweep --no-timing\` | the statistics alone, on all threads | $(printf '%s\n' "${untimed[@]}" | spread_s) |"
-    echo "| \`sweep --no-timing --threads 1\` | the statistics on one thread: their work in core-seconds | $(printf '%s\n' "${one[@]}" | spread_s) |"
+    echo "| \`sweep\` | the default sweep: each group's statistics on all threads, then its timing phase, one row at a time with the other cores idle | $full_s |"
+    echo "| \`sweep --no-timing\` | the statistics alone, on all threads | $untimed_s |"
+    echo "| \`sweep --no-timing --threads 1\` | the statistics on one thread: their work in core-seconds | $one_s |"
     echo
     echo "The statistics cannot take less wall time than their work over $cores cores"
     echo "($one_m / $cores s), and the timing phases, which measure each row with nothing else running,"
@@ -188,7 +189,7 @@ part=$(mktemp "$(dirname "$REPORT")/.engine.XXXXXX")
     echo
     echo "Each group of the default sweep (key set and members, as the sweep groups its rows) run alone on"
     echo "one thread without timing, each group generating its own keys (median of $SWEEP_RUNS, with the range);"
-    echo "the groups sum to $(python3 -c "print('%.1f' % $group_sum)") s:"
+    echo "the groups sum to $group_sum s:"
     echo
     echo "| key set | n | overfill | rows | one thread, no timing |"
     echo "| --- | --- | --- | --- | --- |"
