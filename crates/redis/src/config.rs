@@ -234,6 +234,20 @@ impl Config {
             )));
         }
         check_shard_bits(config.shard_bits).map_err(|e| corrupt(e.to_string()))?;
+        // A checksum covers what was written, not whether it made sense: a config whose n or p no
+        // filter can be sized for is corrupt here, where the file or key is named, rather than
+        // an unexplained "p = NaN is invalid" wherever it is first used (issue 64).
+        if config.n == 0 {
+            return Err(corrupt(
+                "n = 0: a filter is sized for at least 1 key".to_owned(),
+            ));
+        }
+        if !(config.p > 0.0 && config.p < 1.0) {
+            return Err(corrupt(format!(
+                "p = {}: a false-positive rate must be in the open interval (0, 1)",
+                config.p
+            )));
+        }
         if config.bits == 0
             || !config.bits.is_multiple_of(64)
             || config.hashes == 0

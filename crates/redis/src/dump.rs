@@ -454,10 +454,24 @@ fn write_file(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".bloomlab-export-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".bloomlab-export-");
+    // The file a user asked for gets the mode `File::create` would give it (0666 less the umask),
+    // or the mode of the file it replaces, not the temporary file's private 0600, which the
+    // rename would otherwise carry over (issue 64).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder
         .tempfile_in(dir)
         .map_err(DumpError::io("create a temporary file in", dir))?;
+    if let Ok(meta) = std::fs::metadata(out) {
+        tmp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(DumpError::io("set the permissions of", out))?;
+    }
     let mut w = BufWriter::with_capacity(1 << 16, tmp);
     let header: Vec<u8> = match strategy {
         Some(s) => guava_header(&config, s).to_vec(),
@@ -599,9 +613,61 @@ impl Source {
     }
 }
 
+/// Opens a filter file for reading, refusing anything but a regular file: a FIFO would block in
+/// `open` until some writer came (issue 64: `import --file`, `check --file` and `stat --file` hung
+/// there), and a FIFO or a device feeds bytes without a size to check them against. The open does
+/// not wait for a FIFO's writer (`O_NONBLOCK`, which changes nothing for a regular file's reads).
+/// The error names what the path is; the caller names the path.
+pub fn open_filter_file(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "it is {}, not a regular file (a filter file is read and checked against its size)",
+            file_kind(kind)
+        ),
+    ))
+}
+
+/// What a file that is not a regular file is, for a message.
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a plain file"
+    }
+}
+
 /// Opens `path`, reads and validates its header, and checks its size against the header.
 fn open_source(path: &Path, opts: &ImportOptions, default_shard_bits: u64) -> Result<Source> {
-    let file = File::open(path).map_err(DumpError::io("open", path))?;
+    let file = open_filter_file(path).map_err(DumpError::io("open", path))?;
     let file_len = file
         .metadata()
         .map_err(DumpError::io("read the size of", path))?
@@ -1066,6 +1132,82 @@ mod tests {
         std::fs::write(&path, &file[..file.len() - 1]).unwrap();
         let e = inspect(&path).unwrap_err().to_string();
         assert!(e.contains("truncated at byte"), "{e}");
+    }
+
+    /// A header whose checksum is valid but whose n or p no filter can have (issue 64: p = NaN
+    /// failed with "false-positive rate p = NaN is invalid", naming neither the file nor the
+    /// field): the error names the file, the field and the allowed range.
+    #[test]
+    fn a_config_with_an_impossible_n_or_p_is_named_with_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = Config::sized::<Blocked512<Xxh3Hash>>(1000, 0.01, 1 << 16).unwrap();
+        for (field, forged) in [
+            (
+                "p",
+                Config {
+                    p: f64::NAN,
+                    ..good.clone()
+                },
+            ),
+            (
+                "p",
+                Config {
+                    p: 0.0,
+                    ..good.clone()
+                },
+            ),
+            (
+                "p",
+                Config {
+                    p: 1.5,
+                    ..good.clone()
+                },
+            ),
+            (
+                "n",
+                Config {
+                    n: 0,
+                    ..good.clone()
+                },
+            ),
+        ] {
+            let payload = vec![0u8; (forged.bits / 8) as usize];
+            let mut file = header_bytes(&forged);
+            file.extend_from_slice(&payload);
+            file.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&payload).to_le_bytes());
+            let path = dir.path().join("forged.bloomlab");
+            std::fs::write(&path, &file).unwrap();
+            let e = inspect(&path).unwrap_err().to_string();
+            let value = if field == "p" {
+                format!("p = {}", forged.p)
+            } else {
+                "n = 0".to_owned()
+            };
+            assert!(
+                e.contains("forged.bloomlab")
+                    && e.contains(&value)
+                    && e.contains("(0, 1)") == (field == "p"),
+                "{field}: {e}"
+            );
+        }
+    }
+
+    /// A FIFO (and a directory) named as a filter file is refused at once, saying what it is,
+    /// instead of blocking in open() for a writer that never comes (issue 64).
+    #[test]
+    fn only_a_regular_file_is_opened_as_a_filter_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates the file.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = inspect(&fifo).unwrap_err().to_string();
+        assert!(e.contains("pipe") && e.contains("FIFO"), "{e}");
+        let e = open_filter_file(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(open_filter_file(&file).is_ok());
     }
 
     #[test]

@@ -348,7 +348,7 @@ fn for_each_key<F: LineKey>(
 /// Reads a whole filter file: at most the bytes its header implies plus one, whatever the file's
 /// size ([`GuavaBloom::read_whole`]); a regular file's size is named in the error.
 fn read_filter<F: Funnel>(path: &Path) -> Result<GuavaBloom<F>, Failure> {
-    let file = File::open(path)
+    let file = bloomlab_redis::dump::open_filter_file(path)
         .map_err(|e| bad(format!("cannot read filter file {}: {e}", path.display())))?;
     let size = file
         .metadata()

@@ -102,14 +102,15 @@ fn sparse(path: &Path, head: &[u8], len: u64) {
         .unwrap();
 }
 
-/// Issue 28, case 8: `guava inspect /dev/zero` read until out of memory. The header is read first
-/// (here: k = 0), and the body only up to the size it implies plus one byte.
+/// Issue 28, case 8: `guava inspect /dev/zero` read until out of memory. Since issue 64 a device
+/// (like a FIFO) is refused before any read, as not a regular file; a regular file's body is read
+/// only up to the size its header implies plus one byte.
 #[test]
 fn guava_inspect_reads_an_endless_file_only_as_far_as_its_header_implies() {
     let err = refused(
         BLOOMLAB,
         &["guava", "inspect", "/dev/zero"],
-        &["/dev/zero", "k = 0"],
+        &["/dev/zero", "a character device, not a regular file"],
     );
     assert!(err.len() < SHORT_STDERR, "{err}");
     // A 2 GiB file whose header promises one word: refused after reading 6 + 8 + 1 bytes.
@@ -333,4 +334,159 @@ fn guava_audit_refuses_nothing_to_check_and_fails_a_saturated_or_overfilled_filt
         &["--p = 1.5", "(0, 1)"],
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------- bloomlab filter: files
+
+/// Long enough for any of these small cases (they take milliseconds), short enough that a
+/// regression to a hang fails the test instead of stalling the run.
+const FINISH_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `filter build` of the keys 1..=count into a filter for n keys at p = 0.01 (the default
+/// layout, blocked512), written to `out`.
+fn filter_build(dir: &Path, count: u64, n: u64, out: &Path) {
+    let keys = dir.join(format!("keys-{count}.txt"));
+    let text: String = (1..=count).map(|k| format!("{k}\n")).collect();
+    std::fs::write(&keys, text).unwrap();
+    let r = run_within(
+        BLOOMLAB,
+        &[
+            "filter",
+            "build",
+            "--n",
+            &n.to_string(),
+            "--p",
+            "0.01",
+            "--keys",
+            s(&keys),
+            "--out",
+            s(out),
+        ],
+        FINISH_WITHIN,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+/// Issue 64, first defect: `filter stat` on a saturated blocked512 filter never returned (the
+/// blocked theory at the estimate, 2^64 keys when every bit is set, summed ln(i!) up to i = 2^64
+/// / blocks). Now stat says what a full filter tells, and monitor's Nagios perfdata and
+/// Prometheus file hold only numbers (it printed `estimated_keys=inf`).
+#[test]
+fn stat_and_monitor_answer_on_a_saturated_or_overfilled_blocked_filter() {
+    let dir = scratch("saturated");
+    for (keys, full) in [(20_000, true), (15_000, true), (4_000, false)] {
+        let file = dir.join(format!("f{keys}.bloom"));
+        filter_build(&dir, keys, 1000, &file);
+        let r = run_within(
+            BLOOMLAB,
+            &["filter", "stat", "--file", s(&file)],
+            FINISH_WITHIN,
+        );
+        assert_eq!(r.code, Some(0), "{keys} keys: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.stdout
+                .contains("estimated     unbounded: every bit is set"),
+            full,
+            "{keys} keys: {}",
+            r.stdout
+        );
+        assert!(!r.stdout.contains("inf"), "{keys} keys: {}", r.stdout);
+        let prom = dir.join(format!("f{keys}.prom"));
+        let r = run_within(
+            BLOOMLAB,
+            &[
+                "filter",
+                "monitor",
+                "--file",
+                s(&file),
+                "--prometheus",
+                s(&prom),
+            ],
+            FINISH_WITHIN,
+        );
+        // Critical: the implied rate is far past twice the design rate.
+        assert_eq!(r.code, Some(2), "{keys} keys: {}\n{}", r.stdout, r.stderr);
+        let (text, perfdata) = r.stdout.trim_end().split_once(" | ").unwrap();
+        assert_eq!(text.contains("key count is unbounded"), full, "{text}");
+        for item in perfdata.split(' ') {
+            let (label, values) = item.split_once('=').unwrap();
+            for v in values.split(';').filter(|v| !v.is_empty()) {
+                assert!(
+                    v.parse::<f64>().is_ok_and(f64::is_finite),
+                    "{keys} keys: perfdata {label} = {v:?} is not a number: {perfdata}"
+                );
+            }
+        }
+        assert_eq!(perfdata.contains("estimated_keys"), !full, "{perfdata}");
+        let metrics = std::fs::read_to_string(&prom).unwrap();
+        for line in metrics.lines().filter(|l| !l.starts_with('#')) {
+            let value = line.rsplit(' ').next().unwrap();
+            assert!(
+                value == "+Inf" || value.parse::<f64>().is_ok_and(f64::is_finite),
+                "{keys} keys: Prometheus line {line:?}"
+            );
+        }
+    }
+}
+
+/// Issue 64, fourth defect: `filter build` (and `export`, which writes through the same code)
+/// wrote mode 0600 and turned an existing 0644 file into 0600. A new file gets `File::create`'s
+/// mode (0666 less the umask), a replaced one keeps its own.
+#[test]
+fn filter_files_get_the_umask_mode_or_keep_the_mode_they_replace() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = scratch("modes");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let probe = dir.join("probe");
+    std::fs::File::create(&probe).unwrap();
+    let file = dir.join("f.bloom");
+    filter_build(&dir, 100, 1000, &file);
+    assert_eq!(mode(&file), mode(&probe), "a new filter file");
+    for kept in [0o644, 0o640, 0o604] {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(kept)).unwrap();
+        filter_build(&dir, 200, 1000, &file);
+        assert_eq!(mode(&file), kept, "{kept:o} replaced: {:o}", mode(&file));
+    }
+}
+
+/// Issue 64, sixth defect: a FIFO named by `--file` blocked in open() before any check. Every
+/// command that reads a filter file refuses it at once, naming it and saying what it is; import
+/// does so before contacting the server (port 1: nothing listens there).
+#[test]
+fn a_fifo_named_as_a_filter_file_is_refused_at_once() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("pipe.bloom");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the file.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let keys = dir.join("keys.txt");
+    std::fs::write(&keys, "1\n2\n").unwrap();
+    let cases: [&[&str]; 5] = [
+        &["filter", "stat", "--file", s(&fifo)],
+        &["filter", "monitor", "--file", s(&fifo)],
+        &["filter", "check", "--file", s(&fifo), "--keys", s(&keys)],
+        &[
+            "filter",
+            "import",
+            "--redis",
+            "redis://127.0.0.1:1",
+            "--name",
+            "x",
+            "--file",
+            s(&fifo),
+        ],
+        &["guava", "inspect", s(&fifo)],
+    ];
+    for args in cases {
+        let r = run_within(BLOOMLAB, args, FINISH_WITHIN);
+        // monitor says it on stdout (`FILTER UNKNOWN - ...`, exit 3, as a Nagios plugin must).
+        let said = format!("{}{}", r.stdout, r.stderr);
+        assert!(
+            r.code.is_some_and(|c| c >= 2) && said.contains("pipe.bloom") && said.contains("FIFO"),
+            "{args:?}: exit {:?}\n{}\n{}",
+            r.code,
+            r.stdout,
+            r.stderr
+        );
+    }
 }

@@ -29,6 +29,53 @@ pub fn run(bin: &str, args: &[&str]) -> Run {
     }
 }
 
+/// Runs `bin` with `args`, killing it if it has not finished within `limit`: a case that used to
+/// hang fails with the time it was given instead of hanging the test run. `code` is None when it
+/// was killed (or died of a signal).
+pub fn run_within(bin: &str, args: &[&str], limit: Duration) -> Run {
+    use std::process::Stdio;
+    let start = Instant::now();
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Drained on their own threads, so a child that writes much never blocks on a full pipe.
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = r.read_to_end(&mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let mut killed = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            killed = true;
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = err.join().unwrap();
+    if killed {
+        stderr.push_str(&format!("\n[killed after {limit:?}: it did not finish]"));
+    }
+    Run {
+        code: if killed { None } else { status.code() },
+        stdout: out.join().unwrap(),
+        stderr,
+        took: start.elapsed(),
+    }
+}
+
 /// Runs `bin` with `args` and asserts: exit 2, every `wanted` text in stderr, nothing on stdout
 /// (no table, no rows), quick. Returns stderr.
 pub fn refused(bin: &str, args: &[&str], wanted: &[&str]) -> String {

@@ -213,7 +213,7 @@ fn interrupted(what: &str) -> ExitCode {
 
 /// A missing or unreadable file is named before any server is contacted.
 fn check_readable(path: &Path) -> Result<(), Failure> {
-    std::fs::File::open(path)
+    bloomlab_redis::dump::open_filter_file(path)
         .map(drop)
         .map_err(|e| bad(format!("cannot open --file {}: {e}", path.display())))
 }

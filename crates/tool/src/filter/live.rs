@@ -319,7 +319,7 @@ fn answer(
 fn check_file(a: &CheckArgs, path: &std::path::Path) -> Outcome {
     let shown = path.display().to_string();
     let mut head = [0u8; 16];
-    let read = std::fs::File::open(path)
+    let read = bloomlab_redis::dump::open_filter_file(path)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .map_err(|e| bad(format!("cannot read {shown}: {e}")))?;
     if read != head.len() || &head != bloomlab_redis::dump::MAGIC {

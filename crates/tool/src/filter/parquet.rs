@@ -169,7 +169,7 @@ impl std::error::Error for ParquetFileError {}
 /// Whether `path` starts with the Parquet magic `PAR1` (a file shorter than 4 bytes does not).
 pub fn is_parquet(path: &Path) -> std::io::Result<bool> {
     let mut head = [0u8; 4];
-    let mut file = File::open(path)?;
+    let mut file = bloomlab_redis::dump::open_filter_file(path)?;
     let mut got = 0;
     while got < head.len() {
         match file.read(&mut head[got..])? {
@@ -313,7 +313,7 @@ impl ParquetFilters {
             path: path.to_owned(),
             error,
         };
-        let mut file = File::open(path).map_err(io)?;
+        let mut file = bloomlab_redis::dump::open_filter_file(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let mut head = [0u8; 4];
         let mut tail = [0u8; 4];

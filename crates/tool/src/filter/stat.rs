@@ -163,7 +163,7 @@ pub fn report(target: &Target) -> Result<Report, Failure> {
 fn file_report(path: &Path) -> Result<Report, Failure> {
     let shown = path.display().to_string();
     let mut head = [0u8; 16];
-    let read = std::fs::File::open(path)
+    let read = bloomlab_redis::dump::open_filter_file(path)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .map_err(|e| bad(format!("cannot read {shown}: {e}")))?;
     let stored_bytes = std::fs::metadata(path).ok().map(|m| m.len());
@@ -182,7 +182,8 @@ fn file_report(path: &Path) -> Result<Report, Failure> {
             fill,
         });
     }
-    let file = std::fs::File::open(path).map_err(|e| bad(format!("cannot read {shown}: {e}")))?;
+    let file = bloomlab_redis::dump::open_filter_file(path)
+        .map_err(|e| bad(format!("cannot read {shown}: {e}")))?;
     let guava = GuavaBloom::<BytesFunnel>::read_whole(std::io::BufReader::new(file)).map_err(|e| {
         bad(format!(
             "{shown} is neither a bloomlab filter file (it does not start with {:?}) nor a Guava BloomFilter file: {e}",
@@ -291,19 +292,32 @@ pub fn render(r: &Report, confidence: f64, fill_target: f64) -> Result<String, F
         let _ = writeln!(s, "stored        {} ({b} bytes)", mib(b as f64));
     }
     let _ = writeln!(s, "set bits      {} (fill {:.5})", f.set_bits, f.fill());
-    let _ = writeln!(
-        s,
-        "estimated     {:.0} distinct keys inserted ({}% interval {:.0} .. {:.0}: the layout's mean fill solved for n); Swamidass-Baldi -(m/k) ln(1 - X/m) = {:.0}",
-        f.estimated_count(),
-        confidence * 100.0,
-        lo,
-        hi,
-        f.swamidass_baldi()
-    );
+    let estimate = f.estimated_count();
+    if estimate.is_finite() {
+        let _ = writeln!(
+            s,
+            "estimated     {estimate:.0} distinct keys inserted ({}% interval {lo:.0} .. {hi:.0}: the layout's mean fill solved for n); Swamidass-Baldi -(m/k) ln(1 - X/m) = {:.0}",
+            confidence * 100.0,
+            f.swamidass_baldi()
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "estimated     unbounded: every bit is set, so the fill says only that at least {lo:.0} distinct keys were inserted ({}% lower bound); the filter answers yes to every query",
+            confidence * 100.0,
+        );
+    }
     let vs = r.design.map_or(String::new(), |(n, p)| {
+        let at_estimate = if estimate.is_finite() {
+            format!(
+                ", theory at the estimate {:.4e}",
+                g.fpr(estimate.round() as u64)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "; design rate {p}, theory at the estimate {:.4e}, at n = {n} {:.4e}",
-            g.fpr(f.estimated_count().round() as u64),
+            "; design rate {p}{at_estimate}, at n = {n} {:.4e}",
             g.fpr(n)
         )
     });
@@ -402,16 +416,29 @@ fn judge(r: &Report, t: &Thresholds) -> (Status, String, String) {
         why.join(", ")
     };
     let opt = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    // Nagios perfdata values are numbers: with every bit set the fill bounds the key count from
+    // below only, so the text says so and the perfdata leaves the count out (issue 64: it printed
+    // `estimated_keys=inf`).
+    let estimate = f.estimated_count();
+    let (keys, keys_perf) = if estimate.is_finite() {
+        (
+            format!("about {estimate:.0} keys"),
+            format!(" estimated_keys={estimate:.0};;;0"),
+        )
+    } else {
+        (
+            "every bit set, so the key count is unbounded".to_owned(),
+            String::new(),
+        )
+    };
     let line = format!(
-        "FILTER {} - {}: {detail}, about {:.0} keys | fill={fill};{};{};0;1 implied_fpr={rate};{};{};0;1 estimated_keys={:.0};;;0",
+        "FILTER {} - {}: {detail}, {keys} | fill={fill};{};{};0;1 implied_fpr={rate};{};{};0;1{keys_perf}",
         status.label(),
         r.name,
-        f.estimated_count(),
         t.warn_fill,
         opt(t.crit_fill),
         opt(t.warn_rate),
         opt(crit_rate),
-        f.estimated_count()
     );
     (status, line, metrics(r, status))
 }
@@ -426,6 +453,13 @@ fn label(v: &str) -> String {
 fn gauge(out: &mut String, metric: &str, help: &str, filter: &str, value: f64) {
     let _ = writeln!(out, "# HELP bloomlab_filter_{metric} {help}");
     let _ = writeln!(out, "# TYPE bloomlab_filter_{metric} gauge");
+    // The text format spells the non-finite values +Inf, -Inf and NaN (Rust prints "inf").
+    let value = match value {
+        v if v == f64::INFINITY => "+Inf".to_owned(),
+        v if v == f64::NEG_INFINITY => "-Inf".to_owned(),
+        v if v.is_nan() => "NaN".to_owned(),
+        v => v.to_string(),
+    };
     let _ = writeln!(
         out,
         "bloomlab_filter_{metric}{{filter=\"{}\"}} {value}",
@@ -547,20 +581,15 @@ fn unknown_metrics(target: &Target) -> String {
 }
 
 /// Writes `text` to standard output (`-`) or whole to `path` (a temporary file beside it, then
-/// renamed over it), so a scraper never reads half a file.
-fn write_prometheus(path: &Path, text: &str) -> std::io::Result<()> {
+/// renamed over it, with the mode of the file it replaces or `File::create`'s), so a scraper never
+/// reads half a file.
+fn write_prometheus(path: &Path, text: &str) -> Result<(), String> {
     if path.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        return out.flush();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| e.to_string());
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    bloomlab_report::output::write_atomic(path, text.as_bytes()).map_err(|e| e.to_string())
 }
