@@ -819,4 +819,53 @@ mod tests {
             );
         }
     }
+
+    /// Every estimate from the bits, at every fill from empty to saturated (issue 64: `stat` of a
+    /// saturated blocked filter never returned): each call returns, and says what its docs say
+    /// for a full filter (an unbounded estimate and interval, no more keys to any rate).
+    #[test]
+    fn every_estimate_returns_at_every_fill_from_empty_to_saturated() {
+        let geometries = [
+            Geometry::Flat {
+                bits: 9_600,
+                hashes: 7,
+            },
+            Geometry::Blocked {
+                blocks: 19,
+                block_bits: 512,
+                hashes: 7,
+            },
+            Geometry::SplitBlock {
+                blocks: 38,
+                words: 8,
+                word_bits: 32,
+            },
+        ];
+        for g in geometries {
+            let m = g.bits();
+            for set in [0, 1, m / 2, m - m / 100, m - 2, m - 1, m] {
+                let f = FillStat::from_set_bits(g, set).unwrap();
+                let estimate = f.estimated_count();
+                let (lo, hi) = f.count_interval(0.95).unwrap();
+                let to_rate = f.keys_to_rate(0.01);
+                let to_fill = f.keys_to_fill(0.5);
+                let what = format!(
+                    "{g:?}, {set} of {m} bits set: estimate {estimate}, interval {lo}..{hi}, to 1% {to_rate}, to fill 0.5 {to_fill}"
+                );
+                assert!(estimate >= 0.0 && lo <= hi && lo >= 0.0, "{what}");
+                assert!(to_rate >= 0.0 && to_fill >= 0.0, "{what}");
+                if set == m {
+                    assert!(
+                        estimate.is_infinite() && hi.is_infinite() && lo.is_finite(),
+                        "{what}"
+                    );
+                    assert_eq!(to_rate, 0.0, "{what}");
+                } else {
+                    assert!(estimate.is_finite() && hi.is_finite(), "{what}");
+                    let rate = g.fpr(estimate.round() as u64);
+                    assert!((0.0..=1.0).contains(&rate), "{what}: theory {rate}");
+                }
+            }
+        }
+    }
 }
