@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 use bloomlab_cli::progress::{Look, RunProgress};
 use bloomlab_harness::keys::read_key_line;
+use bloomlab_redis::generation::{self, GenerationError};
 use bloomlab_redis::{Connection, RedisFilterError};
 use clap::{Args, Subcommand};
 
@@ -31,7 +32,22 @@ pub use crate::Failure;
 impl From<RedisFilterError> for Failure {
     fn from(e: RedisFilterError) -> Self {
         // The library's messages name the URL (credentials redacted), the key and the value.
-        Self::BadInput(e.to_string())
+        if e.is_server_failure() {
+            Self::Server(e.to_string())
+        } else {
+            Self::BadInput(e.to_string())
+        }
+    }
+}
+
+impl From<GenerationError> for Failure {
+    fn from(e: GenerationError) -> Self {
+        // The library's messages name the URL (credentials redacted), the keys and what was left.
+        if e.is_server_failure() {
+            Self::Server(e.to_string())
+        } else {
+            Self::BadInput(e.to_string())
+        }
     }
 }
 
@@ -97,11 +113,44 @@ pub fn connect(urls: &str) -> Result<Connection, Failure> {
 /// with a pointer `{NAME}:current`), its current generation; otherwise the name itself. A bad
 /// pointer (another type, a foreign value) is an error naming it.
 pub fn follow(conn: &mut Connection, name: &str) -> Result<String, Failure> {
-    match bloomlab_redis::generation::current(conn, name) {
+    match generation::current(conn, name) {
         Ok(Some(generation)) => Ok(generation),
         Ok(None) => Ok(name.to_owned()),
-        Err(e) => Err(bad(e.to_string())),
+        Err(e) => Err(e.into()),
     }
+}
+
+/// Refuses to write a filter named `name` (`create`, `import`) where readers would not read it:
+/// beside the pointer of a generational filter `name` (readers follow the pointer: issue 64
+/// found an import there reported as done, invisible to every reader, and left behind by
+/// `drop`), or over the current generation of one (replacing it in place is the gap `swap`
+/// exists to avoid). `doing` is what was refused (`imported`, `created`), `instead` the command
+/// that does it through the pointer. Checks the name first, so nothing is sent for a bad one.
+pub fn refuse_generational(
+    conn: &mut Connection,
+    name: &str,
+    doing: &str,
+    instead: &str,
+) -> Result<(), Failure> {
+    bloomlab_redis::keys::check_name(name)?;
+    let drop = format!("to remove it whole: `bloomlab filter drop --redis URL --name {name}`");
+    if let Some(current) = generation::current(conn, name)? {
+        return Err(bad(format!(
+            "{name:?} at {} is a generational filter: its readers follow its pointer {} to generation {current:?} and would never read a filter {doing} beside it, so nothing was {doing}. {instead}; {drop}",
+            conn.url(),
+            generation::pointer_key(name),
+        )));
+    }
+    if let Some((base, _)) = name.rsplit_once('@')
+        && generation::check_base_name(base).is_ok()
+        && generation::current(conn, base)?.as_deref() == Some(name)
+    {
+        return Err(bad(format!(
+            "{name:?} at {} is the current generation of generational filter {base:?}: its readers would see it vanish or change under them, so nothing was {doing}. Replace it with `bloomlab filter swap --redis URL --name {base}`",
+            conn.url(),
+        )));
+    }
+    Ok(())
 }
 
 /// The layout `create` (and a first `swap`) gives a filter when --layout is not given: blocked
