@@ -2,8 +2,10 @@
 //! one server (`BLOOMLAB_REDIS_URL`) and on the 3-master cluster (`BLOOMLAB_REDIS_CLUSTER_URLS`),
 //! answers compared with the in-memory twin's, and every bad input of issue 29 (wrong URL, wrong
 //! password, a key of another type, a foreign filter, a name that exists, invalid flags) a clear
-//! error with exit 2 (3 for monitor) that changes nothing on the server. Skipped with a message
-//! when the variables are not set; a failure with BLOOMLAB_REQUIRE_SERVICES=1.
+//! error with exit 2 (3 for monitor) that changes nothing on the server; a 10 KB name quoted by
+//! its start; a server that cannot be reached or is killed mid-command a server failure (exit 3,
+//! issue 64), on a server of the test's own. Skipped with a message when the variables are not
+//! set (or redis-server is not installed); a failure with BLOOMLAB_REQUIRE_SERVICES=1.
 
 use std::io::Write;
 use std::path::Path;

@@ -199,9 +199,10 @@ pub fn import(a: &ImportArgs) -> Outcome {
 }
 
 /// A flag Ctrl-C (SIGINT) sets, so that a transfer stops between chunks and cleans up (an
-/// export's temporary file removed, an import's keys deleted) instead of dying mid-write. If no
-/// handler can be installed, Ctrl-C kills the process as usual: an export leaves the old file
-/// whole, an import's keys expire within `dump::LOAD_EXPIRY`.
+/// export's temporary file removed, an import's keys deleted; a swap's half-built generation
+/// deleted) instead of dying mid-write. If no handler can be installed, Ctrl-C kills the process
+/// as usual: an export leaves the old file whole, an import's keys expire within
+/// `dump::LOAD_EXPIRY`, a swap's within its build expiry.
 pub(super) fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let set = Arc::clone(&flag);

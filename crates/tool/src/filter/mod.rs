@@ -168,7 +168,8 @@ pub fn bad(m: impl Into<String>) -> Failure {
 #[derive(Debug, Subcommand)]
 pub enum FilterCommand {
     /// Create an empty filter in Redis for n keys at false-positive rate p, in a layout from the
-    /// catalogue. Refuses if a filter (or any key) of that name exists, unless --replace.
+    /// catalogue. Refuses if a filter (or any key) of that name exists, unless --replace, and
+    /// always on a generational filter's name (use `swap`).
     Create(live::CreateArgs),
     /// Add keys, one per line, from a file or standard input (pipelined, with progress on stderr:
     /// a bar on a terminal, a line every 10 s otherwise).
@@ -181,7 +182,9 @@ pub enum FilterCommand {
     /// Build a filter offline, in memory, from keys (a file or standard input), and write it as a
     /// file for `import` or `swap --from-file`: the bits `create` + `add` of the same keys give.
     Build(build::BuildArgs),
-    /// Delete a filter from Redis (its shards and its config), after checking it is bloomlab's.
+    /// Delete everything under a name from Redis, after checking it is bloomlab's: a filter's
+    /// shards and config or, for a generational filter, every generation, a filter beside its
+    /// pointer, its list and its pointer; prints what it deleted.
     Drop(live::DropArgs),
     /// Explain a Redis key of bloomlab's (a filter name, `{NAME}:config` or `{NAME:i}:bits`): the
     /// filter's stored config, shards and keys.
@@ -199,10 +202,12 @@ pub enum FilterCommand {
     Export(dump::ExportArgs),
     /// Load a filter file into Redis, bit-exact, in any shard size: the file's header, size and
     /// stated config are checked first, and the filter appears only once its checksum matched.
+    /// Refused on a generational filter's name (`swap --from-file` loads a new generation).
     Import(dump::ImportArgs),
     /// Rebuild a generational filter from a key file under a new name and switch every reader to
     /// it at once (one pointer key); the old generation expires after a grace period. With
-    /// --readers, measured under concurrent readers (false negatives counted).
+    /// --readers, measured under concurrent readers (false negatives counted). Ctrl-C before the
+    /// switch deletes the half-built generation and switches nothing (exit 130).
     Swap(swap::SwapArgs),
 }
 
