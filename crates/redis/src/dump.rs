@@ -174,6 +174,12 @@ pub enum DumpError {
 }
 
 impl DumpError {
+    /// Whether the server failed rather than the file or the request
+    /// ([`RedisFilterError::is_server_failure`]).
+    pub fn is_server_failure(&self) -> bool {
+        matches!(self, Self::Redis(e) if e.is_server_failure())
+    }
+
     fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.to_owned();
         move |source| DumpError::Io {

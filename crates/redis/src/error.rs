@@ -140,5 +140,29 @@ pub enum RedisFilterError {
     Sizing(#[from] BloomError),
 }
 
+impl RedisFilterError {
+    /// Whether the server (or the way to it) failed, rather than what the caller asked: the
+    /// server could not be reached, went away mid-command, refused a command for its own reasons
+    /// (out of memory, loading, a cluster that is down) or answered something unexpected. Wrong
+    /// credentials or a malformed URL are the caller's, and so is everything else here (a
+    /// missing, foreign, corrupt or mismatched filter, a value out of range).
+    pub fn is_server_failure(&self) -> bool {
+        match self {
+            Self::Connect { source, .. } | Self::Command { source, .. } => !is_callers(source),
+            Self::Reply { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whether a client error comes from what the caller gave: credentials the server refused, a
+/// user without the permission, a URL the client cannot use.
+fn is_callers(e: &redis::RedisError) -> bool {
+    matches!(
+        e.kind(),
+        redis::ErrorKind::AuthenticationFailed | redis::ErrorKind::InvalidClientConfig
+    ) || matches!(e.code(), Some("WRONGPASS" | "NOAUTH" | "NOPERM"))
+}
+
 /// The crate's result type.
 pub type Result<T> = std::result::Result<T, RedisFilterError>;

@@ -38,7 +38,9 @@
 //!    ([`RedisBloom::create_new`], refusing any existing key) with a *build expiry* on every key,
 //!    re-armed while the build runs, so a killed build disappears by itself;
 //! 3. fills it from the key source, pipelined; a key source that fails (an unreadable file) or
-//!    holds no key stops the swap, deletes the half-built generation, and switches nothing;
+//!    holds no key stops the swap, deletes the half-built generation, and switches nothing; so
+//!    does an interrupt ([`SwapOptions::interrupt`], Ctrl-C), checked after every key read and
+//!    between the steps up to the switch;
 //! 4. verifies it: its stored config is the requested one, every shard is present at its length,
 //!    and a sample of the keys it was given (the first and the last [`VERIFY_SAMPLE`] / 2) are
 //!    all found;
@@ -79,7 +81,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bloomlab_filters::{BitPositions, Key};
@@ -253,6 +255,16 @@ pub enum GenerationError {
         /// What it holds.
         current: String,
     },
+    /// The swap was asked to stop ([`SwapOptions::interrupt`]: Ctrl-C) before its switch: nothing
+    /// was switched, and the half-built generation was deleted and taken off the list.
+    #[error("interrupted while building generation {generation:?}: nothing was switched; {left}")]
+    Interrupted {
+        /// The generation being built.
+        generation: String,
+        /// What became of it: deleted and unlisted, or what could not be done and when its keys
+        /// expire.
+        left: String,
+    },
     /// One reader batch was asked again [`MAX_REASKS`] times: swaps come faster than a batch.
     #[error(
         "generational filter {name:?}: the pointer moved during each of {MAX_REASKS} attempts at one batch of lookups; swaps come faster than a batch can be read"
@@ -265,6 +277,17 @@ pub enum GenerationError {
 
 /// The result type of this module.
 pub type Result<T> = std::result::Result<T, GenerationError>;
+
+impl GenerationError {
+    /// Whether a server failed rather than the request ([`RedisFilterError::is_server_failure`]).
+    pub fn is_server_failure(&self) -> bool {
+        match self {
+            Self::Redis(e) => e.is_server_failure(),
+            Self::Import(e) => e.is_server_failure(),
+            _ => false,
+        }
+    }
+}
 
 impl From<dump::DumpError> for GenerationError {
     fn from(e: dump::DumpError) -> Self {
@@ -296,7 +319,11 @@ pub fn check_base_name(name: &str) -> Result<()> {
     if name.len() > MAX_BASE_NAME_BYTES {
         return Err(RedisFilterError::OutOfRange {
             what: "generational filter name",
-            value: format!("{name:?} ({} bytes)", name.len()),
+            value: format!(
+                "{} ({} bytes)",
+                bloomlab_harness::keys::quote_prefix(name.as_bytes()),
+                name.len()
+            ),
             allowed: format!(
                 "at most {MAX_BASE_NAME_BYTES} bytes: a generation's name adds {SUFFIX_BYTES} ('@' and 16 hex digits) and a filter name has at most {MAX_NAME_BYTES}"
             ),
@@ -488,23 +515,106 @@ pub fn adopt(conn: &mut Connection, name: &str) -> Result<()> {
     })
 }
 
-/// Deletes generational filter `name` whole: every generation the list or the pointer names that
-/// still exists ([`admin::drop_filter`]), then the list and the pointer. Readers of it fail from
-/// then on ([`GenerationError::NoPointer`]). Returns the number of keys deleted. A bad pointer is
-/// an error and nothing is deleted.
-pub fn drop_generational(conn: &mut Connection, name: &str) -> Result<u64> {
-    check_base_name(name)?;
-    let mut deleted = 0;
-    for g in generations(conn, name)? {
-        if g.config.is_some() {
-            deleted += admin::drop_filter(conn, &g.name)?;
+/// One filter [`drop_all`] deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedFilter {
+    /// Its name.
+    pub name: String,
+    /// What it was to the name dropped: `current generation`, `old generation`, `plain filter`
+    /// (a filter of the name itself beside a pointer that does not name it) or `filter` (the
+    /// name is not generational).
+    pub role: &'static str,
+    /// Keys deleted: its config hash and shards.
+    pub keys: u64,
+}
+
+/// What [`drop_all`] deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Dropped {
+    /// The filters, current generation first.
+    pub filters: Vec<DroppedFilter>,
+    /// The pointer and the list of generations, those that existed.
+    pub generational_keys: Vec<String>,
+}
+
+impl Dropped {
+    /// Keys deleted in all.
+    pub fn keys(&self) -> u64 {
+        self.filters.iter().map(|f| f.keys).sum::<u64>() + self.generational_keys.len() as u64
+    }
+}
+
+/// Deletes everything under `name`: the generation its pointer names, every generation its list
+/// names (only names `name@<16 hex digits>`, or `name` itself: never another filter a hand-edited
+/// list might name), a filter of the name itself (plain, or one written beside the pointer), the
+/// list and the pointer. Readers of it fail from then on ([`GenerationError::NoPointer`]).
+///
+/// Everything is checked before anything is deleted: a bad pointer or a foreign key where a
+/// filter's config would be is an error and nothing is deleted; a name with nothing under it is
+/// [`RedisFilterError::NotFound`]. The pointer goes first (readers stop at once rather than read
+/// a generation being deleted) and the list last, so a drop cut short is finished by running it
+/// again.
+pub fn drop_all(conn: &mut Connection, name: &str) -> Result<Dropped> {
+    check_name(name)?;
+    let pointer = pointer_key(name);
+    let list = list_key(name);
+    let current = current(conn, name)?;
+    let mut listed: Vec<String> = conn.query(redis::cmd("SMEMBERS").arg(&list), "drop", &list)?;
+    listed.retain(|g| is_generation_of(name, g) && Some(g) != current.as_ref());
+    listed.sort();
+    let generational = current.is_some() || !listed.is_empty();
+    let mut found: Vec<(String, &'static str)> = Vec::new();
+    if let Some(c) = &current {
+        found.push((c.clone(), "current generation"));
+    }
+    found.extend(listed.into_iter().map(|g| (g, "old generation")));
+    if !found.iter().any(|(g, _)| g == name) {
+        found.push((
+            name.to_owned(),
+            if generational {
+                "plain filter"
+            } else {
+                "filter"
+            },
+        ));
+    }
+    // Checked first, deleted after: a foreign key stops the drop before it changes anything.
+    let mut filters = Vec::new();
+    for (g, role) in found {
+        if stored_config(conn, &g)?.is_some() {
+            filters.push((g, role));
         }
     }
-    for key in [list_key(name), pointer_key(name)] {
-        let n: u64 = conn.query(redis::cmd("DEL").arg(&key), "drop", &key)?;
-        deleted += n;
+    let list_exists: i64 = conn.query(redis::cmd("EXISTS").arg(&list), "drop", &list)?;
+    if filters.is_empty() && current.is_none() && list_exists == 0 {
+        return Err(RedisFilterError::NotFound {
+            url: conn.url().to_owned(),
+            name: name.to_owned(),
+            key: config_key(name),
+        }
+        .into());
     }
-    Ok(deleted)
+    let mut dropped = Dropped::default();
+    let mut delete = |conn: &mut Connection, key: &str| -> Result<()> {
+        let n: u64 = conn.query(redis::cmd("DEL").arg(key), "drop", key)?;
+        if n > 0 {
+            dropped.generational_keys.push(key.to_owned());
+        }
+        Ok(())
+    };
+    delete(conn, &pointer)?;
+    let mut deleted = Vec::with_capacity(filters.len());
+    for (g, role) in filters {
+        let keys = admin::drop_filter(conn, &g)?;
+        deleted.push(DroppedFilter {
+            name: g,
+            role,
+            keys,
+        });
+    }
+    delete(conn, &list)?;
+    dropped.filters = deleted;
+    Ok(dropped)
 }
 
 /// How [`swap`] builds and switches.
@@ -526,6 +636,11 @@ pub struct SwapOptions {
     /// If there is no pointer but a plain filter `NAME` exists: adopt it as the old generation
     /// (it then expires after the grace period) instead of refusing.
     pub adopt_plain: bool,
+    /// Set (by a Ctrl-C handler) to stop the swap before its switch: checked after every key read
+    /// and between the steps, it makes the swap delete the half-built generation, take it off the
+    /// list and return [`GenerationError::Interrupted`]. Once the pointer is switched, the swap
+    /// finishes. `None`: never interrupted.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl SwapOptions {
@@ -540,7 +655,15 @@ impl SwapOptions {
             build_expiry: Duration::from_secs(120),
             per_round_trip: 256,
             adopt_plain: false,
+            interrupt: None,
         }
+    }
+
+    /// Whether [`Self::interrupt`] was set.
+    fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
     fn check(&self) -> Result<()> {
@@ -637,9 +760,35 @@ pub fn swap_from_file(
             generation,
             path,
             &import,
-            &mut |_, _| std::ops::ControlFlow::Continue(()),
-        )?;
-        persist(urls, generation, &loaded.config)?;
+            &mut |_, _| {
+                if options.interrupted() {
+                    std::ops::ControlFlow::Break(())
+                } else {
+                    std::ops::ControlFlow::Continue(())
+                }
+            },
+        )
+        .map_err(|e| match e {
+            dump::DumpError::Interrupted => GenerationError::Interrupted {
+                generation: generation.to_owned(),
+                left: format!(
+                    "what the load wrote was deleted (a key the deletion missed expires within {} s)",
+                    dump::LOAD_EXPIRY.as_secs()
+                ),
+            },
+            e => e.into(),
+        })?;
+        // Persisted keys no longer expire: whatever fails from here deletes them.
+        let made = (|| {
+            if options.interrupted() {
+                return Err(interrupted(generation));
+            }
+            persist(urls, generation, &loaded.config)
+        })();
+        if let Err(e) = made {
+            let mut conn = Connection::open(urls)?;
+            return Err(discarded(&mut conn, generation, &loaded.config, e));
+        }
         Ok((loaded.config, 0, 0))
     })
 }
@@ -669,11 +818,14 @@ fn swap_built(
     let started = Instant::now();
     let (config, keys_inserted, verified) = match build(&generation, shard_bits) {
         Ok(x) => x,
-        Err(e) => {
-            forget(&mut conn, &list, &generation);
-            return Err(e);
-        }
+        Err(e) => return Err(unlisted(&mut conn, &list, &generation, e)),
     };
+    if options.interrupted() {
+        // The last moment a Ctrl-C stops the swap: the built generation is complete and
+        // persistent, but nobody reads it yet.
+        let e = discarded(&mut conn, &generation, &config, interrupted(&generation));
+        return Err(unlisted(&mut conn, &list, &generation, e));
+    }
     let build = started.elapsed();
     switch(&mut conn, name, expected.as_deref(), &generation, &config)?;
     if let Some(old) = &old {
@@ -731,13 +883,72 @@ fn old_generation(
 }
 
 /// Removes a generation that will never be switched to from the list (its keys are deleted by
-/// whoever fails, or expire). Best effort: the error that matters is the one being reported.
-fn forget(conn: &mut Connection, list: &str, generation: &str) {
-    let _ = conn.query::<i64>(
+/// whoever fails, or expire). The caller decides whether a failure matters more than the error
+/// it is reporting.
+fn forget(conn: &mut Connection, list: &str, generation: &str) -> Result<()> {
+    conn.query::<i64>(
         redis::cmd("SREM").arg(list).arg(generation),
         "swap (forget generation)",
         list,
-    );
+    )?;
+    Ok(())
+}
+
+/// [`forget`] after `error` stopped a swap; an interruption's message says whether the
+/// generation left the list.
+fn unlisted(
+    conn: &mut Connection,
+    list: &str,
+    generation: &str,
+    error: GenerationError,
+) -> GenerationError {
+    let forgot = forget(conn, list, generation);
+    match error {
+        GenerationError::Interrupted { generation, left } => {
+            let left = match forgot {
+                Ok(()) => format!("{left}, and it was taken off {list}"),
+                Err(e) => format!("{left}; taking it off {list} failed ({e})"),
+            };
+            GenerationError::Interrupted { generation, left }
+        }
+        other => other,
+    }
+}
+
+/// [`GenerationError::Interrupted`] for `generation`, what became of it still to be said.
+fn interrupted(generation: &str) -> GenerationError {
+    GenerationError::Interrupted {
+        generation: generation.to_owned(),
+        left: String::new(),
+    }
+}
+
+/// Deletes every key of generation `generation` (config `config`), which `error` stopped before
+/// the switch; an interruption's message says whether they went.
+fn discarded(
+    conn: &mut Connection,
+    generation: &str,
+    config: &Config,
+    error: GenerationError,
+) -> GenerationError {
+    let mut failed = None;
+    for k in generation_keys(config, generation) {
+        if let Err(e) = conn.query::<i64>(redis::cmd("DEL").arg(&k), "swap (discard)", &k) {
+            failed.get_or_insert(e);
+        }
+    }
+    match error {
+        GenerationError::Interrupted { generation, .. } => GenerationError::Interrupted {
+            left: match failed {
+                None => format!("the half-built generation {generation:?} was deleted"),
+                Some(e) => format!(
+                    "deleting the half-built generation {generation:?} failed ({e}); its keys may be left: `bloomlab filter drop --name {generation}` removes them"
+                ),
+            },
+            generation,
+        },
+        other => other,
+    }
 }
 
 /// Steps 2 to 5: creates, fills, verifies and persists generation `generation`; on any error
@@ -763,8 +974,16 @@ where
         Some(options.build_expiry),
     )?;
     let requested = filter.config().clone();
-    let filled = fill(&mut filter, generation, keys, options.per_round_trip);
+    let stop = || {
+        if options.interrupted() {
+            Err(interrupted(generation))
+        } else {
+            Ok(())
+        }
+    };
+    let filled = fill(&mut filter, generation, keys, options);
     let result = filled.and_then(|(count, sample)| {
+        stop()?;
         verify(
             &mut filter,
             urls,
@@ -773,24 +992,39 @@ where
             &sample,
             options.per_round_trip,
         )?;
+        stop()?;
         persist(urls, generation, &requested)?;
         Ok((requested.clone(), count, sample.len() as u64))
     });
-    if result.is_err() {
-        // Best effort: a generation never switched to is nobody's; its build expiry removes
-        // whatever this misses.
-        let _ = filter.destroy();
-    }
-    result
+    let Err(e) = result else {
+        return result;
+    };
+    // A generation never switched to is nobody's. Should the delete fail, its build expiry
+    // removes the keys (persist, the last step, failed or was not reached).
+    let destroyed = filter.destroy();
+    Err(match e {
+        GenerationError::Interrupted { generation, .. } => GenerationError::Interrupted {
+            left: match destroyed {
+                Ok(()) => format!("the half-built generation {generation:?} was deleted"),
+                Err(d) => format!(
+                    "deleting the half-built generation {generation:?} failed ({d}); its keys expire within {} s",
+                    options.build_expiry.as_secs()
+                ),
+            },
+            generation,
+        },
+        other => other,
+    })
 }
 
 /// Step 3: inserts every key of the source, [`BUILD_CHUNK`] at a time; returns how many, and the
-/// sample to verify (the first and the last [`VERIFY_SAMPLE`] / 2 keys, as their bytes).
+/// sample to verify (the first and the last [`VERIFY_SAMPLE`] / 2 keys, as their bytes). Stops
+/// with [`GenerationError::Interrupted`] as soon as a key read finds the interrupt set.
 fn fill<F, K, I>(
     filter: &mut RedisBloom<F>,
     generation: &str,
     keys: I,
-    per_round_trip: usize,
+    options: &SwapOptions,
 ) -> Result<(u64, Vec<Vec<u8>>)>
 where
     F: BitPositions,
@@ -806,6 +1040,11 @@ where
     let mut source = keys.into_iter();
     loop {
         let next = source.next();
+        // Before the key is used: a source cut short by the interrupt (a producer killed by the
+        // same Ctrl-C, a read given up) must not pass for the whole source.
+        if options.interrupted() {
+            return Err(interrupted(generation));
+        }
         let done = next.is_none();
         if let Some(key) = next {
             let key = key.map_err(|source| GenerationError::Keys {
@@ -826,7 +1065,7 @@ where
             count += 1;
         }
         if chunk.len() == BUILD_CHUNK || (done && !chunk.is_empty()) {
-            filter.insert_batch(&chunk, per_round_trip)?;
+            filter.insert_batch(&chunk, options.per_round_trip)?;
             chunk.clear();
         }
         if done {
@@ -945,7 +1184,7 @@ fn switch(
     for k in generation_keys(config, generation) {
         let _ = conn.query::<i64>(redis::cmd("DEL").arg(&k), "swap (undo)", &k);
     }
-    forget(conn, &list_key(name), generation);
+    let _ = forget(conn, &list_key(name), generation);
     if status == -1 {
         return Err(GenerationError::BadPointer {
             url: conn.url().to_owned(),
@@ -995,7 +1234,8 @@ fn prune_list(conn: &mut Connection, list: &str) -> Result<()> {
         let key = config_key(&g);
         let exists: i64 = conn.query(redis::cmd("EXISTS").arg(&key), "swap (prune)", &key)?;
         if exists == 0 {
-            forget(conn, list, &g);
+            // Best effort: a stale entry is pruned again by the next swap.
+            let _ = forget(conn, list, &g);
         }
     }
     Ok(())

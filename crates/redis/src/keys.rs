@@ -19,7 +19,8 @@ pub fn check_name(name: &str) -> Result<()> {
     } else {
         Err(RedisFilterError::OutOfRange {
             what: "filter name",
-            value: format!("{name:?}"),
+            // At most its first bytes: a name of megabytes would otherwise fill the message.
+            value: bloomlab_harness::keys::quote_prefix(name.as_bytes()),
             allowed: format!(
                 "1 to {MAX_NAME_BYTES} printable ASCII characters, without spaces, '{{' or '}}'"
             ),
@@ -95,6 +96,11 @@ mod tests {
             assert!(e.contains("filter name"), "{bad:?}: {e}");
         }
         check_name("crawler:seen/urls-2026").unwrap();
+        let huge = check_name(&"x".repeat(10_000)).unwrap_err().to_string();
+        assert!(
+            huge.contains("10000 bytes in all") && !huge.contains(&"x".repeat(61)),
+            "{huge}"
+        );
     }
 
     #[test]

@@ -13,20 +13,25 @@ pub mod guava;
 /// Why a `bloomlab` command (`guava ...`, `filter ...`) did not succeed; decides the exit code.
 #[derive(Debug)]
 pub enum Failure {
-    /// Unreadable or corrupt input, a malformed key, an invalid flag, a server that cannot be
-    /// reached or refuses, a missing or foreign filter: exit code 2. Nothing was changed.
+    /// Unreadable or corrupt input, a malformed key, an invalid flag, credentials a server
+    /// refuses, a missing or foreign filter: exit code 2. Nothing was changed.
     BadInput(String),
     /// The command ran and a check it exists to make failed (an audit or `check --members` found
     /// a member missing): exit code 1.
     CheckFailed(String),
+    /// A server failed, not the input: it could not be reached, went away mid-command (killed,
+    /// crashed), or refused a command for its own reasons (out of memory): exit code 3. The
+    /// message says what the command had done by then.
+    Server(String),
 }
 
 impl Failure {
-    /// 1 for a failed check, 2 for bad input.
+    /// 1 for a failed check, 2 for bad input, 3 for a server failure.
     pub fn exit_code(&self) -> std::process::ExitCode {
         match self {
             Self::CheckFailed(_) => std::process::ExitCode::from(1),
             Self::BadInput(_) => std::process::ExitCode::from(2),
+            Self::Server(_) => std::process::ExitCode::from(3),
         }
     }
 }
@@ -36,6 +41,7 @@ impl std::fmt::Display for Failure {
         match self {
             Self::BadInput(m) => write!(f, "bad input: {m}"),
             Self::CheckFailed(m) => write!(f, "check failed: {m}"),
+            Self::Server(m) => write!(f, "server failure: {m}"),
         }
     }
 }

@@ -2,8 +2,10 @@
 //! one server (`BLOOMLAB_REDIS_URL`) and on the 3-master cluster (`BLOOMLAB_REDIS_CLUSTER_URLS`),
 //! answers compared with the in-memory twin's, and every bad input of issue 29 (wrong URL, wrong
 //! password, a key of another type, a foreign filter, a name that exists, invalid flags) a clear
-//! error with exit 2 (3 for monitor) that changes nothing on the server. Skipped with a message
-//! when the variables are not set; a failure with BLOOMLAB_REQUIRE_SERVICES=1.
+//! error with exit 2 (3 for monitor) that changes nothing on the server; a 10 KB name quoted by
+//! its start; a server that cannot be reached or is killed mid-command a server failure (exit 3,
+//! issue 64), on a server of the test's own. Skipped with a message when the variables are not
+//! set (or redis-server is not installed); a failure with BLOOMLAB_REQUIRE_SERVICES=1.
 
 use std::io::Write;
 use std::path::Path;
@@ -313,8 +315,8 @@ fn bad_inputs_are_clear_errors_that_change_nothing() {
     // Nothing listens on port 1.
     expect(
         &["stat", "--redis", "redis://127.0.0.1:1", "--name", "x"],
-        2,
-        "cannot connect",
+        3,
+        "server failure: cannot connect",
     );
     expect(
         &["monitor", "--redis", "redis://127.0.0.1:1", "--name", "x"],
@@ -456,6 +458,191 @@ fn bad_inputs_are_clear_errors_that_change_nothing() {
     assert_eq!(
         redis_cli(&u, &["EXISTS", &format!("{{{good}}}:config")]),
         "0"
+    );
+}
+
+/// A 10 KB name is refused by every command that takes one, quoting at most its first 60 bytes
+/// and its length (issue 64): an error message is read by a person, not a copy of the input.
+#[test]
+fn a_huge_name_is_quoted_by_its_start_in_every_command() {
+    let Some(u) = url(
+        "a_huge_name_is_quoted_by_its_start_in_every_command",
+        "BLOOMLAB_REDIS_URL",
+        "start",
+    ) else {
+        return;
+    };
+    let dir = temp_dir("huge-name");
+    let file = dir.path().join("f.bloomlab");
+    std::fs::write(&file, b"BLOOMLAB-FILTER\n").unwrap();
+    let (f, out) = (
+        file.to_str().unwrap(),
+        dir.path().join("out.bloomlab").to_str().unwrap().to_owned(),
+    );
+    let long = "x".repeat(10_000);
+    let l = long.as_str();
+    let cases: [(&[&str], i32); 11] = [
+        (
+            &[
+                "create", "--redis", &u, "--name", l, "--n", "10", "--p", "0.1",
+            ],
+            2,
+        ),
+        (&["add", "--redis", &u, "--name", l], 2),
+        (&["check", "--redis", &u, "--name", l], 2),
+        (&["drop", "--redis", &u, "--name", l], 2),
+        (&["stat", "--redis", &u, "--name", l], 2),
+        (&["monitor", "--redis", &u, "--name", l], 3),
+        (&["describe", "--redis", &u, l], 2),
+        (&["export", "--redis", &u, "--name", l, "--out", &out], 2),
+        (&["import", "--redis", &u, "--name", l, "--file", f], 2),
+        (
+            &[
+                "swap", "--redis", &u, "--name", l, "--n", "10", "--p", "0.1",
+            ],
+            2,
+        ),
+        (&["swap", "--redis", &u, "--name", l, "--list"], 2),
+    ];
+    for (args, code) in cases {
+        let o = run(args, Some(b"k\n"));
+        let t = text(&o);
+        let shown = format!(
+            "exit {:?}, stderr of {} bytes: {}",
+            o.status.code(),
+            o.stderr.len(),
+            &t[..t.len().min(600)]
+        );
+        assert_eq!(o.status.code(), Some(code), "{}: {shown}", args[0]);
+        assert!(t.contains("filter name"), "{}: {shown}", args[0]);
+        assert!(t.contains("10000 bytes in all"), "{}: {shown}", args[0]);
+        assert!(!t.contains(&"x".repeat(61)), "{}: {shown}", args[0]);
+    }
+}
+
+/// Stops the throwaway server a test started with `scripts/redis-local.sh` (its own state dir),
+/// also when the test fails.
+struct OwnServer {
+    state: tempfile::TempDir,
+    url: String,
+}
+
+impl OwnServer {
+    fn script(state: &Path, action: &str) -> Output {
+        Command::new("bash")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis-local.sh"))
+            .arg(action)
+            .env("BLOOMLAB_REDIS_STATE_DIR", state)
+            .output()
+            .unwrap()
+    }
+
+    /// A server of its own, or None (skipped, said on stderr) without `redis-server`; a failure
+    /// then with BLOOMLAB_REQUIRE_SERVICES=1.
+    fn start(test: &str) -> Option<Self> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            let how = "apt-get install -y redis-server (Debian)";
+            if std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
+                panic!(
+                    "bloomlab-tool test {test} cannot run: redis-server is not installed, and BLOOMLAB_REQUIRE_SERVICES=1 makes a missing service a failure. Install it: {how}"
+                );
+            }
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED bloomlab-tool test {test}: redis-server is not installed. To run it: {how}"
+            );
+            return None;
+        }
+        let state = temp_dir("own-server");
+        let o = Self::script(state.path(), "start");
+        assert!(o.status.success(), "redis-local.sh start: {}", text(&o));
+        let url = String::from_utf8(o.stdout).unwrap().trim().to_owned();
+        Some(Self { state, url })
+    }
+
+    /// SIGKILLs the server (`redis-local.sh crash`).
+    fn crash(&self) {
+        let o = Self::script(self.state.path(), "crash");
+        assert!(o.status.success(), "redis-local.sh crash: {}", text(&o));
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let _ = Self::script(self.state.path(), "stop");
+    }
+}
+
+/// A server killed while `filter add` runs is a server failure (exit 3, "server failure:"), not
+/// the input's fault (issue 64: it was "bad input:", exit 2).
+#[test]
+fn a_server_killed_mid_add_is_a_server_failure_not_bad_input() {
+    let Some(server) =
+        OwnServer::start("a_server_killed_mid_add_is_a_server_failure_not_bad_input")
+    else {
+        return;
+    };
+    let u = server.url.as_str();
+    let name = unique("crash");
+    ok(
+        &[
+            "create", "--redis", u, "--name", &name, "--n", "1000", "--p", "0.01",
+        ],
+        None,
+    );
+    // One key per round trip, fed by hand: the first lands, then the server dies under the
+    // command that waits for the second.
+    let mut child = Command::new(BLOOMLAB)
+        .args([
+            "filter", "add", "--redis", u, "--name", &name, "--batch", "1",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "first").unwrap();
+    stdin.flush().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let o = run(
+            &["check", "--redis", u, "--name", &name, "--count"],
+            Some(b"first\n"),
+        );
+        if String::from_utf8_lossy(&o.stdout).contains("1 maybe present") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first key never landed: {}",
+            text(&o)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    server.crash();
+    writeln!(stdin, "second").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        err.starts_with("bloomlab: server failure: ") && !err.contains("bad input"),
+        "{}",
+        text(&o)
+    );
+    assert!(err.contains(u), "{}", text(&o));
+    // Nothing listens any more: connecting is a server failure too.
+    let o = run(&["stat", "--redis", u, "--name", &name], None);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("server failure: cannot connect"),
+        "{}",
+        text(&o)
     );
 }
 

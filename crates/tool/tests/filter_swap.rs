@@ -1,9 +1,11 @@
 //! `bloomlab filter swap` against a real server (`BLOOMLAB_REDIS_URL`) and the 3-master cluster
 //! (`BLOOMLAB_REDIS_CLUSTER_URLS`): a first generation, then a swap under 4 readers with 0 false
-//! negatives counted and printed, the new generation answering `filter check --members`; and bad
+//! negatives counted and printed, the new generation answering `filter check --members`; bad
 //! input (an unreadable key file, a missing file, a pointer naming a dropped generation, flags out
-//! of range) exiting 2 with nothing switched. Skipped with a message when a server is not set, a
-//! failure when `BLOOMLAB_REQUIRE_SERVICES=1`.
+//! of range) exiting 2 with nothing switched; import and create refused on a generational name
+//! and drop removing everything under it; SIGINT mid-build deleting the half-built generation
+//! (issue 64). Skipped with a message when a server is not set, a failure when
+//! `BLOOMLAB_REQUIRE_SERVICES=1`.
 
 use std::io::Write;
 use std::path::Path;
@@ -178,13 +180,14 @@ fn swap_under_readers_counts_no_false_negatives_and_the_new_generation_answers()
                 .any(|g| g.name == g1 && g.lifetime == Lifetime::Gone),
             "{urls}: the old generation outlived its 1 s grace: {listed:?}"
         );
-        generation::drop_generational(&mut conn, &name).unwrap();
+        generation::drop_all(&mut conn, &name).unwrap();
     }
 }
 
 #[test]
 fn bad_input_exits_2_and_switches_nothing() {
-    // No server needed: a refused connection names the URL with its password redacted.
+    // No server needed: a refused connection is a server failure (exit 3, not the input's
+    // fault) naming the URL with its password redacted.
     let o = bloomlab(&[
         "filter",
         "swap",
@@ -199,10 +202,10 @@ fn bad_input_exits_2_and_switches_nothing() {
         "--p",
         "0.1",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let all = text(&o);
     assert!(
-        !all.contains("hunter2") && all.contains("127.0.0.1:1"),
+        !all.contains("hunter2") && all.contains("127.0.0.1:1") && all.contains("server failure"),
         "{all}"
     );
     for urls in servers("filter_swap_bad_input") {
@@ -282,7 +285,7 @@ fn bad_input_exits_2_and_switches_nothing() {
         assert!(dropped.status.success(), "{urls}: {}", text(&dropped));
         expect_2(run(&["--keys", k]), "which does not exist");
         assert_eq!(generation::current(&mut conn, &name).unwrap(), Some(g1));
-        generation::drop_generational(&mut conn, &name).unwrap();
+        generation::drop_all(&mut conn, &name).unwrap();
     }
 }
 
@@ -397,7 +400,7 @@ fn swap_from_an_exported_file_under_readers_and_list_the_generations() {
             lines[2].starts_with(&format!("old     {g1} ")) && lines[2].contains("; expires in "),
             "{listed}"
         );
-        generation::drop_generational(&mut Connection::open(&urls).unwrap(), &name).unwrap();
+        generation::drop_all(&mut Connection::open(&urls).unwrap(), &name).unwrap();
     }
 }
 
@@ -468,6 +471,255 @@ fn a_plain_filter_is_swapped_only_with_adopt_keys_from_standard_input() {
                 && matches!(g.lifetime, Lifetime::Expiring(_))),
             "{urls}: {listed:?}"
         );
-        generation::drop_generational(&mut conn, &name).unwrap();
+        generation::drop_all(&mut conn, &name).unwrap();
+    }
+}
+
+/// Every key whose name contains `name`, from each node of `urls` (SCAN: a cluster's keys are
+/// spread over its nodes), sorted.
+fn keys_under(urls: &str, name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for u in urls.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+        let o = Command::new("redis-cli")
+            .args(["-u", u, "--scan", "--pattern", &format!("*{name}*")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "redis-cli --scan on {u}: {}", text(&o));
+        found.extend(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned),
+        );
+    }
+    found.sort();
+    found
+}
+
+/// Issue 64, item 2: `import` and `create` onto a name `swap` made are refused naming its
+/// current generation and the command to use (readers follow the pointer and would never see a
+/// filter beside it), `add` goes to the current generation, and `drop` removes every key under
+/// the name, a plain filter left beside the pointer included, saying what it removed.
+#[test]
+fn a_generational_name_refuses_import_and_create_and_drop_removes_everything() {
+    for urls in servers("filter_swap_generational_name") {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, extra) = (dir.path().join("old"), dir.path().join("extra"));
+        write_keys(&old, &[("member", 3000)]);
+        write_keys(&extra, &[("extra", 500)]);
+        let s = |p: &Path| p.to_str().unwrap().to_owned();
+        let (old_s, extra_s) = (s(&old), s(&extra));
+        let name = unique("swap-cli-gen");
+        let source = unique("swap-cli-gen-src");
+        let layout = ["--layout", "classic/xxh3/km", "--n", "10000", "--p", "0.01"];
+        let ok = |args: &[&str]| {
+            let o = bloomlab(args);
+            assert!(o.status.success(), "{urls}: {args:?}: {}", text(&o));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let mut first = vec!["filter", "swap", "--redis", &urls, "--name", &name];
+        first.extend(["--keys", &old_s]);
+        first.extend(layout);
+        let g1 = field(&ok(&first), "new generation  ").to_owned();
+
+        // A file of the same layout, from a filter elsewhere.
+        let mut create = vec!["filter", "create", "--redis", &urls, "--name", &source];
+        create.extend(layout);
+        ok(&create);
+        let file = s(&dir.path().join("other.blf"));
+        ok(&[
+            "filter", "export", "--redis", &urls, "--name", &source, "--out", &file,
+        ]);
+        ok(&["filter", "drop", "--redis", &urls, "--name", &source]);
+
+        // Import and create onto the generational name: refused, with or without --replace,
+        // naming the current generation and the command that goes through the pointer.
+        let refused = |args: &[&str], command: &str| {
+            let o = bloomlab(args);
+            let t = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{urls}: {args:?}: {t}");
+            assert!(
+                t.contains(&g1) && t.contains(command) && t.contains("nothing was"),
+                "{urls}: {args:?}: lacks {g1:?} or {command:?}: {t}"
+            );
+        };
+        let import = [
+            "filter", "import", "--redis", &urls, "--name", &name, "--file", &file,
+        ];
+        refused(&import, "filter swap --redis");
+        refused(&[&import[..], &["--replace"]].concat(), "--from-file");
+        let mut create = vec!["filter", "create", "--redis", &urls, "--name", &name];
+        create.extend(layout);
+        refused(&create, "filter swap --redis");
+        refused(
+            &[&create[..], &["--replace"]].concat(),
+            "filter swap --redis",
+        );
+        let mut conn = Connection::open(&urls).unwrap();
+        assert_eq!(
+            generation::current(&mut conn, &name).unwrap(),
+            Some(g1.clone())
+        );
+        let before: Vec<String> = keys_under(&urls, &name);
+        assert!(
+            !before.contains(&format!("{{{name}}}:config")),
+            "{urls}: a plain filter was written beside the pointer: {before:?}"
+        );
+
+        // `add` with the plain name adds to the current generation, where readers find the keys.
+        let added = ok(&[
+            "filter", "add", "--redis", &urls, "--name", &name, "--keys", &extra_s,
+        ]);
+        assert!(added.contains(&g1), "{urls}: {added}");
+        ok(&[
+            "filter",
+            "check",
+            "--redis",
+            &urls,
+            "--name",
+            &name,
+            "--keys",
+            &extra_s,
+            "--members",
+            "--count",
+        ]);
+
+        // What an import did before it was refused: a plain filter beside the pointer. `drop`
+        // removes it too, and every generation, the pointer and the list, and says so.
+        bloomlab_redis::RedisBloom::<
+            bloomlab_filters::Bloom<
+                bloomlab_filters::Xxh3,
+                bloomlab_filters::KirschMitzenmacher,
+                bloomlab_filters::FlatBits,
+            >,
+        >::create_new(
+            Connection::open(&urls).unwrap(),
+            &name,
+            1000,
+            0.01,
+            8192,
+            None,
+        )
+        .unwrap();
+        assert!(keys_under(&urls, &name).contains(&format!("{{{name}}}:config")));
+        let dropped = ok(&["filter", "drop", "--redis", &urls, "--name", &name]);
+        for needle in [
+            g1.as_str(),
+            "plain filter",
+            &generation::pointer_key(&name),
+            &generation::list_key(&name),
+        ] {
+            assert!(
+                dropped.contains(needle),
+                "{urls}: {needle:?} not in: {dropped}"
+            );
+        }
+        let left = keys_under(&urls, &name);
+        assert!(
+            left.is_empty(),
+            "{urls}: drop left {left:?}; it said: {dropped}"
+        );
+    }
+}
+
+/// Issue 64, item 5: SIGINT while `filter swap` builds (its keys on a pipe that stalls) exits 130
+/// saying what it removed, and leaves neither the half-built generation's keys nor its name in
+/// `{NAME}:generations`; the current generation stays current.
+#[test]
+fn sigint_mid_swap_deletes_the_half_built_generation_and_says_so() {
+    for urls in servers("filter_swap_sigint") {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = dir.path().join("keys");
+        write_keys(&keys, &[("member", 2000)]);
+        let name = unique("swap-cli-int");
+        let first = bloomlab(&[
+            "filter",
+            "swap",
+            "--redis",
+            &urls,
+            "--name",
+            &name,
+            "--keys",
+            keys.to_str().unwrap(),
+            "--n",
+            "5000",
+            "--p",
+            "0.01",
+        ]);
+        assert!(first.status.success(), "{urls}: {}", text(&first));
+        let mut conn = Connection::open(&urls).unwrap();
+        let g1 = generation::current(&mut conn, &name).unwrap().unwrap();
+
+        // The longest build expiry: a generation left behind would stay a day.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bloomlab"))
+            .args(["filter", "swap", "--redis", &urls, "--name", &name])
+            .args(["--build-expiry", "86400"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for i in 0..100 {
+            writeln!(stdin, "slow-{i}").unwrap();
+        }
+        stdin.flush().unwrap();
+        // The build has begun once its generation is listed with a config; then the producer
+        // stalls (the pipe stays open, nothing more is written).
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let building = loop {
+            let listed = generation::generations(&mut conn, &name).unwrap();
+            if let Some(g) = listed.iter().find(|g| !g.current && g.config.is_some()) {
+                break g.name.clone();
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{urls}: the swap never started building: {listed:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(!keys_under(&urls, &building).is_empty());
+        // SAFETY: kill(2) on the pid of a child this test spawned and has not yet waited for.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{urls}: filter swap did not stop within 20 s of SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let shown = format!(
+            "{status:?}\nstdout:\n{}\nstderr:\n{err}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert_eq!(status.code(), Some(130), "{urls}: {shown}");
+        assert!(
+            err.contains("interrupted")
+                && err.contains(&building)
+                && err.contains("deleted")
+                && err.contains("nothing was switched"),
+            "{urls}: {shown}"
+        );
+        let left = keys_under(&urls, &building);
+        assert!(
+            left.is_empty(),
+            "{urls}: the half-built generation left {left:?}: {shown}"
+        );
+        let listed = generation::generations(&mut conn, &name).unwrap();
+        assert_eq!(
+            listed.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(),
+            [g1.as_str()],
+            "{urls}: {listed:?}"
+        );
+        assert!(listed[0].current && listed[0].lifetime == Lifetime::Persistent);
+        let dropped = bloomlab(&["filter", "drop", "--redis", &urls, "--name", &name]);
+        assert!(dropped.status.success(), "{urls}: {}", text(&dropped));
     }
 }

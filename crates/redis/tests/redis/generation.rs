@@ -122,7 +122,7 @@ fn filter_keys(name: &str, shards: u64) -> Vec<String> {
 
 /// Deletes the generational filter (the library's drop) and checks no key of it is left.
 fn cleanup(s: &Servers, name: &str) {
-    generation::drop_generational(&mut s.conn(), name)
+    generation::drop_all(&mut s.conn(), name)
         .unwrap_or_else(|e| panic!("{}: drop {name}: {e}", s.label));
     let left = s.keys_containing(name);
     assert!(

@@ -1,5 +1,5 @@
 //! `bloomlab`: tools for Bloom filter files. Thin: parse flags, call the library, map the outcome
-//! to an exit code (0 ok, 1 a check failed, 2 bad input, 130 interrupted).
+//! to an exit code (0 ok, 1 a check failed, 2 bad input, 3 a server failed, 130 interrupted).
 
 use std::process::ExitCode;
 
@@ -13,8 +13,10 @@ use clap::{Parser, Subcommand};
 /// as it was.
 ///
 /// Exit status: 0 ok, 1 a check failed (e.g. an audit found a missing member), 2 bad input
-/// (unreadable or corrupt file, malformed key, invalid flag, an output that cannot be written),
-/// 130 interrupted (Ctrl-C).
+/// (unreadable or corrupt file, malformed key, invalid flag, an output that cannot be written,
+/// credentials a server refuses), 3 a server failed, not the input (Redis could not be reached,
+/// or went away or refused a command mid-run: "server failure:"), 130 interrupted (Ctrl-C).
+/// `filter monitor` has its own statuses (its --help).
 #[derive(Debug, Parser)]
 #[command(name = "bloomlab", version)]
 struct Cli {

@@ -15,7 +15,8 @@ use super::{Failure, Outcome, bad, connect};
 
 impl From<DumpError> for Failure {
     fn from(e: DumpError) -> Self {
-        // Every dump error leaves the file or the server as it was: bad input, exit 2.
+        // Every dump error leaves the file or the server as it was: bad input, exit 2, unless the
+        // server failed (exit 3).
         match e {
             // The library's wording is a measuring run's; an import is an operator's.
             DumpError::Redis(RedisFilterError::Exists { url, name, key })
@@ -29,6 +30,7 @@ impl From<DumpError> for Failure {
             DumpError::Redis(RedisFilterError::Exists { url, name, key }) => bad(format!(
                 "filter {name:?} already exists at {url} (key {key:?}): choose another name, or --replace to delete it first; nothing was imported"
             )),
+            other if other.is_server_failure() => Self::Server(other.to_string()),
             other => Self::BadInput(other.to_string()),
         }
     }
@@ -151,7 +153,17 @@ pub fn import(a: &ImportArgs) -> Outcome {
         )));
     }
     check_readable(&a.file)?;
-    let conn = connect(&a.redis)?;
+    let mut conn = connect(&a.redis)?;
+    super::refuse_generational(
+        &mut conn,
+        &a.name,
+        "imported",
+        &format!(
+            "To load the file as its next generation: `bloomlab filter swap --redis URL --name {} --from-file {}`",
+            a.name,
+            a.file.display()
+        ),
+    )?;
     let url = conn.url().to_owned();
     let opts = ImportOptions {
         format: a.format.into(),
@@ -187,10 +199,11 @@ pub fn import(a: &ImportArgs) -> Outcome {
 }
 
 /// A flag Ctrl-C (SIGINT) sets, so that a transfer stops between chunks and cleans up (an
-/// export's temporary file removed, an import's keys deleted) instead of dying mid-write. If no
-/// handler can be installed, Ctrl-C kills the process as usual: an export leaves the old file
-/// whole, an import's keys expire within `dump::LOAD_EXPIRY`.
-fn interrupt_flag() -> Arc<AtomicBool> {
+/// export's temporary file removed, an import's keys deleted; a swap's half-built generation
+/// deleted) instead of dying mid-write. If no handler can be installed, Ctrl-C kills the process
+/// as usual: an export leaves the old file whole, an import's keys expire within
+/// `dump::LOAD_EXPIRY`, a swap's within its build expiry.
+pub(super) fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let set = Arc::clone(&flag);
     let _ = ctrlc::set_handler(move || set.store(true, Ordering::Relaxed));

@@ -120,6 +120,14 @@ pub fn create(a: &CreateArgs) -> Outcome {
     let (urls, name) = redis_place(&a.target, "create")?;
     let variant = redis_variant(&a.layout)?;
     let mut conn = connect(&urls)?;
+    super::refuse_generational(
+        &mut conn,
+        &name,
+        "created",
+        &format!(
+            "To rebuild it from keys: `bloomlab filter swap --redis URL --name {name} --keys FILE` (with --n, --p, --layout for a new size or layout)"
+        ),
+    )?;
     match admin::stored_config(&mut conn, &name) {
         Ok(existing) if a.replace => {
             admin::drop_filter(&mut conn, &name)?;
@@ -204,7 +212,8 @@ impl<T: OnFilter> RedisVisitor for Open<'_, T> {
 }
 
 /// Opens filter `name` with its stored type and runs `op` on it.
-/// A generational name is followed to its current generation ([`super::follow`]).
+/// A generational name is followed to its current generation ([`super::follow`]): that is the
+/// filter its readers read, so `add` adds there.
 fn open_and<T: OnFilter>(urls: &str, name: &str, op: T) -> Outcome {
     let mut conn = connect(urls)?;
     let name = &super::follow(&mut conn, name)?;
@@ -370,22 +379,23 @@ impl RedisVisitor for FileCheck<'_> {
     }
 }
 
-/// `filter drop`.
+/// `filter drop`: everything under the name (every generation, a plain filter beside the
+/// pointer, the list, the pointer), one line per filter and one for the generational keys.
 pub fn drop_filter(a: &DropArgs) -> Outcome {
     let (urls, name) = redis_place(&a.target, "drop")?;
     let mut conn = connect(&urls)?;
-    // A generational filter is dropped whole: every generation, its list and its pointer.
-    let pointer = generation::current(&mut conn, &name).map_err(|e| bad(e.to_string()))?;
-    let deleted = match pointer {
-        None => admin::drop_filter(&mut conn, &name)?,
-        Some(_) => {
-            generation::drop_generational(&mut conn, &name).map_err(|e| bad(e.to_string()))?
-        }
-    };
+    let dropped = generation::drop_all(&mut conn, &name)?;
     println!(
-        "dropped {name:?} at {} ({deleted} keys deleted)",
-        conn.url()
+        "dropped {name:?} at {} ({} keys deleted)",
+        conn.url(),
+        dropped.keys()
     );
+    for f in &dropped.filters {
+        println!("  {} {:?} ({} keys)", f.role, f.name, f.keys);
+    }
+    if !dropped.generational_keys.is_empty() {
+        println!("  {}", dropped.generational_keys.join(", "));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -430,7 +440,7 @@ fn describe_pointer(conn: &mut Connection, key: &str) -> Result<String, Failure>
     if generation::check_base_name(base).is_err() {
         return Ok(key.to_owned());
     }
-    let Some(current) = generation::current(conn, base).map_err(|e| bad(e.to_string()))? else {
+    let Some(current) = generation::current(conn, base)? else {
         return Ok(key.to_owned());
     };
     println!(
@@ -438,7 +448,7 @@ fn describe_pointer(conn: &mut Connection, key: &str) -> Result<String, Failure>
         conn.url(),
         generation::pointer_key(base)
     );
-    for g in generation::generations(conn, base).map_err(|e| bad(e.to_string()))? {
+    for g in generation::generations(conn, base)? {
         let mark = if g.current { " (current)" } else { "" };
         println!("  generation {}{mark}: {:?}", g.name, g.lifetime);
     }

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 use bloomlab_cli::progress::{Look, RunProgress};
 use bloomlab_harness::keys::read_key_line;
+use bloomlab_redis::generation::{self, GenerationError};
 use bloomlab_redis::{Connection, RedisFilterError};
 use clap::{Args, Subcommand};
 
@@ -31,7 +32,22 @@ pub use crate::Failure;
 impl From<RedisFilterError> for Failure {
     fn from(e: RedisFilterError) -> Self {
         // The library's messages name the URL (credentials redacted), the key and the value.
-        Self::BadInput(e.to_string())
+        if e.is_server_failure() {
+            Self::Server(e.to_string())
+        } else {
+            Self::BadInput(e.to_string())
+        }
+    }
+}
+
+impl From<GenerationError> for Failure {
+    fn from(e: GenerationError) -> Self {
+        // The library's messages name the URL (credentials redacted), the keys and what was left.
+        if e.is_server_failure() {
+            Self::Server(e.to_string())
+        } else {
+            Self::BadInput(e.to_string())
+        }
     }
 }
 
@@ -97,11 +113,44 @@ pub fn connect(urls: &str) -> Result<Connection, Failure> {
 /// with a pointer `{NAME}:current`), its current generation; otherwise the name itself. A bad
 /// pointer (another type, a foreign value) is an error naming it.
 pub fn follow(conn: &mut Connection, name: &str) -> Result<String, Failure> {
-    match bloomlab_redis::generation::current(conn, name) {
+    match generation::current(conn, name) {
         Ok(Some(generation)) => Ok(generation),
         Ok(None) => Ok(name.to_owned()),
-        Err(e) => Err(bad(e.to_string())),
+        Err(e) => Err(e.into()),
     }
+}
+
+/// Refuses to write a filter named `name` (`create`, `import`) where readers would not read it:
+/// beside the pointer of a generational filter `name` (readers follow the pointer: issue 64
+/// found an import there reported as done, invisible to every reader, and left behind by
+/// `drop`), or over the current generation of one (replacing it in place is the gap `swap`
+/// exists to avoid). `doing` is what was refused (`imported`, `created`), `instead` the command
+/// that does it through the pointer. Checks the name first, so nothing is sent for a bad one.
+pub fn refuse_generational(
+    conn: &mut Connection,
+    name: &str,
+    doing: &str,
+    instead: &str,
+) -> Result<(), Failure> {
+    bloomlab_redis::keys::check_name(name)?;
+    let drop = format!("to remove it whole: `bloomlab filter drop --redis URL --name {name}`");
+    if let Some(current) = generation::current(conn, name)? {
+        return Err(bad(format!(
+            "{name:?} at {} is a generational filter: its readers follow its pointer {} to generation {current:?} and would never read a filter {doing} beside it, so nothing was {doing}. {instead}; {drop}",
+            conn.url(),
+            generation::pointer_key(name),
+        )));
+    }
+    if let Some((base, _)) = name.rsplit_once('@')
+        && generation::check_base_name(base).is_ok()
+        && generation::current(conn, base)?.as_deref() == Some(name)
+    {
+        return Err(bad(format!(
+            "{name:?} at {} is the current generation of generational filter {base:?}: its readers would see it vanish or change under them, so nothing was {doing}. Replace it with `bloomlab filter swap --redis URL --name {base}`",
+            conn.url(),
+        )));
+    }
+    Ok(())
 }
 
 /// The layout `create` (and a first `swap`) gives a filter when --layout is not given: blocked
@@ -119,7 +168,8 @@ pub fn bad(m: impl Into<String>) -> Failure {
 #[derive(Debug, Subcommand)]
 pub enum FilterCommand {
     /// Create an empty filter in Redis for n keys at false-positive rate p, in a layout from the
-    /// catalogue. Refuses if a filter (or any key) of that name exists, unless --replace.
+    /// catalogue. Refuses if a filter (or any key) of that name exists, unless --replace, and
+    /// always on a generational filter's name (use `swap`).
     Create(live::CreateArgs),
     /// Add keys, one per line, from a file or standard input (pipelined, with progress on stderr:
     /// a bar on a terminal, a line every 10 s otherwise).
@@ -132,7 +182,9 @@ pub enum FilterCommand {
     /// Build a filter offline, in memory, from keys (a file or standard input), and write it as a
     /// file for `import` or `swap --from-file`: the bits `create` + `add` of the same keys give.
     Build(build::BuildArgs),
-    /// Delete a filter from Redis (its shards and its config), after checking it is bloomlab's.
+    /// Delete everything under a name from Redis, after checking it is bloomlab's: a filter's
+    /// shards and config or, for a generational filter, every generation, a filter beside its
+    /// pointer, its list and its pointer; prints what it deleted.
     Drop(live::DropArgs),
     /// Explain a Redis key of bloomlab's (a filter name, `{NAME}:config` or `{NAME:i}:bits`): the
     /// filter's stored config, shards and keys.
@@ -150,10 +202,12 @@ pub enum FilterCommand {
     Export(dump::ExportArgs),
     /// Load a filter file into Redis, bit-exact, in any shard size: the file's header, size and
     /// stated config are checked first, and the filter appears only once its checksum matched.
+    /// Refused on a generational filter's name (`swap --from-file` loads a new generation).
     Import(dump::ImportArgs),
     /// Rebuild a generational filter from a key file under a new name and switch every reader to
     /// it at once (one pointer key); the old generation expires after a grace period. With
-    /// --readers, measured under concurrent readers (false negatives counted).
+    /// --readers, measured under concurrent readers (false negatives counted). Ctrl-C before the
+    /// switch deletes the half-built generation and switches nothing (exit 130).
     Swap(swap::SwapArgs),
 }
 

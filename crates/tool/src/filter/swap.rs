@@ -1,9 +1,12 @@
 //! `filter swap`: rebuild a generational filter from a key file and switch its readers at once
 //! (`bloomlab_redis::generation`), optionally measured under concurrent readers.
 
-use std::io::{self, BufRead};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use bloomlab_filters::BitPositions;
@@ -87,25 +90,60 @@ pub struct SwapArgs {
     reader_batch: u32,
 }
 
+/// Keys the reading thread of [`KeyLines`] may hold ahead of the swap (bounds its memory).
+const READ_AHEAD: usize = 16_384;
+
+/// How often [`KeyLines`] looks at the interrupt while its source sends nothing.
+const INTERRUPT_POLL: Duration = Duration::from_millis(100);
+
 /// The lines of a key file (or standard input) as keys; a line that cannot be read is an error
 /// naming the file and the line, which stops the swap before anything is switched.
+///
+/// The lines are read on a thread of their own, so that an interrupt is seen within
+/// [`INTERRUPT_POLL`] even while the source sends nothing (a producer on a pipe that stalls):
+/// the swap then deletes what it built instead of waiting for a line that may never come.
 struct KeyLines {
-    reader: Box<dyn BufRead>,
-    label: String,
-    line: u64,
-    failed: bool,
+    lines: mpsc::Receiver<io::Result<Vec<u8>>>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl KeyLines {
     /// Opens `path` (`-`: standard input); an error naming the file if it cannot be opened.
-    fn open(path: &Path) -> Result<Self, Failure> {
-        let super::KeyReader { reader, label, .. } = super::open_keys(Some(path))?;
-        Ok(Self {
-            reader,
-            label,
-            line: 0,
-            failed: false,
-        })
+    /// `stop`, once set, makes the next key an error (see [`SwapOptions::interrupt`]).
+    fn open(path: &Path, stop: Option<Arc<AtomicBool>>) -> Result<Self, Failure> {
+        let (opened_tx, opened) = mpsc::channel();
+        let (tx, lines) = mpsc::sync_channel(READ_AHEAD);
+        let path = path.to_owned();
+        // Detached: it ends at the end of its source, or at its next line once the swap is
+        // over (the receiver dropped), or with the process.
+        std::thread::spawn(move || {
+            let super::KeyReader {
+                mut reader, label, ..
+            } = match super::open_keys(Some(&path)) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = opened_tx.send(Err(e));
+                    return;
+                }
+            };
+            let _ = opened_tx.send(Ok(()));
+            for line in 1u64.. {
+                let mut key = Vec::new();
+                let item = match read_key_line(&mut reader, &mut key) {
+                    Ok(true) => Ok(key),
+                    Ok(false) => return,
+                    Err(e) => Err(io::Error::other(format!("{label}, line {line}: {e}"))),
+                };
+                let failed = item.is_err();
+                if tx.send(item).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        opened
+            .recv()
+            .map_err(|_| bad("the thread reading the keys ended before opening them"))??;
+        Ok(Self { lines, stop })
     }
 }
 
@@ -113,28 +151,28 @@ impl Iterator for KeyLines {
     type Item = io::Result<Vec<u8>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let mut key = Vec::new();
-        self.line += 1;
-        match read_key_line(&mut self.reader, &mut key) {
-            Ok(true) => Some(Ok(key)),
-            Ok(false) => None,
-            Err(e) => {
-                self.failed = true;
-                Some(Err(io::Error::other(format!(
-                    "{}, line {}: {e}",
-                    self.label, self.line
-                ))))
+        loop {
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+            {
+                return Some(Err(io::Error::new(
+                    io::ErrorKind::Interrupted,
+                    "interrupted (Ctrl-C)",
+                )));
+            }
+            match self.lines.recv_timeout(INTERRUPT_POLL) {
+                Ok(item) => return Some(item),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
             }
         }
     }
 }
 
 fn failure(e: GenerationError) -> Failure {
-    // The library's messages name the URL (credentials redacted), the keys and what was left.
-    bad(e.to_string())
+    e.into()
 }
 
 /// `filter swap`.
@@ -149,9 +187,16 @@ pub fn swap(a: &SwapArgs) -> Outcome {
         }
     };
     generation::check_base_name(&name).map_err(failure)?;
+    // Ctrl-C sets it, and the swap then deletes what it built and switches nothing (issue 64: it
+    // used to die there, leaving the half-built generation and its name on the list). Unset if
+    // no handler can be installed: Ctrl-C then kills, and the build expiry removes the keys.
+    let stop = (!a.list).then(super::dump::interrupt_flag);
     // Opened first: a key file that cannot be opened is refused before anything is sent.
     let keys = if a.from_file.is_none() && !a.list {
-        Some(KeyLines::open(a.keys.as_deref().unwrap_or(Path::new("-")))?)
+        Some(KeyLines::open(
+            a.keys.as_deref().unwrap_or(Path::new("-")),
+            stop.clone(),
+        )?)
     } else {
         None
     };
@@ -195,6 +240,7 @@ pub fn swap(a: &SwapArgs) -> Outcome {
     options.build_expiry = Duration::from_secs(a.build_expiry);
     options.per_round_trip = a.batch as usize;
     options.adopt_plain = a.adopt;
+    options.interrupt = stop.clone();
     // Readers read both generations with the current one's type.
     let reader_variant = match (&a.probe_keys, &current) {
         (Some(_), Some(c)) => {
@@ -253,7 +299,17 @@ pub fn swap(a: &SwapArgs) -> Outcome {
     let typed = reader_variant
         .or(variant)
         .unwrap_or_else(super::default_variant);
-    let done = bloomlab_redis::visit(&typed, run)?.map_err(failure)?;
+    let done = match bloomlab_redis::visit(&typed, run)? {
+        Ok(done) => done,
+        Err(e @ GenerationError::Interrupted { .. }) => {
+            eprintln!("bloomlab: {e}");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(failure(e)),
+    };
+    if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+        eprintln!("bloomlab: Ctrl-C came after the switch: the swap below is complete");
+    }
     let shown = done_swap(&done).config.variant_name()?;
     report(conn.url(), &shown, &done)
 }
@@ -323,7 +379,7 @@ fn current_config(
 /// The probe keys, all in memory (at most [`MAX_PROBE_KEYS`]).
 fn read_probes(path: &Path) -> Result<Vec<Vec<u8>>, Failure> {
     let mut probes = Vec::new();
-    for key in KeyLines::open(path)? {
+    for key in KeyLines::open(path, None)? {
         probes.push(key.map_err(|e| bad(format!("--probe-keys: {e}")))?);
         if probes.len() > MAX_PROBE_KEYS {
             return Err(bad(format!(
