@@ -2,7 +2,13 @@
 """The reference adapter: an exact set of byte keys (no false positive, no false negative).
 
 Copy this file to write an adapter for your own filter: replace the set with your library's
-filter, keep the method names, and run `bloomlab conform --command "python3 your_adapter.py"`.
+filter, keep the method names, and run `bloomlab conform --adapter -- python3 your_adapter.py`
+(bloomlab's own flags, such as --quick, go before `--`).
+
+It refuses bad input as the bad-input clause expects of a filter: `create` raises, naming the
+value and the allowed range, for n = 0 and for p outside (0, 1) (NaN included), and
+protocol.serve answers the exception with ERROR. An exact set could keep p = 0, but a filter
+cannot; keep the checks your library does not make itself.
 """
 
 import os
@@ -19,7 +25,11 @@ class ExactSet:
     capabilities = ["serialize", "stats"]
 
     def create(self, n, p):
-        # An exact set keeps any number of keys at rate 0: n and p ask nothing of it.
+        if n < 1:
+            raise ValueError(f"n = {n} is invalid: it must be at least 1")
+        if not 0.0 < p < 1.0:  # false for NaN too
+            raise ValueError(f"p = {p} is invalid: it must be in the open interval (0, 1)")
+        # Past those checks, an exact set keeps any number of keys at rate 0.
         self.keys = set()
 
     def insert(self, keys):

@@ -258,23 +258,30 @@ impl SketchKind {
 /// first), a line on stderr says what this run wrote, and the process exits at once. For runs
 /// that cannot stop cleanly between steps (the sweep); `scale` polls a flag instead.
 pub fn exit_130_on_interrupt(program: &'static str, out: &bloomlab_report::output::OutputDir) {
-    use bloomlab_report::output::Abandoned;
     let handle = out.interrupt_handle();
     let set = ctrlc::set_handler(move || {
-        let dir = handle.dir().display();
-        match handle.abandon() {
-            Abandoned::NothingWritten => eprintln!(
-                "\n{program}: interrupted: this run wrote nothing; the previous report in {dir} \
-                 (if any) is as it was"
-            ),
-            Abandoned::AfterCommit => {
-                eprintln!("\n{program}: interrupted after its report was written to {dir}")
-            }
-        }
+        abandon_on_interrupt(program, &handle);
         std::process::exit(130);
     });
     if let Err(e) = set {
         eprintln!("{program}: warning: Ctrl-C will not stop the run cleanly: {e}");
+    }
+}
+
+/// What [`exit_130_on_interrupt`]'s handler does before it exits: removes the files `handle`'s
+/// run staged and not committed, and says on stderr what this run wrote. For a handler that has
+/// more to stop first (`bloomlab conform`'s adapters).
+pub fn abandon_on_interrupt(program: &str, handle: &bloomlab_report::output::Interrupt) {
+    use bloomlab_report::output::Abandoned;
+    let dir = handle.dir().display();
+    match handle.abandon() {
+        Abandoned::NothingWritten => eprintln!(
+            "\n{program}: interrupted: this run wrote nothing; the previous report in {dir} \
+             (if any) is as it was"
+        ),
+        Abandoned::AfterCommit => {
+            eprintln!("\n{program}: interrupted after its report was written to {dir}")
+        }
     }
 }
 

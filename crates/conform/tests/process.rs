@@ -177,6 +177,92 @@ fn the_rust_reference_adapter_answers_exactly() {
     check_exact(&c, "rust/exact-set");
 }
 
+/// The reference adapters, which authors are told to copy, refuse what the bad-input clause
+/// calls bad (n = 0, p outside (0, 1), NaN), naming the value and the range, and stay usable.
+#[test]
+fn the_reference_adapters_refuse_bad_input_naming_the_value() {
+    let lab = Lab::new();
+    let mut commands = vec![Command::new([env!("CARGO_BIN_EXE_conform-exact-adapter")])];
+    let have_python = python("the_reference_adapters_refuse_bad_input_naming_the_value");
+    if have_python {
+        commands.push(lab.reference("exact_set.py"));
+    }
+    for command in commands {
+        let c = ProcessCandidate::connect(command).unwrap();
+        let name = c.about().name;
+        let cases: [(u64, f64, &[&str]); 6] = [
+            (0, 0.01, &["n = 0", "at least 1"]),
+            (10, 0.0, &["p = 0", "(0, 1)"]),
+            (10, -0.01, &["p = -0.01", "(0, 1)"]),
+            (10, 1.0, &["p = 1", "(0, 1)"]),
+            (10, f64::NAN, &["p = ", "(0, 1)"]),
+            (10, f64::INFINITY, &["p = ", "(0, 1)"]),
+        ];
+        for (n, p, wanted) in cases {
+            match c.build(n, p).map(|_| ()) {
+                Err(CandidateError::Refused { message, .. }) => {
+                    for w in wanted {
+                        assert!(message.contains(w), "{name}: n = {n}, p = {p}: {message}");
+                    }
+                }
+                other => panic!("{name}: n = {n}, p = {p} was not refused: {other:?}"),
+            }
+        }
+        let mut f = c.build(10, 0.01).unwrap();
+        f.insert(&numbered(3)).unwrap();
+        let mut out = Vec::new();
+        f.query(&numbered(4), &mut out).unwrap();
+        assert_eq!(out, [true, true, true, false], "{name}");
+    }
+    if have_python {
+        lab.assert_reaped();
+    }
+}
+
+/// The protocol's JSON is UTF-8: invalid UTF-8 is a protocol error even in a field bloomlab
+/// ignores (serde_json reading bytes skips an ignored string without checking it).
+#[test]
+fn invalid_utf8_in_an_ignored_json_field_is_a_protocol_error() {
+    if !python("invalid_utf8_in_an_ignored_json_field_is_a_protocol_error") {
+        return;
+    }
+    let lab = Lab::new();
+    let c = ProcessCandidate::connect(lab.script(
+        "latin1",
+        r#"while True:
+    op, p = read()
+    if op == 1: send(0, hello(caps=["stats"]))
+    elif op == 5: send(0, b'{"memory_bytes": 10, "layout": null, "note": "caf\xe9"}')
+    elif op == 8: send(0); sys.exit(0)
+    else: send(0)
+"#,
+    ))
+    .unwrap();
+    let mut f = c.build(10, 0.01).unwrap();
+    let e = f.stats().unwrap_err();
+    assert!(
+        protocol_detail(&e).contains("STATS's answer is not UTF-8 JSON"),
+        "{e}"
+    );
+    drop((f, c));
+
+    let Some(e) = failure(
+        "latin1-hello",
+        r#"read()
+send(0, hello()[:-1] + b', "vendor": "caf\xe9"}')
+read()
+"#,
+        LIMIT,
+    ) else {
+        return;
+    };
+    assert!(
+        protocol_detail(&e).contains("HELLO's answer is not UTF-8 JSON"),
+        "{e}"
+    );
+    lab.assert_reaped();
+}
+
 #[test]
 fn the_null_adapters_answer_absent_and_support_nothing_optional() {
     let mut commands = vec![Command::new([env!("CARGO_BIN_EXE_conform-null-adapter")])];

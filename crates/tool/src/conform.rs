@@ -8,14 +8,14 @@ use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bloomlab_conform::process::{Command, ProcessCandidate};
 use bloomlab_conform::subjects::external;
-use bloomlab_conform::{Candidate, Clause, Conformance, Plan};
+use bloomlab_conform::{Candidate, Clause, Conformance, Plan, suite};
 use bloomlab_report::conformance::{ConformanceReport, Machine, RunInfo};
-use bloomlab_report::output::{OutputDir, write_atomic};
+use bloomlab_report::output::{Interrupt, OutputDir, write_atomic};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -62,8 +62,10 @@ shows it does not), n/a (does not apply), undecided (more queries would decide; 
 says how many).
 
 Exit status: 0 no clause broken, 1 some clause broken, 2 bad input or an adapter that could not \
-start (named, with the end of its stderr), 130 interrupted (Ctrl-C; --out and --json are then \
-left as they were).";
+start (named, with the end of its stderr), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; --out and \
+--json are then left as they were). On every exit, interrupted or not, bloomlab first kills the \
+adapters and `conform serve` children still running (each in its own process group, which a \
+terminal's Ctrl-C does not reach) and waits for them.";
 
 /// `bloomlab conform`: what to check, the plan, the outputs.
 #[derive(Debug, Args)]
@@ -114,13 +116,13 @@ struct RunArgs {
     #[arg(long)]
     quick: bool,
     /// The promised number of keys, from 1 to 2^40 (scientific notation allowed).
-    #[arg(long, value_parser = bloomlab_cli::count_parser("--n", 1))]
+    #[arg(long, value_parser = count("--n", 1))]
     n: Option<u64>,
     /// The promised false-positive rate, in (0, 1).
     #[arg(long, value_parser = open_unit("--p", 1.0))]
     p: Option<f64>,
     /// Non-member queries per measured rate, from 1000 to 2^40.
-    #[arg(long, value_parser = bloomlab_cli::count_parser("--queries", 1000))]
+    #[arg(long, value_parser = count("--queries", 1000))]
     queries: Option<u64>,
     /// Seed of every key set (decimal or 0x-hex).
     #[arg(long, value_parser = parse_seed)]
@@ -164,6 +166,21 @@ struct RunArgs {
     /// keeps the subjects' order.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
+}
+
+/// A clap parser of a count from `min` to the suite's limit, 2^40 ([`suite::MAX_COUNT`]; the
+/// shared count parser's is 2^53), naming `flag` and that range.
+fn count(
+    flag: &'static str,
+    min: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s| match bloomlab_cli::parse_count_named(flag, min, s) {
+        Ok(v) if v <= suite::MAX_COUNT => Ok(v),
+        _ => Err(format!(
+            "{flag} = {s:?} is invalid: it must be a whole number from {min} to 2^40 \
+             (scientific notation allowed, e.g. 1e6)"
+        )),
+    }
 }
 
 /// A clap parser of a float strictly between 0 and `hi`, naming `flag` and the range.
@@ -692,6 +709,61 @@ fn machine() -> Machine {
     }
 }
 
+/// The report directory of the run, once locked: what an interrupt leaves as it was.
+static REPORT: OnceLock<Interrupt> = OnceLock::new();
+
+const PROGRAM: &str = "bloomlab conform";
+
+/// Makes Ctrl-C (SIGINT), SIGTERM and SIGHUP end the run with exit status 130: the adapters and
+/// `conform serve` children are killed and reaped first (they run in their own process groups,
+/// which a terminal's Ctrl-C does not reach: left alone they would keep running with parent 1),
+/// then the report directory, if locked, is left as it was ([`bloomlab_cli::abandon_on_interrupt`]).
+fn exit_130_on_interrupt() {
+    let set = ctrlc::set_handler(|| {
+        bloomlab_conform::process::stop_all();
+        match REPORT.get() {
+            Some(report) => bloomlab_cli::abandon_on_interrupt(PROGRAM, report),
+            None => eprintln!("\n{PROGRAM}: interrupted; nothing was written"),
+        }
+        std::process::exit(130);
+    });
+    if let Err(e) = set {
+        eprintln!("{PROGRAM}: warning: Ctrl-C will not stop the adapters cleanly: {e}");
+        return;
+    }
+    // ctrlc handles SIGINT only (its `termination` feature would change the sweep's and scale's
+    // SIGTERM too, in every workspace build), so SIGTERM and SIGHUP are turned into SIGINT here.
+    // A signal the parent set to be ignored (`nohup`) stays ignored.
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let forward = forward_to_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: the handler only calls kill(2) and getpid(2), both async-signal-safe;
+        // signal(2) replaces a disposition and touches no memory of ours.
+        unsafe {
+            if libc::signal(signal, forward) == libc::SIG_IGN {
+                libc::signal(signal, libc::SIG_IGN);
+            }
+        }
+    }
+}
+
+/// A signal handler raising SIGINT, which ctrlc's handler then takes.
+extern "C" fn forward_to_sigint(_: libc::c_int) {
+    // SAFETY: kill(2) and getpid(2) are async-signal-safe and touch no memory.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGINT);
+    }
+}
+
+/// Kills the adapters still running when `check` returns, whatever the way out (an error, a
+/// panic, or a bad-input case's watchdog thread left waiting on an adapter it called hung).
+struct StopAdapters;
+
+impl Drop for StopAdapters {
+    fn drop(&mut self) {
+        bloomlab_conform::process::stop_all();
+    }
+}
+
 /// `bloomlab conform` without a subcommand.
 fn check(args: RunArgs) -> Result<ExitCode, Failure> {
     if args.list {
@@ -710,6 +782,9 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let timeout = Duration::from_secs_f64(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS));
+    // Before the first adapter starts, so that no exit from here on leaves one running.
+    exit_130_on_interrupt();
+    let _stop = StopAdapters;
     // The bad-input clause's child is started only when that clause runs.
     let isolate = base.clauses.contains(&Clause::BadInput);
     let ready = connect(&args, sources(&args)?, timeout, isolate)?;
@@ -718,14 +793,9 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
         Some(dir) => Some(OutputDir::lock(dir).map_err(|e| bad(e.to_string()))?),
         None => None,
     };
-    match &out {
-        Some(out) => bloomlab_cli::exit_130_on_interrupt("bloomlab conform", out),
-        None => {
-            let _ = ctrlc::set_handler(|| {
-                eprintln!("\nbloomlab conform: interrupted; nothing was written");
-                std::process::exit(130);
-            });
-        }
+    if let Some(out) = &out {
+        // Set once: `check` runs once per process.
+        let _ = REPORT.set(out.interrupt_handle());
     }
     let plans: Vec<Plan> = ready
         .iter()

@@ -152,7 +152,16 @@ fn bad_flags_exit_2_naming_the_value_and_range() {
         ),
         (
             &["--n", "2e12", "--subject", "null"],
-            &["plan n = 2000000000000", "2^40", "--n"],
+            &["--n = \"2e12\"", "from 1 to 2^40"],
+        ),
+        // Beyond the shared count parser's 2^53 too: the message still names conform's limit.
+        (
+            &["--n", "1e17", "--subject", "null"],
+            &["--n = \"1e17\"", "from 1 to 2^40"],
+        ),
+        (
+            &["--queries", "1e14", "--subject", "null"],
+            &["--queries = \"1e14\"", "from 1000 to 2^40"],
         ),
         (
             &["--queries", "999", "--subject", "null"],
@@ -501,4 +510,281 @@ fn jobs_change_nothing_but_the_wall_time() {
         "{}",
         r.stderr
     );
+}
+
+/// Whether process `pid` exists at all (a zombie, not yet reaped, counts).
+fn exists(pid: i32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// The pid a test adapter wrote to `file`, waiting up to 30 s for it.
+fn pid_in(file: &Path, run: &mut std::process::Child) -> i32 {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        if let Ok(Some(status)) = run.try_wait() {
+            panic!(
+                "bloomlab ended ({status:?}) before the adapter wrote {}",
+                file.display()
+            );
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "no adapter wrote {} within 30 s",
+            file.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Waits up to 30 s for `run` to exit; kills it and fails if it does not.
+fn exit_of(run: &mut std::process::Child) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = run.kill();
+            let _ = run.wait();
+            panic!("bloomlab did not exit within 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Kills (SIGKILL) the processes a failed test left behind, so a failure leaves no orphan: each
+/// pid only if its command line still names the test's directory (a pid is not reused while it
+/// runs, but could be once it exited).
+struct Leftovers {
+    dir: PathBuf,
+    pids: Vec<i32>,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for &pid in &self.pids {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let mark = self.dir.to_string_lossy().into_owned();
+            if String::from_utf8_lossy(&cmdline).contains(&mark) {
+                // SAFETY: kill(2) on a process this test's run started (its command line names
+                // the test's directory).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// A Python adapter in `dir` that answers HELLO, writes its pid to `pid_file` and sleeps for an
+/// hour on a CREATE that `hang` (a Python expression of `n` and `p`) selects, and refuses every
+/// other CREATE. Its command line names `dir` (for [`Leftovers`]).
+fn hanging_adapter(dir: &Path, pid_file: &Path, hang: &str) -> PathBuf {
+    let script = dir.join("hangs.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import json, os, struct, sys, time
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+def send(status, payload=b""):
+    out.write(struct.pack("<I", 1 + len(payload)) + bytes([status]) + payload)
+    out.flush()
+while True:
+    head = inp.read(4)
+    if len(head) < 4:
+        sys.exit(0)
+    body = inp.read(struct.unpack("<I", head)[0])
+    op = body[0]
+    if op == 1:
+        send(0, json.dumps({{"protocol": 1, "name": "test/hangs", "version": "0",
+                            "language": "python", "capabilities": []}}).encode())
+    elif op == 2:
+        n, p = struct.unpack("<Qd", body[1:])
+        if {hang}:
+            open({pid_file:?} + ".tmp", "w").write(str(os.getpid()))
+            os.rename({pid_file:?} + ".tmp", {pid_file:?})
+            time.sleep(3600)
+        send(1, f"n = {{n}}, p = {{p}}: refused".encode())
+    elif op == 8:
+        send(0)
+        sys.exit(0)
+    else:
+        send(0)
+"#,
+            pid_file = pid_file.to_str().unwrap(),
+        ),
+    )
+    .unwrap();
+    script
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM while an adapter is busy: bloomlab kills and reaps the adapter,
+/// which runs in its own process group (a terminal's Ctrl-C does not reach it), and exits 130.
+/// It used to exit 130 on SIGINT, and die of SIGTERM, leaving the adapter running with parent 1.
+#[test]
+fn an_interrupt_kills_and_reaps_the_adapter_and_exits_130() {
+    if !python3_or_skip("an_interrupt_kills_and_reaps_the_adapter_and_exits_130") {
+        return;
+    }
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let dir = Dir::new(&format!("interrupt-{name}"));
+        let pid_file = dir.0.join("adapter.pid");
+        let script = hanging_adapter(&dir.0, &pid_file, "True");
+        let mut run = Command::new(BLOOMLAB)
+            .args(["conform", "--quick", "--clause", "promised-rate"])
+            .args(["--timeout", "600", "--adapter", "--", "python3"])
+            .arg(&script)
+            .current_dir(root())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let adapter = pid_in(&pid_file, &mut run);
+        let _leftovers = Leftovers {
+            dir: dir.0.clone(),
+            pids: vec![adapter],
+        };
+        // SAFETY: kill(2) on the pid of a child this test spawned and has not yet waited for.
+        assert_eq!(unsafe { libc::kill(run.id() as i32, signal) }, 0);
+        let status = exit_of(&mut run);
+        assert!(
+            !exists(adapter),
+            "{name}: the adapter (pid {adapter}) outlived bloomlab ({status:?})"
+        );
+        assert_eq!(status.code(), Some(130), "{name}: {status:?}");
+    }
+}
+
+/// A bad-input case reported as a hang (after --build-timeout) leaves its thread waiting on the
+/// adapter until --timeout; a run that ends before that kills the adapter all the same, instead
+/// of leaving it running with parent 1.
+#[test]
+fn a_run_that_ends_kills_the_adapter_a_hung_case_left_behind() {
+    if !python3_or_skip("a_run_that_ends_kills_the_adapter_a_hung_case_left_behind") {
+        return;
+    }
+    let dir = Dir::new("left-behind");
+    let pid_file = dir.0.join("adapter.pid");
+    let script = hanging_adapter(&dir.0, &pid_file, "n == 0");
+    let out = Command::new(BLOOMLAB)
+        .args(["conform", "--quick", "--clause", "bad-input"])
+        .args(["--build-timeout", "1", "--timeout", "600"])
+        .args(["--adapter", "--", "python3"])
+        .arg(&script)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let adapter: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _leftovers = Leftovers {
+        dir: dir.0.clone(),
+        pids: vec![adapter],
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stdout.contains("n=0 hangs"), "{stdout}");
+    assert!(
+        !exists(adapter),
+        "the hung adapter (pid {adapter}) outlived bloomlab"
+    );
+}
+
+/// The children of `parent` whose command line holds `word`, with their command lines.
+fn children_with(parent: u32, word: &str) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // The parent is the second field after the command name, which ends at the last ')'.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid != Some(parent) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(word) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// The state letter of process `pid` (`T` stopped, `Z` zombie), if it exists.
+fn state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// The bad-input clause of an in-process subject talks to a `bloomlab conform serve` child. One
+/// is caught and stopped (SIGSTOP, so it cannot finish first), then bloomlab gets SIGTERM: it must
+/// kill and reap that child too, and exit 130. A child is short-lived, so the run is repeated
+/// until one is caught (each run takes well under a second).
+#[test]
+fn an_interrupt_kills_and_reaps_the_conform_serve_children() {
+    for attempt in 1..=20 {
+        let mut run = Command::new(BLOOMLAB)
+            .args(["conform", "--quick", "--clause", "bad-input"])
+            .args(["--timeout", "600", "--build-timeout", "600"])
+            .args(["--subject", "bloomlab/classic/xxh3/km/flat"])
+            .current_dir(root())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut caught = None;
+        while caught.is_none() && run.try_wait().unwrap().is_none() {
+            for (pid, cmdline) in children_with(run.id(), "conform serve") {
+                // SAFETY: kill(2) on a child of the bloomlab this test spawned, found a moment
+                // ago; if it exited since, nothing happens (its pid is not reused before
+                // bloomlab reaps it, and then kill fails).
+                unsafe { libc::kill(pid, libc::SIGSTOP) };
+                // Caught only if it is stopped now (not a zombie that exited first).
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                if state(pid) == Some('T') {
+                    caught = Some((pid, cmdline));
+                    break;
+                }
+            }
+        }
+        let Some((serve, cmdline)) = caught else {
+            eprintln!("attempt {attempt}: the run ended before a serve child was caught");
+            continue;
+        };
+        // SAFETY: kill(2) on the pid of a child this test spawned and has not yet waited for.
+        assert_eq!(unsafe { libc::kill(run.id() as i32, libc::SIGTERM) }, 0);
+        let status = exit_of(&mut run);
+        let alive = exists(serve);
+        if alive {
+            // SAFETY: the stopped child the test caught: killed so the failure leaves no orphan.
+            unsafe { libc::kill(serve, libc::SIGKILL) };
+        }
+        assert!(
+            !alive,
+            "`{cmdline}` (pid {serve}) outlived bloomlab ({status:?})"
+        );
+        assert_eq!(status.code(), Some(130), "{status:?}");
+        return;
+    }
+    panic!("no `bloomlab conform serve` child was caught in 20 runs");
 }

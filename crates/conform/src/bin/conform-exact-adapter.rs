@@ -24,8 +24,24 @@ impl Candidate for ExactCandidate {
         })
     }
 
-    /// An exact set holds any number of keys at rate 0: n and p ask nothing of it.
-    fn build(&self, _n: u64, _p: f64) -> Result<Box<dyn Instance>, CandidateError> {
+    /// Refuses n = 0 and p outside (0, 1) (NaN too), naming the value and the range, as the
+    /// bad-input clause expects of a filter (an exact set could keep p = 0; a filter copied from
+    /// this cannot). Past that, an exact set holds any number of keys at rate 0.
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
+        let refuse = |message: String| {
+            Err(CandidateError::Refused {
+                subject: self.about().name,
+                message,
+            })
+        };
+        if n == 0 {
+            return refuse(format!("n = {n} is invalid: it must be at least 1"));
+        }
+        if !(p > 0.0 && p < 1.0) {
+            return refuse(format!(
+                "p = {p} is invalid: it must be in the open interval (0, 1)"
+            ));
+        }
         Ok(Box::new(Exact::default()))
     }
 

@@ -1,13 +1,16 @@
 //! One adapter process: spawned with piped stdio, a writer, a frame reader and a stderr tail on
 //! their own threads, so every wait is bounded by `recv_timeout` and a hung or crashed adapter
-//! never hangs bloomlab. Every child is waited for (killed first if need be): no zombie.
+//! never hangs bloomlab. Every child is waited for (killed first if need be): no zombie. Every
+//! child not yet waited for is also on one list, [`LIVE`], so that [`stop_all`] can kill them all
+//! when bloomlab is about to exit with threads still holding some (an interrupt, or a bad-input
+//! case's watchdog thread left behind).
 
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -22,6 +25,70 @@ const STDERR_TAIL: usize = 4096;
 const STDERR_DRAIN: Duration = Duration::from_millis(500);
 /// How long an adapter may take to exit after CLOSE or after closing its stdout.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// The adapter processes started and not yet reaped, by pid (each leads its own process group).
+/// An adapter runs in its own group, which a terminal's Ctrl-C does not reach, so bloomlab exiting
+/// without killing it leaves it running with parent 1. A pid is on the list exactly while it is
+/// unreaped, and it is reaped only under the lock (by its [`Adapter`] or by [`stop_all`]), so a
+/// kill through the list can never reach a recycled pid.
+static LIVE: Mutex<Live> = Mutex::new(Live {
+    pids: Vec::new(),
+    stopped: false,
+});
+
+struct Live {
+    pids: Vec<u32>,
+    /// Set by [`stop_all`]: no adapter starts after it.
+    stopped: bool,
+}
+
+fn live() -> MutexGuard<'static, Live> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Live {
+    /// Takes `pid` off the list; whether it was on it (not yet reaped by [`stop_all`]).
+    fn remove(&mut self, pid: u32) -> bool {
+        let before = self.pids.len();
+        self.pids.retain(|&p| p != pid);
+        self.pids.len() != before
+    }
+}
+
+/// Kills every adapter process bloomlab started and has not yet reaped (each with its process
+/// group: what a wrapper script started too) and reaps them; adapters started after this fail to
+/// start. For the moment before bloomlab exits: on an interrupt (Ctrl-C, SIGTERM), or after a run
+/// that left threads waiting on adapters (a bad-input case reported as a hang whose request has
+/// not timed out yet). Requests in flight to those adapters then fail as exits.
+pub fn stop_all() {
+    let mut live = live();
+    live.stopped = true;
+    for &pid in &live.pids {
+        if let Ok(pid) = i32::try_from(pid) {
+            // SAFETY: kill(2) has no memory effects; `pid` is unreaped (see [`LIVE`]), so neither
+            // it nor its group id can have been reused.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+    }
+    for pid in std::mem::take(&mut live.pids) {
+        let Ok(pid) = i32::try_from(pid) else {
+            continue;
+        };
+        loop {
+            // SAFETY: waitpid(2) on our own child, with no status pointer to write through.
+            let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            if r != -1 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                break;
+            }
+        }
+    }
+}
+
+/// What an adapter reaped by [`stop_all`] is known to have died of.
+fn killed() -> ExitStatus {
+    ExitStatus::from_raw(libc::SIGKILL)
+}
 
 /// The last [`STDERR_TAIL`] bytes the adapter wrote to stderr.
 #[derive(Default)]
@@ -63,6 +130,15 @@ impl Adapter {
                 subject: subject.clone(),
                 detail: "empty adapter command".into(),
             })?;
+        // Started under the lock, so that a concurrent [`stop_all`] either sees it or stops it
+        // from starting.
+        let mut live = live();
+        if live.stopped {
+            return Err(CandidateError::Io {
+                subject,
+                detail: "not started: bloomlab is stopping its adapters before it exits".into(),
+            });
+        }
         let mut child = std::process::Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
@@ -75,6 +151,8 @@ impl Adapter {
                 subject: subject.clone(),
                 detail: format!("cannot start {:?}: {e}", program),
             })?;
+        live.pids.push(child.id());
+        drop(live);
         let (stdin, stdout, stderr) = (
             child.stdin.take().expect("piped"),
             child.stdout.take().expect("piped"),
@@ -230,26 +308,41 @@ impl Adapter {
     /// otherwise keep running with the pipes open) and reaps it.
     fn kill(&mut self) {
         if self.reaped.is_none() {
-            if let Ok(pid) = i32::try_from(self.child.id()) {
-                // SAFETY: kill(2) has no memory effects; the group is the unreaped child's own
-                // (process_group(0) at spawn), so its id cannot have been reused.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            let mut live = live();
+            if live.remove(self.child.id()) {
+                if let Ok(pid) = i32::try_from(self.child.id()) {
+                    // SAFETY: kill(2) has no memory effects; the group is the unreaped child's
+                    // own (process_group(0) at spawn), so its id cannot have been reused.
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                }
+                let _ = self.child.kill();
+                self.reaped = self.child.wait().ok();
+            } else {
+                self.reaped = Some(killed());
             }
-            let _ = self.child.kill();
-            self.reaped = self.child.wait().ok();
         }
         self.requests = None;
+    }
+
+    /// Reaps the process if it has exited (or if [`stop_all`] already did); its status then.
+    fn try_reap(&mut self) -> Option<ExitStatus> {
+        if self.reaped.is_none() {
+            let mut live = live();
+            if !live.pids.contains(&self.child.id()) {
+                self.reaped = Some(killed());
+            } else if let Ok(Some(status)) = self.child.try_wait() {
+                live.remove(self.child.id());
+                self.reaped = Some(status);
+            }
+        }
+        self.reaped
     }
 
     /// Waits up to `limit` for the process to exit by itself; its status if it did.
     fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
         let start = Instant::now();
         loop {
-            if let Some(status) = self.reaped {
-                return Some(status);
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.reaped = Some(status);
+            if let Some(status) = self.try_reap() {
                 return Some(status);
             }
             if start.elapsed() >= limit {

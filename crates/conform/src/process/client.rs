@@ -112,9 +112,7 @@ fn hello(adapter: &mut Adapter) -> Result<About, CandidateError> {
     wire::finish_frame(&mut buf).expect("HELLO fits");
     let about = adapter.request("HELLO", buf, HELLO_TIMEOUT, |subject, frame| {
         let payload = answer(subject, "HELLO", frame)?.map_err(Fatal::Refused)?;
-        let hello: Hello = serde_json::from_slice(payload).map_err(|e| {
-            Fatal::Protocol(format!("HELLO's answer is not the protocol's JSON: {e}"))
-        })?;
+        let hello: Hello = json("HELLO", payload)?;
         if hello.protocol != VERSION {
             return Err(Fatal::Protocol(format!(
                 "adapter speaks protocol version {}, bloomlab speaks {VERSION}",
@@ -230,6 +228,23 @@ impl ProcessInstance {
     }
 }
 
+/// An answer's UTF-8 JSON payload. The whole payload must be UTF-8, fields bloomlab ignores
+/// included: serde_json reading bytes skips an ignored string without checking it, and the
+/// protocol says UTF-8 JSON, so a library writing Latin-1 into a field bloomlab does not read
+/// today would otherwise pass until the day it does.
+fn json<T: serde::de::DeserializeOwned>(operation: &str, payload: &[u8]) -> Result<T, Fatal> {
+    let text = std::str::from_utf8(payload).map_err(|e| {
+        Fatal::Protocol(format!(
+            "{operation}'s answer is not UTF-8 JSON: {e} (the protocol's JSON is UTF-8)"
+        ))
+    })?;
+    serde_json::from_str(text).map_err(|e| {
+        Fatal::Protocol(format!(
+            "{operation}'s answer is not the protocol's JSON: {e}"
+        ))
+    })
+}
+
 fn expect_empty(payload: &[u8]) -> Result<(), Fatal> {
     if payload.is_empty() {
         Ok(())
@@ -278,11 +293,7 @@ impl Instance for ProcessInstance {
     fn stats(&mut self) -> Result<Stats, CandidateError> {
         let mut buf = self.adapter.buffer();
         wire::start_frame(&mut buf, op::STATS);
-        match self.call("STATS", buf, |json| {
-            serde_json::from_slice::<Stats>(json).map_err(|e| {
-                Fatal::Protocol(format!("STATS's answer is not the protocol's JSON: {e}"))
-            })
-        })? {
+        match self.call("STATS", buf, |payload| json::<Stats>("STATS", payload))? {
             Err(CandidateError::Unsupported { .. }) => Ok(Stats::default()),
             other => other,
         }

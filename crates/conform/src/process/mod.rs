@@ -71,6 +71,10 @@
 //! - Each build and each DESERIALIZE of [`ProcessCandidate`] starts its own process, which must
 //!   introduce itself in HELLO exactly as the first one did.
 //! - A batch that does not fit one frame is not split: it is an error naming the limit.
+//! - Each adapter runs in its own process group (so a wrapper script's children are killed with
+//!   it), which a terminal's Ctrl-C does not reach: a program that may exit with requests in
+//!   flight (interrupted, or after a bad-input case reported as a hang) calls [`stop_all`] first,
+//!   which kills and reaps every adapter still running; `bloomlab conform` does on every exit.
 //! - Only stdout carries frames: an adapter whose library prints must send the prints to stderr
 //!   (`scripts/conform/protocol.py` does this).
 //!
@@ -87,6 +91,7 @@ mod client;
 mod serve;
 mod wire;
 
+pub use child::stop_all;
 pub use client::ProcessCandidate;
 pub use serve::serve;
 

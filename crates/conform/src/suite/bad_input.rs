@@ -11,8 +11,12 @@
 //! [`super::run_with`]'s isolated candidate is for.
 //!
 //! Broken: any case that panicked, crashed, hung, or was accepted and then missed one of its own
-//! members (silently wrong), and accepting p <= 0 or NaN (a rate it cannot deliver, promised
-//! without a word). Accepting n = 0 or p >= 1 is fine when no member is missed.
+//! members (silently wrong); accepting p < 0 or NaN (not a probability) without an error; and
+//! accepting p = 0 (no false positive at all) and then answering a non-member present (a promise
+//! broken without a word). Accepting p = 0 and answering none of the 1,000 non-members present
+//! is what an exact set does, and fine (1,000 non-members cannot tell a small rate from 0, so a
+//! filter that quietly rounds p = 0 up to a small rate may pass here too). Accepting n = 0 or
+//! p >= 1 is fine when no member is missed.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -111,8 +115,14 @@ impl Behaviour {
         match self {
             Behaviour::Refused(_) | Behaviour::NotRun(_) => false,
             Behaviour::Panicked(_) | Behaviour::Crashed(_) | Behaviour::Hung(_) => true,
-            Behaviour::Accepted { first_missed, .. } => {
-                first_missed.is_some() || case.p.is_nan() || case.p <= 0.0
+            Behaviour::Accepted {
+                first_missed,
+                positive,
+                ..
+            } => {
+                first_missed.is_some()
+                    || not_a_probability(case.p)
+                    || (case.p == 0.0 && *positive > 0)
             }
         }
     }
@@ -157,13 +167,27 @@ impl Behaviour {
                         "; SILENTLY WRONG: member {i} ({} key index) answered absent",
                         Family::RandomU64.as_str()
                     );
-                } else if self.breaks(case) {
-                    s += "; promises a rate it cannot deliver, without an error";
+                } else if not_a_probability(case.p) {
+                    s += &format!(
+                        "; p = {} is not a probability: accepted without an error",
+                        Compact(case.p)
+                    );
+                } else if case.p == 0.0 && *positive > 0 {
+                    s += "; p = 0 promises no false positive: accepted without an error, \
+                          then non-members answered present";
+                } else if case.p == 0.0 {
+                    s += "; as p = 0 asks, no non-member answered present";
                 }
                 s
             }
         }
     }
+}
+
+/// Whether `p` is no probability at all (below 0, or NaN): accepting it is broken whatever the
+/// filter then answers.
+fn not_a_probability(p: f64) -> bool {
+    p.is_nan() || p < 0.0
 }
 
 /// A message from the watchdog thread.
@@ -308,6 +332,8 @@ mod tests {
     struct Planted {
         misbehave: fn(u64, f64) -> Option<Result<(), CandidateError>>,
         lossy: bool,
+        /// Answers every key present (members found, every non-member a false positive).
+        all_present: bool,
     }
 
     impl Candidate for Planted {
@@ -328,9 +354,12 @@ mod tests {
                     s.insert(k.to_vec());
                 }
             };
-            Ok(Box::new(PerKey::new(HashSet::new(), insert, |s, k| {
-                s.contains(k)
-            })))
+            let contains: fn(&HashSet<Vec<u8>>, &[u8]) -> bool = if self.all_present {
+                |_, _| true
+            } else {
+                |s, k| s.contains(k)
+            };
+            Ok(Box::new(PerKey::new(HashSet::new(), insert, contains)))
         }
     }
 
@@ -338,6 +367,7 @@ mod tests {
         let c: Arc<dyn Candidate> = Arc::new(Planted {
             misbehave,
             lossy: false,
+            all_present: false,
         });
         check(&c, &plan()).0
     }
@@ -364,13 +394,15 @@ mod tests {
         assert!(v.evidence[5].contains("bad n = 10000 or p = NaN"), "{v:#?}");
     }
 
+    /// An exact set keeps p = 0 (no non-member answered present), so accepting it is no fault;
+    /// p = -0.01 and NaN are no probability at all, and accepting them is.
     #[test]
-    fn an_exact_set_accepting_everything_is_broken_for_p_zero_and_nan_only() {
+    fn an_exact_set_accepting_everything_is_broken_for_negative_and_nan_p_only() {
         let v = verdict(|_, _| None);
         assert_eq!(v.outcome, Outcome::Broken, "{v:#?}");
         assert!(
             v.figure
-                .starts_with("n=0 accepted; p=0 accepted silently; "),
+                .starts_with("n=0 accepted; p=0 accepted; p=-0.01 accepted silently; "),
             "{}",
             v.figure
         );
@@ -381,6 +413,47 @@ mod tests {
         );
         assert!(
             v.evidence[0].contains("100 of 100 members found; 0 of 1000 non-members"),
+            "{v:#?}"
+        );
+        assert!(
+            v.evidence[1].ends_with(
+                "0 of 1000 non-members positive (0.0%); as p = 0 asks, no non-member answered \
+                 present"
+            ),
+            "{v:#?}"
+        );
+        assert!(
+            v.evidence[2].ends_with("; p = -0.01 is not a probability: accepted without an error"),
+            "{v:#?}"
+        );
+        assert!(
+            v.evidence[5].ends_with("; p = NaN is not a probability: accepted without an error"),
+            "{v:#?}"
+        );
+    }
+
+    /// Accepting p = 0 and then answering non-members present breaks the promise of no false
+    /// positive, and the evidence says so with the count.
+    #[test]
+    fn accepting_p_zero_and_answering_non_members_present_is_broken() {
+        let c: Arc<dyn Candidate> = Arc::new(Planted {
+            misbehave: |n, p| if p == 0.0 { None } else { refuse_all_bad(n, p) },
+            lossy: false,
+            all_present: true,
+        });
+        let v = check(&c, &plan()).0;
+        assert_eq!(v.outcome, Outcome::Broken, "{v:#?}");
+        assert!(
+            v.figure
+                .starts_with("n=0 refused; p=0 accepted silently; p=-0.01 refused"),
+            "{}",
+            v.figure
+        );
+        assert!(
+            v.evidence[1].ends_with(
+                "1000 of 1000 non-members positive (100.0%); p = 0 promises no false positive: \
+                 accepted without an error, then non-members answered present"
+            ),
             "{v:#?}"
         );
     }
@@ -436,6 +509,7 @@ mod tests {
         let c: Arc<dyn Candidate> = Arc::new(Planted {
             misbehave: |n, p| if n == 0 { None } else { refuse_all_bad(n, p) },
             lossy: true,
+            all_present: false,
         });
         let v = check(&c, &plan()).0;
         assert_eq!(v.outcome, Outcome::Broken);

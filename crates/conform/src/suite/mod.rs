@@ -40,6 +40,10 @@ mod rate;
 mod scale;
 mod speed;
 
+/// The largest promised n and the most queries per rate a [`Plan`] allows: 2^40 (shown as such in
+/// every message that names the limit).
+pub const MAX_COUNT: u64 = 1 << 40;
+
 /// What the suite measures and how hard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -124,13 +128,13 @@ impl Plan {
                 "plan {field} = {value} is invalid: allowed {allowed}"
             ))
         };
-        if self.n == 0 || self.n > 1 << 40 {
+        if self.n == 0 || self.n > MAX_COUNT {
             return bad("n", self.n.to_string(), "1 to 2^40");
         }
         if !(self.p > 0.0 && self.p < 1.0) {
             return bad("p", self.p.to_string(), "the open interval (0, 1)");
         }
-        if self.queries == 0 || self.queries > 1 << 40 {
+        if self.queries == 0 || self.queries > MAX_COUNT {
             return bad("queries", self.queries.to_string(), "1 to 2^40");
         }
         // One-sided bounds are the ends of a two-sided interval at 1 - 2 alpha.
