@@ -902,7 +902,7 @@ mod tests {
                     10,
                     1024,
                     n,
-                    &vec![est; 16],
+                    &[est; 16],
                     &plan,
                 )
             })
