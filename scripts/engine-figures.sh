@@ -54,8 +54,11 @@ v = sorted(float(x) / float(sys.argv[1]) for x in sys.stdin.read().split())
 u = sys.argv[2]
 print("%.1f%s (%.1f-%.1f%s)" % (statistics.median(v), u, v[0], v[-1], u))' "$1" "${2:-M}"
 }
-# The median of the numbers on stdin, one per line.
-median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.stdin.read().split()))'; }
+# The median of the numbers on stdin, one per line, to 0.1 (the sweep's seconds are to 0.1 s, and
+# spread prints its medians so): the report's arithmetic (the floor, its terms, the groups' sum)
+# then uses the figures the report shows. Printed as Python's float it was not: the median of an
+# even count is a mean, e.g. 62.599999999999994 for 62.5 and 62.7.
+median() { python3 -c 'import statistics, sys; print("%.1f" % statistics.median(float(x) for x in sys.stdin.read().split()))'; }
 lines=()
 common=(--n 1e6 --p 1e-4 --threads 1)
 for target in "sbbf/xxh3 url" "sbbf/xxh3 random-u64" "classic/xxh3/km/flat random-u64"; do

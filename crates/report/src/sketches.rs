@@ -535,10 +535,16 @@ fn transition_section(md: &mut String, hll: &[HllRow]) {
          At every n of every sketch two tests: the mean error is zero (Student t, two-sided) and \
          the RMS is at most 1.04/sqrt(m) (chi-square, one-sided), each at {} / (2 x points) \
          (Bonferroni), so a sketch that keeps its promise everywhere shows a departure here with \
-         probability at most {} per sketch. Consecutive n are merged; the interval is at that \
-         per-test level.\n\n",
+         probability at most {} per sketch. A point where every trial gives the same estimate is \
+         not tested: its error is a fixed number, read exactly (*exact*), and departs when the \
+         bias is not 0 or the RMS is above the stated error. Consecutive n are merged. Every \
+         interval in the table, Ertl's column included, is at the per-test level of its sketch \
+         ({} here; each end one-sided at that level for RMS/stated), not at the {}% of the \
+         tables below.\n\n",
         fmt::tick(DEPARTURE_ALPHA),
-        fmt::tick(DEPARTURE_ALPHA)
+        fmt::tick(DEPARTURE_ALPHA),
+        per_test_levels(hll),
+        fmt::tick(hll.first().map_or(0.95, |r| r.confidence) * 100.0),
     ));
     let names: Vec<String> = series(hll, |r| r.sketch.clone())
         .into_iter()
@@ -561,26 +567,35 @@ fn transition_section(md: &mut String, hll: &[HllRow]) {
             } else {
                 None
             };
+            // The twin is read at the departure's own per-test level, so that every interval
+            // of the table is at the level its note states.
             let shown = |r: &HllRow| {
-                format!(
-                    "bias {}, RMS/stated {}",
-                    pct_ci(r.bias, r.bias_low, r.bias_high),
-                    fmt::sig(r.rms_over_theory, 3)
-                )
+                let (b, q) = (
+                    harness::bias_test(r, d.alpha),
+                    harness::rms_test(r, d.alpha),
+                );
+                format!("bias {}, RMS/stated {}", bias_text(&b), ratio_text(&q))
             };
             let value = if d.what == "bias" {
                 format!(
                     "{} = {} x stated",
-                    pct_ci(d.value, d.low, d.high),
+                    bias_text(&harness::PointTest {
+                        flagged: true,
+                        value: d.value,
+                        low: d.low,
+                        high: d.high,
+                        exact: d.exact,
+                    }),
                     fmt::sig(d.value / d.stated, 2)
                 )
             } else {
-                format!(
-                    "{} [{}, {}]",
-                    fmt::sig(d.value, 3),
-                    fmt::sig(d.low, 3),
-                    fmt::sig(d.high, 3)
-                )
+                ratio_text(&harness::PointTest {
+                    flagged: true,
+                    value: d.value,
+                    low: d.low,
+                    high: d.high,
+                    exact: d.exact,
+                })
             };
             vec![
                 d.sketch.clone(),
@@ -623,6 +638,50 @@ fn transition_section(md: &mut String, hll: &[HllRow]) {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+    }
+}
+
+/// The per-test level of the finding ([`harness::departures`]: the family rate over twice a
+/// sketch's points), one value when every sketch has as many points, else one per sketch.
+fn per_test_levels(hll: &[HllRow]) -> String {
+    let levels: Vec<(String, String)> = series(hll, |r| r.sketch.clone())
+        .into_iter()
+        .map(|(name, s)| {
+            let level = DEPARTURE_ALPHA / (2 * s.len()).max(1) as f64;
+            (name, fmt::sig(level, 3))
+        })
+        .collect();
+    match levels.first() {
+        None => "-".to_string(),
+        Some((_, first)) if levels.iter().all(|(_, l)| l == first) => first.clone(),
+        Some(_) => levels
+            .iter()
+            .map(|(n, l)| format!("{l} for `{n}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// A bias and its interval in percent, or the bias and "exact" for a deterministic point.
+fn bias_text(t: &harness::PointTest) -> String {
+    if t.exact {
+        format!("{} (exact)", fmt::percent(t.value))
+    } else {
+        pct_ci(t.value, t.low, t.high)
+    }
+}
+
+/// RMS / stated and its interval, or the ratio and "exact" for a deterministic point.
+fn ratio_text(t: &harness::PointTest) -> String {
+    if t.exact {
+        format!("{} (exact)", fmt::sig(t.value, 3))
+    } else {
+        format!(
+            "{} [{}, {}]",
+            fmt::sig(t.value, 3),
+            fmt::sig(t.low, 3),
+            fmt::sig(t.high, 3)
+        )
     }
 }
 
@@ -751,4 +810,111 @@ fn cms_section(md: &mut String, cms: &[CmsRow]) {
          The bound is a worst case: Markov's inequality per row, so measured shares sit far below \
          delta; conservative update (`/cu`) only lowers counts.\n",
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bloomlab_harness::sketch::{HllPlan, bias_test, hll_row, rms_test};
+
+    /// Rows of one original sketch and its Ertl twin at p = 10 over four n, 200 trials each:
+    /// errors spread evenly over +-3% (a fixed pattern, no randomness), the original's lifted by
+    /// 5% at n = 3000 so that it departs there.
+    fn twin_rows() -> Vec<HllRow> {
+        let plan = HllPlan {
+            cardinalities: vec![1000, 2000, 3000, 4000],
+            trials: 200,
+            seed: 1,
+            confidence: 0.95,
+            revision: "test".into(),
+        };
+        let spread = |t: usize| ((t as f64 * 0.754_877_666) % 1.0 - 0.5) * 0.06;
+        let mut rows = Vec::new();
+        for (name, label, lift) in [
+            ("hll/xxh3/p10", "flajolet+linear-counting", 0.05),
+            ("hll/xxh3/p10/ertl", "ertl", 0.0),
+        ] {
+            for &n in &plan.cardinalities {
+                let up = if n == 3000 { lift } else { 0.0 };
+                let est: Vec<f64> = (0..200)
+                    .map(|t| n as f64 * (1.0 + up + spread(t)))
+                    .collect();
+                rows.push(hll_row(name, label, 10, 1024, n, &est, &plan));
+            }
+        }
+        rows
+    }
+
+    /// The finding's note says its intervals are at the per-test level; Ertl's column printed
+    /// the rows' 95% intervals under it. It must print the twin's interval at the departure's
+    /// own level (0.01 / 8 here), as the departure's own column does.
+    #[test]
+    fn the_ertl_column_is_at_the_per_test_level_the_note_states() {
+        let rows = twin_rows();
+        let md = render_summary(&rows, &[], &RunInfo::default(), None);
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| hll/xxh3/p10 | bias |"))
+            .unwrap_or_else(|| panic!("no bias departure of the original:\n{md}"));
+        let twin = rows
+            .iter()
+            .find(|r| r.sketch == "hll/xxh3/p10/ertl" && r.n == 3000)
+            .unwrap();
+        let alpha = DEPARTURE_ALPHA / 8.0;
+        let (b, q) = (bias_test(twin, alpha), rms_test(twin, alpha));
+        let wanted = format!(
+            "bias {}, RMS/stated {} [{}, {}]",
+            pct_ci(b.value, b.low, b.high),
+            fmt::sig(q.value, 3),
+            fmt::sig(q.low, 3),
+            fmt::sig(q.high, 3)
+        );
+        assert!(line.contains(&wanted), "{line}\nlacks {wanted}");
+        let at_95 = pct_ci(twin.bias, twin.bias_low, twin.bias_high);
+        assert!(
+            !line.contains(&at_95),
+            "{line}\nshows the 95% interval {at_95}"
+        );
+        assert!(
+            md.contains("at the per-test level of its sketch (0.00125 here"),
+            "the note does not state the level:\n{md}"
+        );
+    }
+
+    /// Every trial the same estimate: the finding prints the error as exact, not an interval.
+    #[test]
+    fn a_deterministic_departure_is_printed_as_exact() {
+        let plan = HllPlan {
+            cardinalities: vec![1, 2],
+            trials: 16,
+            seed: 1,
+            confidence: 0.95,
+            revision: "test".into(),
+        };
+        let m = 1024f64;
+        let rows: Vec<HllRow> = [1u64, 2]
+            .iter()
+            .map(|&n| {
+                let est = m * (m / (m - n as f64)).ln();
+                hll_row(
+                    "hll/xxh3/p10",
+                    "flajolet+linear-counting",
+                    10,
+                    1024,
+                    n,
+                    &[est; 16],
+                    &plan,
+                )
+            })
+            .collect();
+        let md = render_summary(&rows, &[], &RunInfo::default(), None);
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| hll/xxh3/p10 | bias |"))
+            .unwrap_or_else(|| panic!("no bias departure:\n{md}"));
+        assert!(
+            line.contains(&format!("{} (exact)", fmt::percent(rows[1].bias))),
+            "{line}"
+        );
+    }
 }

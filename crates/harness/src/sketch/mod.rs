@@ -276,14 +276,41 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + frac * (sorted[hi] - sorted[lo])
 }
 
+/// Mean and standard deviation (divisor T - 1; 0 for fewer than two values) of `values`,
+/// computed about the first value: values that are all equal give exactly that value and a
+/// standard deviation of exactly 0. Summing them as they are would not: the rounding of
+/// `sum / T` leaves a mean a few ulps off the common value, and a standard deviation of about
+/// 1e-16 that a test would read as a (tiny) spread.
+pub fn mean_sd(values: &[f64]) -> (f64, f64) {
+    let Some(&first) = values.first() else {
+        return (f64::NAN, f64::NAN);
+    };
+    let t = values.len() as f64;
+    let shift = values.iter().map(|v| v - first).sum::<f64>() / t;
+    let ss = values
+        .iter()
+        .map(|v| (v - first - shift).powi(2))
+        .sum::<f64>();
+    (first + shift, (ss / (t - 1.0).max(1.0)).sqrt())
+}
+
+/// Whether every trial of a point gave the same estimate (at least two trials): its error is
+/// then a fixed number, not a sample, and a test of its mean or RMS has nothing to estimate
+/// ([`bias_test`], [`rms_test`]). Linear counting at n = 1 is such a point (one register set,
+/// `m ln(m / (m - 1))` whichever it is); Ertl's estimator there is not (the set register's value
+/// enters its sum, so trials differ by about 1e-9 of n at p = 14).
+pub fn deterministic(r: &HllRow) -> bool {
+    r.trials >= 2 && r.min_error == r.max_error
+}
+
 /// Mean, Student-t interval of the mean, RMS and its chi-square interval of relative errors.
 pub fn error_stats(errors: &[f64], confidence: f64) -> (f64, (f64, f64), f64, (f64, f64)) {
     let t = errors.len() as f64;
-    let mean = errors.iter().sum::<f64>() / t;
+    let (mean, sd) = mean_sd(errors);
     let ms = errors.iter().map(|e| e * e).sum::<f64>() / t;
     let rms = ms.sqrt();
     let alpha = 1.0 - confidence;
-    let var = errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (t - 1.0).max(1.0);
+    let var = sd * sd;
     let bias_ci = if errors.len() > 1 {
         let q = StudentsT::new(0.0, 1.0, t - 1.0)
             .map(|d| d.inverse_cdf(1.0 - alpha / 2.0))
@@ -323,8 +350,7 @@ pub fn hll_row(
     let mut sorted = errors.clone();
     sorted.sort_by(f64::total_cmp);
     let q = SIGMA_LEVELS.map(|l| quantile_sorted(&sorted, l));
-    let t = errors.len() as f64;
-    let sd = (errors.iter().map(|e| (e - bias).powi(2)).sum::<f64>() / (t - 1.0).max(1.0)).sqrt();
+    let sd = mean_sd(&errors).1;
     let trials = errors.len() as u64;
     let (w1, w2, w3) = (within(1.0), within(2.0), within(3.0));
     let ci = |x| clopper_pearson(x, trials, plan.confidence);
@@ -496,6 +522,9 @@ pub struct Departure {
     /// Upper end of `value`'s interval at the per-test level `alpha`, in the same unit as
     /// `low`.
     pub high: f64,
+    /// Whether `n_peak` is a [`deterministic`] point: `value` is exact (`low = high = value`),
+    /// read, not tested.
+    pub exact: bool,
     /// Registers m, so n can be read as n / m.
     pub registers: u64,
     /// The stated error `1.04 / sqrt(m)`, so a bias can be read against it.
@@ -504,12 +533,96 @@ pub struct Departure {
     pub alpha: f64,
 }
 
+/// One test of one point: whether it rejects, and the value with its interval at the test's
+/// level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointTest {
+    /// Whether the point departs (the test rejects at its level).
+    pub flagged: bool,
+    /// The bias (a fraction of n) or RMS / stated.
+    pub value: f64,
+    /// Lower end of `value`'s interval at the test's level.
+    pub low: f64,
+    /// Upper end of `value`'s interval at the test's level.
+    pub high: f64,
+    /// Whether the point is [`deterministic`]: `value` is then exact, `low = high = value`, and
+    /// the point departs exactly when the value is beyond the stated one (a bias not 0, an RMS
+    /// above `1.04 / sqrt(m)`).
+    pub exact: bool,
+}
+
+/// The bias test of one point at level `alpha`: two-sided Student t of "mean error = 0" from the
+/// row's `bias`, `sd` and `trials`; on a [`deterministic`] point the bias is exact and departs
+/// when it is not 0. Not flagged, with a NaN interval, with fewer than two trials.
+pub fn bias_test(r: &HllRow, alpha: f64) -> PointTest {
+    if deterministic(r) {
+        return PointTest {
+            flagged: r.bias != 0.0,
+            value: r.bias,
+            low: r.bias,
+            high: r.bias,
+            exact: true,
+        };
+    }
+    let t = r.trials as f64;
+    let half = StudentsT::new(0.0, 1.0, t - 1.0)
+        .map(|d| d.inverse_cdf(1.0 - alpha / 2.0) * r.sd / t.sqrt())
+        .unwrap_or(f64::NAN);
+    PointTest {
+        flagged: r.bias - half > 0.0 || r.bias + half < 0.0,
+        value: r.bias,
+        low: r.bias - half,
+        high: r.bias + half,
+        exact: false,
+    }
+}
+
+/// The RMS test of one point at level `alpha`: one-sided chi-square of "RMS <= 1.04 / sqrt(m)"
+/// (as the gate's), the value RMS / stated with each end of its interval one-sided at `alpha`;
+/// on a [`deterministic`] point the RMS is exact and departs when it is above the stated error.
+pub fn rms_test(r: &HllRow, alpha: f64) -> PointTest {
+    let se = r.std_error_theory;
+    if deterministic(r) {
+        let v = r.rms / se;
+        return PointTest {
+            flagged: v > 1.0,
+            value: v,
+            low: v,
+            high: v,
+            exact: true,
+        };
+    }
+    let t = r.trials as f64;
+    match ChiSquared::new(t) {
+        Ok(chi) => {
+            let lo = r.rms * (t / chi.inverse_cdf(1.0 - alpha)).sqrt();
+            let hi = r.rms * (t / chi.inverse_cdf(alpha)).sqrt();
+            PointTest {
+                flagged: lo > se,
+                value: r.rms / se,
+                low: lo / se,
+                high: hi / se,
+                exact: false,
+            }
+        }
+        Err(_) => PointTest {
+            flagged: false,
+            value: r.rms / se,
+            low: f64::NAN,
+            high: f64::NAN,
+            exact: false,
+        },
+    }
+}
+
 /// Finds, per sketch, where its bias or RMS leaves its interval around the stated error: at
-/// each n, two tests, (a) the two-sided Student-t test of zero mean error and (b) the one-sided
-/// chi-square test of "RMS <= 1.04 / sqrt(m)" (as the gate's). Each runs at
+/// each n, two tests, [`bias_test`] and [`rms_test`], each at
 /// `family_alpha / (2 x points of the sketch)` (Bonferroni), so a sketch that keeps its contract
-/// at every n shows any departure with probability at most `family_alpha`. Rejections at
-/// consecutive checkpoints are merged into one [`Departure`]. Rows must carry `sd` and `trials`.
+/// at every n shows any departure with probability at most `family_alpha`. A
+/// [`deterministic`] point (every trial the same estimate, whatever the estimator) is not
+/// tested but read exactly: it departs when its error is not 0 (bias) or above the stated
+/// error (RMS). Rejections at consecutive checkpoints are merged into one [`Departure`]. Rows
+/// must carry `sd`, `trials` and the error range.
 pub fn departures(rows: &[HllRow], family_alpha: f64) -> Vec<Departure> {
     let mut names: Vec<&str> = Vec::new();
     for r in rows {
@@ -521,54 +634,28 @@ pub fn departures(rows: &[HllRow], family_alpha: f64) -> Vec<Departure> {
     for name in names {
         let s: Vec<&HllRow> = rows.iter().filter(|r| r.sketch == name).collect();
         let alpha = family_alpha / (2 * s.len()).max(1) as f64;
-        // (test, flagged, value, low, high)
-        let flag = |r: &HllRow| -> [(bool, f64, f64, f64); 2] {
-            let t = r.trials as f64;
-            let bias = if r.trials >= 2 && r.sd > 0.0 {
-                let q = StudentsT::new(0.0, 1.0, t - 1.0)
-                    .map(|d| d.inverse_cdf(1.0 - alpha / 2.0))
-                    .unwrap_or(f64::INFINITY);
-                let half = q * r.sd / t.sqrt();
-                (
-                    (r.bias - half > 0.0) || (r.bias + half < 0.0),
-                    r.bias,
-                    r.bias - half,
-                    r.bias + half,
-                )
-            } else {
-                (false, r.bias, r.bias, r.bias)
-            };
-            let rms = match ChiSquared::new(t) {
-                Ok(chi) => {
-                    // One-sided: the lower bound of RMS at level alpha above the stated error.
-                    let lo = r.rms * (t / chi.inverse_cdf(1.0 - alpha)).sqrt();
-                    let hi = r.rms * (t / chi.inverse_cdf(alpha)).sqrt();
-                    let se = r.std_error_theory;
-                    (lo > se, r.rms / se, lo / se, hi / se)
-                }
-                Err(_) => (false, 0.0, 0.0, 0.0),
-            };
-            [bias, rms]
-        };
-        let flags: Vec<[(bool, f64, f64, f64); 2]> = s.iter().map(|r| flag(r)).collect();
+        let flags: Vec<[PointTest; 2]> = s
+            .iter()
+            .map(|r| [bias_test(r, alpha), rms_test(r, alpha)])
+            .collect();
         for (k, what) in ["bias", "rms"].into_iter().enumerate() {
             let mut i = 0;
             while i < s.len() {
-                if !flags[i][k].0 {
+                if !flags[i][k].flagged {
                     i += 1;
                     continue;
                 }
                 let start = i;
-                while i < s.len() && flags[i][k].0 {
+                while i < s.len() && flags[i][k].flagged {
                     i += 1;
                 }
                 let peak = (start..i)
                     .max_by(|&a, &b| {
                         let f = |j: usize| {
                             if k == 0 {
-                                flags[j][k].1.abs()
+                                flags[j][k].value.abs()
                             } else {
-                                flags[j][k].1
+                                flags[j][k].value
                             }
                         };
                         f(a).total_cmp(&f(b))
@@ -581,9 +668,10 @@ pub fn departures(rows: &[HllRow], family_alpha: f64) -> Vec<Departure> {
                     n_to: s[i - 1].n,
                     points: i - start,
                     n_peak: s[peak].n,
-                    value: flags[peak][k].1,
-                    low: flags[peak][k].2,
-                    high: flags[peak][k].3,
+                    value: flags[peak][k].value,
+                    low: flags[peak][k].low,
+                    high: flags[peak][k].high,
+                    exact: flags[peak][k].exact,
                     registers: s[peak].registers,
                     stated: s[peak].std_error_theory,
                     alpha,
