@@ -36,7 +36,7 @@ pub fn flat(bits: u64, hashes: u32, n: u64) -> f64 {
 /// be 2^64): while the loads start below [`STIRLING_FROM`] (a mean under about 2,300 keys a block,
 /// which covers every filter near its design) it sums every term exactly as above. Beyond, a
 /// running sum of ln(i!) would drift (by 1e-8 at 10^5 keys a block), so each term comes from
-/// Stirling's series on its own ([`ln_poisson_pmf_stirling`]); and past [`EXACT_TERMS`] loads (a
+/// Stirling's series on its own (`ln_poisson_pmf_stirling`); and past [`EXACT_TERMS`] loads (a
 /// mean over 2.7 million) it sums [`EXACT_TERMS`] equal runs of loads, each as its middle load's
 /// term times its length. A run then spans under 1/200 of a standard deviation, so the midpoint
 /// rule's relative error is below 1e-5 for a smooth `f`. `f(lambda)` beyond 1e28 (where the
