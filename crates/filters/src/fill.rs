@@ -746,25 +746,27 @@ mod tests {
         }
     }
 
+    /// One geometry of each layout, sized for 10^6 keys at about 1%.
+    const LAYOUTS_AT_1M: [Geometry; 3] = [
+        Geometry::Flat {
+            bits: 9_585_088,
+            hashes: 7,
+        },
+        Geometry::Blocked {
+            blocks: 18_721,
+            block_bits: 512,
+            hashes: 7,
+        },
+        Geometry::SplitBlock {
+            blocks: 37_443,
+            words: 8,
+            word_bits: 32,
+        },
+    ];
+
     #[test]
     fn the_estimate_inverts_the_expected_fill() {
-        let geometries = [
-            Geometry::Flat {
-                bits: 9_585_088,
-                hashes: 7,
-            },
-            Geometry::Blocked {
-                blocks: 18_721,
-                block_bits: 512,
-                hashes: 7,
-            },
-            Geometry::SplitBlock {
-                blocks: 37_443,
-                words: 8,
-                word_bits: 32,
-            },
-        ];
-        for g in geometries {
+        for g in LAYOUTS_AT_1M {
             let m = g.bits();
             for n in [1.0, 1e3, 1e6, 3e6] {
                 let x = (m as f64 * g.expected_fill(n)).round() as u64;
@@ -825,23 +827,7 @@ mod tests {
     /// for a full filter (an unbounded estimate and interval, no more keys to any rate).
     #[test]
     fn every_estimate_returns_at_every_fill_from_empty_to_saturated() {
-        let geometries = [
-            Geometry::Flat {
-                bits: 9_600,
-                hashes: 7,
-            },
-            Geometry::Blocked {
-                blocks: 19,
-                block_bits: 512,
-                hashes: 7,
-            },
-            Geometry::SplitBlock {
-                blocks: 38,
-                words: 8,
-                word_bits: 32,
-            },
-        ];
-        for g in geometries {
+        for g in LAYOUTS_AT_1M {
             let m = g.bits();
             for set in [0, 1, m / 2, m - m / 100, m - 2, m - 1, m] {
                 let f = FillStat::from_set_bits(g, set).unwrap();

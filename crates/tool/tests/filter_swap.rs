@@ -89,6 +89,56 @@ fn field<'a>(stdout: &'a str, label: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {label:?} line in:\n{stdout}"))
 }
 
+/// The layout of the file-based tests: classic/xxh3/km sized for 10^4 keys at 1%.
+const LAYOUT: [&str; 6] = ["--layout", "classic/xxh3/km", "--n", "10000", "--p", "0.01"];
+
+/// Runs bloomlab against `urls` and requires exit 0; its stdout.
+fn ok(urls: &str, args: &[&str]) -> String {
+    let o = bloomlab(args);
+    assert!(o.status.success(), "{urls}: {args:?}: {}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The first generation of `name` ([`LAYOUT`]), built by `swap` from the key file `keys`; its
+/// name.
+fn first_generation(urls: &str, name: &str, keys: &Path) -> String {
+    let keys = keys.to_str().unwrap();
+    let mut args = vec![
+        "filter", "swap", "--redis", urls, "--name", name, "--keys", keys,
+    ];
+    args.extend(LAYOUT);
+    field(&ok(urls, &args), "new generation  ").to_owned()
+}
+
+/// A filter file of [`LAYOUT`] exported to `file` from a filter made elsewhere (and dropped
+/// after), holding the keys of `keys` when given.
+fn exported_elsewhere(urls: &str, file: &Path, keys: Option<&Path>) {
+    let source = unique("swap-cli-src");
+    let mut create = vec!["filter", "create", "--redis", urls, "--name", &source];
+    create.extend(LAYOUT);
+    ok(urls, &create);
+    if let Some(keys) = keys {
+        let keys = keys.to_str().unwrap();
+        ok(
+            urls,
+            &[
+                "filter", "add", "--redis", urls, "--name", &source, "--keys", keys,
+            ],
+        );
+    }
+    let out = file.to_str().unwrap();
+    ok(
+        urls,
+        &[
+            "filter", "export", "--redis", urls, "--name", &source, "--out", out,
+        ],
+    );
+    ok(
+        urls,
+        &["filter", "drop", "--redis", urls, "--name", &source],
+    );
+}
+
 #[test]
 fn swap_under_readers_counts_no_false_negatives_and_the_new_generation_answers() {
     for urls in servers("filter_swap_under_readers") {
@@ -303,32 +353,14 @@ fn swap_from_an_exported_file_under_readers_and_list_the_generations() {
         write_keys(&new, &[("member", 3000), ("file-only", 2000)]);
         let s = |p: &Path| p.to_str().unwrap().to_owned();
         let name = unique("swap-cli-file");
-        let source = unique("swap-cli-src");
-        let layout = ["--layout", "classic/xxh3/km", "--n", "10000", "--p", "0.01"];
-        let run = |args: &[&str]| {
-            let o = bloomlab(args);
-            assert!(o.status.success(), "{urls}: {args:?}: {}", text(&o));
-            String::from_utf8_lossy(&o.stdout).into_owned()
-        };
-        let mut first = vec!["filter", "swap", "--redis", &urls, "--name", &name];
-        let old_s = s(&old);
-        first.extend(["--keys", &old_s]);
-        first.extend(layout);
-        let g1 = field(&run(&first), "new generation  ").to_owned();
+        let run = |args: &[&str]| ok(&urls, args);
+        let g1 = first_generation(&urls, &name, &old);
 
         // The next generation built elsewhere and exported.
-        let mut create = vec!["filter", "create", "--redis", &urls, "--name", &source];
-        create.extend(layout);
-        run(&create);
         let new_s = s(&new);
-        run(&[
-            "filter", "add", "--redis", &urls, "--name", &source, "--keys", &new_s,
-        ]);
-        let file = s(&dir.path().join("next.blf"));
-        run(&[
-            "filter", "export", "--redis", &urls, "--name", &source, "--out", &file,
-        ]);
-        run(&["filter", "drop", "--redis", &urls, "--name", &source]);
+        let file_path = dir.path().join("next.blf");
+        exported_elsewhere(&urls, &file_path, Some(&new));
+        let file = s(&file_path);
 
         // A truncated copy is refused, nothing switched.
         let cut = s(&dir.path().join("cut.blf"));
@@ -507,30 +539,15 @@ fn a_generational_name_refuses_import_and_create_and_drop_removes_everything() {
         let (old, extra) = (dir.path().join("old"), dir.path().join("extra"));
         write_keys(&old, &[("member", 3000)]);
         write_keys(&extra, &[("extra", 500)]);
-        let s = |p: &Path| p.to_str().unwrap().to_owned();
-        let (old_s, extra_s) = (s(&old), s(&extra));
+        let extra_s = extra.to_str().unwrap();
         let name = unique("swap-cli-gen");
-        let source = unique("swap-cli-gen-src");
-        let layout = ["--layout", "classic/xxh3/km", "--n", "10000", "--p", "0.01"];
-        let ok = |args: &[&str]| {
-            let o = bloomlab(args);
-            assert!(o.status.success(), "{urls}: {args:?}: {}", text(&o));
-            String::from_utf8_lossy(&o.stdout).into_owned()
-        };
-        let mut first = vec!["filter", "swap", "--redis", &urls, "--name", &name];
-        first.extend(["--keys", &old_s]);
-        first.extend(layout);
-        let g1 = field(&ok(&first), "new generation  ").to_owned();
+        let ok = |args: &[&str]| ok(&urls, args);
+        let g1 = first_generation(&urls, &name, &old);
 
         // A file of the same layout, from a filter elsewhere.
-        let mut create = vec!["filter", "create", "--redis", &urls, "--name", &source];
-        create.extend(layout);
-        ok(&create);
-        let file = s(&dir.path().join("other.blf"));
-        ok(&[
-            "filter", "export", "--redis", &urls, "--name", &source, "--out", &file,
-        ]);
-        ok(&["filter", "drop", "--redis", &urls, "--name", &source]);
+        let file_path = dir.path().join("other.blf");
+        exported_elsewhere(&urls, &file_path, None);
+        let file = file_path.to_str().unwrap();
 
         // Import and create onto the generational name: refused, with or without --replace,
         // naming the current generation and the command that goes through the pointer.
@@ -544,12 +561,12 @@ fn a_generational_name_refuses_import_and_create_and_drop_removes_everything() {
             );
         };
         let import = [
-            "filter", "import", "--redis", &urls, "--name", &name, "--file", &file,
+            "filter", "import", "--redis", &urls, "--name", &name, "--file", file,
         ];
         refused(&import, "filter swap --redis");
         refused(&[&import[..], &["--replace"]].concat(), "--from-file");
         let mut create = vec!["filter", "create", "--redis", &urls, "--name", &name];
-        create.extend(layout);
+        create.extend(LAYOUT);
         refused(&create, "filter swap --redis");
         refused(
             &[&create[..], &["--replace"]].concat(),
@@ -568,7 +585,7 @@ fn a_generational_name_refuses_import_and_create_and_drop_removes_everything() {
 
         // `add` with the plain name adds to the current generation, where readers find the keys.
         let added = ok(&[
-            "filter", "add", "--redis", &urls, "--name", &name, "--keys", &extra_s,
+            "filter", "add", "--redis", &urls, "--name", &name, "--keys", extra_s,
         ]);
         assert!(added.contains(&g1), "{urls}: {added}");
         ok(&[
@@ -579,7 +596,7 @@ fn a_generational_name_refuses_import_and_create_and_drop_removes_everything() {
             "--name",
             &name,
             "--keys",
-            &extra_s,
+            extra_s,
             "--members",
             "--count",
         ]);
