@@ -931,19 +931,38 @@ fn discarded(
     config: &Config,
     error: GenerationError,
 ) -> GenerationError {
+    let failed = delete_generation(conn, generation, config, "swap (discard)")
+        .map(|e| format!("{e}; its keys may be left: `bloomlab filter drop --redis URL --name {generation}` removes them"));
+    with_deletion(error, failed)
+}
+
+/// Deletes every key of a generation never switched to (no reader can have it); the first error,
+/// if any key could not be deleted (the others are still tried).
+fn delete_generation(
+    conn: &mut Connection,
+    generation: &str,
+    config: &Config,
+    what: &'static str,
+) -> Option<RedisFilterError> {
     let mut failed = None;
     for k in generation_keys(config, generation) {
-        if let Err(e) = conn.query::<i64>(redis::cmd("DEL").arg(&k), "swap (discard)", &k) {
+        if let Err(e) = conn.query::<i64>(redis::cmd("DEL").arg(&k), what, &k) {
             failed.get_or_insert(e);
         }
     }
+    failed
+}
+
+/// `error`, with what became of the half-built generation when it is an interruption: deleted,
+/// or `failed` (why not, and what removes its keys).
+fn with_deletion(error: GenerationError, failed: Option<String>) -> GenerationError {
     match error {
         GenerationError::Interrupted { generation, .. } => GenerationError::Interrupted {
             left: match failed {
                 None => format!("the half-built generation {generation:?} was deleted"),
-                Some(e) => format!(
-                    "deleting the half-built generation {generation:?} failed ({e}); its keys may be left: `bloomlab filter drop --name {generation}` removes them"
-                ),
+                Some(why) => {
+                    format!("deleting the half-built generation {generation:?} failed ({why})")
+                }
             },
             generation,
         },
@@ -1001,20 +1020,13 @@ where
     };
     // A generation never switched to is nobody's. Should the delete fail, its build expiry
     // removes the keys (persist, the last step, failed or was not reached).
-    let destroyed = filter.destroy();
-    Err(match e {
-        GenerationError::Interrupted { generation, .. } => GenerationError::Interrupted {
-            left: match destroyed {
-                Ok(()) => format!("the half-built generation {generation:?} was deleted"),
-                Err(d) => format!(
-                    "deleting the half-built generation {generation:?} failed ({d}); its keys expire within {} s",
-                    options.build_expiry.as_secs()
-                ),
-            },
-            generation,
-        },
-        other => other,
-    })
+    let failed = filter.destroy().err().map(|d| {
+        format!(
+            "{d}; its keys expire within {} s",
+            options.build_expiry.as_secs()
+        )
+    });
+    Err(with_deletion(e, failed))
 }
 
 /// Step 3: inserts every key of the source, [`BUILD_CHUNK`] at a time; returns how many, and the
@@ -1180,10 +1192,9 @@ fn switch(
     if status == 1 {
         return Ok(());
     }
-    // Never switched to: no reader can have it, so its keys go at once.
-    for k in generation_keys(config, generation) {
-        let _ = conn.query::<i64>(redis::cmd("DEL").arg(&k), "swap (undo)", &k);
-    }
+    // Never switched to: no reader can have it, so its keys go at once (best effort: the error
+    // reported below is the one that matters).
+    let _ = delete_generation(conn, generation, config, "swap (undo)");
     let _ = forget(conn, &list_key(name), generation);
     if status == -1 {
         return Err(GenerationError::BadPointer {

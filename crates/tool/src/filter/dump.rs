@@ -30,8 +30,7 @@ impl From<DumpError> for Failure {
             DumpError::Redis(RedisFilterError::Exists { url, name, key }) => bad(format!(
                 "filter {name:?} already exists at {url} (key {key:?}): choose another name, or --replace to delete it first; nothing was imported"
             )),
-            other if other.is_server_failure() => Self::Server(other.to_string()),
-            other => Self::BadInput(other.to_string()),
+            other => Self::of(other.is_server_failure(), other),
         }
     }
 }

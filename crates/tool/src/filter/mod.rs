@@ -29,10 +29,11 @@ pub use stat::{MonitorArgs, StatArgs, Status};
 
 pub use crate::Failure;
 
-impl From<RedisFilterError> for Failure {
-    fn from(e: RedisFilterError) -> Self {
-        // The library's messages name the URL (credentials redacted), the key and the value.
-        if e.is_server_failure() {
+impl Failure {
+    /// A library error as a failure: the server's (exit 3) or the input's (exit 2). The library's
+    /// messages name the URL (credentials redacted), the keys, the value and what was left.
+    pub(crate) fn of(server_failure: bool, e: impl std::fmt::Display) -> Self {
+        if server_failure {
             Self::Server(e.to_string())
         } else {
             Self::BadInput(e.to_string())
@@ -40,14 +41,15 @@ impl From<RedisFilterError> for Failure {
     }
 }
 
+impl From<RedisFilterError> for Failure {
+    fn from(e: RedisFilterError) -> Self {
+        Self::of(e.is_server_failure(), e)
+    }
+}
+
 impl From<GenerationError> for Failure {
     fn from(e: GenerationError) -> Self {
-        // The library's messages name the URL (credentials redacted), the keys and what was left.
-        if e.is_server_failure() {
-            Self::Server(e.to_string())
-        } else {
-            Self::BadInput(e.to_string())
-        }
+        Self::of(e.is_server_failure(), e)
     }
 }
 

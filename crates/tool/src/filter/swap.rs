@@ -171,10 +171,6 @@ impl Iterator for KeyLines {
     }
 }
 
-fn failure(e: GenerationError) -> Failure {
-    e.into()
-}
-
 /// `filter swap`.
 pub fn swap(a: &SwapArgs) -> Outcome {
     let (urls, name) = match a.target.place()? {
@@ -186,7 +182,7 @@ pub fn swap(a: &SwapArgs) -> Outcome {
             )));
         }
     };
-    generation::check_base_name(&name).map_err(failure)?;
+    generation::check_base_name(&name)?;
     // Ctrl-C sets it, and the swap then deletes what it built and switches nothing (issue 64: it
     // used to die there, leaving the half-built generation and its name on the list). Unset if
     // no handler can be installed: Ctrl-C then kills, and the build expiry removes the keys.
@@ -210,7 +206,7 @@ pub fn swap(a: &SwapArgs) -> Outcome {
         // unaffected) so that they have a generation to read while the new one is built.
         match generation::adopt(&mut conn, &name) {
             Ok(()) | Err(GenerationError::AlreadyGenerational { .. }) => {}
-            Err(e) => return Err(failure(e)),
+            Err(e) => return Err(Failure::from(e)),
         }
     }
     let variant = match (&a.layout, &current) {
@@ -305,7 +301,7 @@ pub fn swap(a: &SwapArgs) -> Outcome {
             eprintln!("bloomlab: {e}");
             return Ok(ExitCode::from(130));
         }
-        Err(e) => return Err(failure(e)),
+        Err(e) => return Err(Failure::from(e)),
     };
     if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
         eprintln!("bloomlab: Ctrl-C came after the switch: the swap below is complete");
@@ -316,9 +312,9 @@ pub fn swap(a: &SwapArgs) -> Outcome {
 
 /// `filter swap --list`: the generations, current first, with their expiries.
 fn list(conn: &mut bloomlab_redis::Connection, name: &str) -> Outcome {
-    let gens = generation::generations(conn, name).map_err(failure)?;
+    let gens = generation::generations(conn, name)?;
     if !gens.iter().any(|g| g.current) {
-        return Err(failure(GenerationError::NoPointer {
+        return Err(Failure::from(GenerationError::NoPointer {
             url: conn.url().to_owned(),
             name: name.to_owned(),
             key: generation::pointer_key(name),
@@ -363,7 +359,7 @@ fn current_config(
             match bloomlab_redis::admin::stored_config(conn, name) {
                 Ok(c) if adopt => Ok(Some(c)),
                 // Refused before anything is read or sent: the library would refuse it too.
-                Ok(_) => Err(failure(GenerationError::PlainExists {
+                Ok(_) => Err(Failure::from(GenerationError::PlainExists {
                     url,
                     name: name.to_owned(),
                     key,
@@ -372,7 +368,7 @@ fn current_config(
                 Err(e) => Err(e.into()),
             }
         }
-        Err(e) => Err(failure(e)),
+        Err(e) => Err(Failure::from(e)),
     }
 }
 
