@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -720,6 +720,7 @@ const PROGRAM: &str = "bloomlab conform";
 /// then the report directory, if locked, is left as it was ([`bloomlab_cli::abandon_on_interrupt`]).
 fn exit_130_on_interrupt() {
     let set = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
         bloomlab_conform::process::stop_all();
         match REPORT.get() {
             Some(report) => bloomlab_cli::abandon_on_interrupt(PROGRAM, report),
@@ -746,6 +747,20 @@ fn exit_130_on_interrupt() {
     }
 }
 
+/// Set first thing by the interrupt handler: the run's own ending must then wait for the handler's
+/// exit 130 (adapters the handler killed make the measuring threads finish early, and the main
+/// thread would otherwise write its outputs and exit 1 first).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Parks the calling thread for good once an interrupt came: the handler ends the process.
+fn wait_for_the_interrupt() {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 /// A signal handler raising SIGINT, which ctrlc's handler then takes.
 extern "C" fn forward_to_sigint(_: libc::c_int) {
     // SAFETY: kill(2) and getpid(2) are async-signal-safe and touch no memory.
@@ -761,6 +776,7 @@ struct StopAdapters;
 impl Drop for StopAdapters {
     fn drop(&mut self) {
         bloomlab_conform::process::stop_all();
+        wait_for_the_interrupt();
     }
 }
 
@@ -803,6 +819,8 @@ fn check(args: RunArgs) -> Result<ExitCode, Failure> {
         .collect();
     let progress = Progress::new();
     let results = run_all(&ready, &plans, &progress, usize::from(args.jobs));
+    // Results cut short by an interrupt are never written.
+    wait_for_the_interrupt();
     progress.finish();
     if let Some(path) = &args.json {
         let json = serde_json::to_vec_pretty(&results)

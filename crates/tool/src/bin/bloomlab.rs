@@ -38,14 +38,25 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::try_parse();
     // Rust ignores SIGPIPE, so a println! into a closed pipe (`bloomlab filter check ... | head`)
-    // would panic. Restore the default: the process ends quietly, as `cat` would.
-    // SAFETY: called first thing in main, before any other thread exists; SIG_DFL is a valid
-    // disposition for SIGPIPE.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    // would panic. Restore the default: the process ends quietly, as `cat` would. Not for
+    // `conform`, which writes to adapters' pipes: an adapter that dies (or that an interrupt
+    // kills) while a request is on its way must be an error about that adapter, not a SIGPIPE
+    // that ends bloomlab with no verdict and no exit status of its own.
+    if !matches!(
+        cli,
+        Ok(Cli {
+            command: Command::Conform(_)
+        })
+    ) {
+        // SAFETY: before any other thread exists (parsing starts none); SIG_DFL is a valid
+        // disposition for SIGPIPE.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
     }
-    let cli = match Cli::try_parse() {
+    let cli = match cli {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
