@@ -1,7 +1,9 @@
 """The bloomlab conformance protocol, version 1, for Python adapters (standard library only).
 
 An adapter is an object with the attributes ``name``, ``version``, ``language`` and
-``capabilities`` (a list of "serialize", "stats", "static") and the methods
+``capabilities`` (a list of "serialize", "stats", "static", "growable"), optionally ``supports``
+(the range of n and p the library accepts: ``{"n": [lo, hi], "p": [lo, hi]}``, inclusive; without
+it the suite holds the adapter to every n >= 1 and p in (0, 1)), and the methods
 
     create(n, p)          an empty filter for n keys at rate p (n and p as sent, however bad)
     insert(keys)          keys: a list of bytes
@@ -84,15 +86,17 @@ def bitmap(answers):
 
 def hello(adapter):
     """HELLO's JSON answer."""
-    return json.dumps(
-        {
-            "protocol": VERSION,
-            "name": adapter.name,
-            "version": adapter.version,
-            "language": getattr(adapter, "language", "python"),
-            "capabilities": list(adapter.capabilities),
-        }
-    ).encode()
+    answer = {
+        "protocol": VERSION,
+        "name": adapter.name,
+        "version": adapter.version,
+        "language": getattr(adapter, "language", "python"),
+        "capabilities": list(adapter.capabilities),
+    }
+    supports = getattr(adapter, "supports", None)
+    if supports is not None:
+        answer["supports"] = supports
+    return json.dumps(answer).encode()
 
 
 def _handle(adapter, op, payload, state):

@@ -56,6 +56,7 @@ impl Candidate for Bloomfilter {
             concurrent: false,
             static_build: false,
             large: true,
+            growable: false,
         })
     }
 

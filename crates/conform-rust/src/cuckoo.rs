@@ -135,6 +135,7 @@ impl Candidate for ScalableCuckoo {
             concurrent: false,
             static_build: false,
             large: true,
+            growable: false,
         })
     }
 

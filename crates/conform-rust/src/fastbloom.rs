@@ -42,6 +42,7 @@ fn capabilities(concurrent: bool) -> Capabilities {
         concurrent,
         static_build: false,
         large: true,
+        growable: false,
     }
 }
 

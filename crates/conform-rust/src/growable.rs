@@ -40,6 +40,7 @@ impl Candidate for Growable {
             concurrent: false,
             static_build: false,
             large: true,
+            growable: true,
         })
     }
 

@@ -53,6 +53,7 @@ impl Candidate for Sbbf {
             concurrent: false,
             static_build: false,
             large: false,
+            growable: false,
         })
     }
 

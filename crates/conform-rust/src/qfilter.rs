@@ -54,6 +54,7 @@ impl Candidate for QFilter {
             concurrent: false,
             static_build: false,
             large: true,
+            growable: false,
         })
     }
 

@@ -241,6 +241,7 @@ impl<K: XorKind> Candidate for Static<K> {
             concurrent: false,
             static_build: true,
             large: false,
+            growable: false,
         })
     }
 

@@ -91,6 +91,63 @@ pub struct Capabilities {
     pub static_build: bool,
     /// It can hold more than 2^32 bits (the scale clause runs only where this is true).
     pub large: bool,
+    /// It grows past its n and keeps its promised p as it does (a scalable filter that tightens
+    /// each new stage): the over-fill clause then holds it to p, with the plan's margin, at every
+    /// multiple of n up to 64x. Without it, rates past 1x are reported, not judged.
+    #[serde(default)]
+    pub growable: bool,
+}
+
+/// The range of n and p a candidate declares it supports: inside it, every build, insert and query
+/// must succeed (the accepts-valid-input clause). Without a declaration the suite assumes every
+/// n >= 1 and every p in (0, 1). Bounds are inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Supports {
+    /// Smallest and largest n.
+    pub n: (u64, u64),
+    /// Smallest and largest p.
+    pub p: (f64, f64),
+}
+
+impl Supports {
+    /// Every n >= 1 and every p in (0, 1): what a candidate that declares nothing is held to.
+    pub const ALL: Supports = Supports {
+        n: (1, u64::MAX),
+        p: (f64::MIN_POSITIVE, 1.0 - f64::EPSILON),
+    };
+
+    /// Whether (n, p) is inside the range (p also inside (0, 1)).
+    pub fn contains(&self, n: u64, p: f64) -> bool {
+        (self.n.0..=self.n.1).contains(&n) && p > 0.0 && p < 1.0 && p >= self.p.0 && p <= self.p.1
+    }
+
+    /// Checks the declaration itself: non-empty ranges, n from 1, p inside (0, 1).
+    pub fn validate(&self) -> Result<(), String> {
+        let (n, p) = (self.n, self.p);
+        if n.0 == 0 || n.0 > n.1 {
+            return Err(format!(
+                "declared n range [{}, {}] is invalid: it must start at 1 or more and not be empty",
+                n.0, n.1
+            ));
+        }
+        if !(p.0 > 0.0 && p.0 <= p.1 && p.1 < 1.0) {
+            return Err(format!(
+                "declared p range [{}, {}] is invalid: it must lie inside (0, 1) and not be empty",
+                p.0, p.1
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Supports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "n in [{}, {}], p in [{}, {}]",
+            self.n.0, self.n.1, self.p.0, self.p.1
+        )
+    }
 }
 
 /// Who a candidate is: shown in every verdict and report.
@@ -104,6 +161,10 @@ pub struct About {
     pub language: String,
     /// What it can do.
     pub capabilities: Capabilities,
+    /// The n and p it supports, when it declares a range ([`Supports`]); `None` means every n >= 1
+    /// and p in (0, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports: Option<Supports>,
 }
 
 impl About {
@@ -114,6 +175,7 @@ impl About {
             version: version.into(),
             language: "rust".into(),
             capabilities: Capabilities::default(),
+            supports: None,
         }
     }
 
@@ -121,6 +183,18 @@ impl About {
     pub fn with(mut self, capabilities: Capabilities) -> Self {
         self.capabilities = capabilities;
         self
+    }
+
+    /// The same, declaring the range of n and p it supports.
+    pub fn supporting(mut self, supports: Supports) -> Self {
+        self.supports = Some(supports);
+        self
+    }
+
+    /// The range it is held to by the accepts-valid-input clause: its declaration, or
+    /// [`Supports::ALL`].
+    pub fn valid_range(&self) -> Supports {
+        self.supports.unwrap_or(Supports::ALL)
     }
 }
 

@@ -8,8 +8,12 @@
 //! - **in any language**: speak the [`process`] protocol on stdin/stdout; bloomlab starts the
 //!   command and drives it ([`process::ProcessCandidate`]).
 //!
-//! The suite ([`suite`]) answers eight clauses, each with a [`Verdict`]: holds, broken, not
-//! applicable or undecided, with the figure behind it and the command that reproduces it.
+//! The suite ([`suite`]) answers nine clauses, each with a [`Verdict`]: holds, broken, not
+//! applicable or undecided, with the figure behind it and the command that reproduces it. Every
+//! shipped plan also **hunts** ([`suite::hunt`]): it checks the promises at some 200 (n, p) points
+//! besides the promised one (every n from 1 to 64, a dense sweep of n at rates from 0.5 to 1e-6,
+//! the n of power-of-two bit counts, seeded random points) and names the smallest (n, p) that
+//! breaks a clause.
 
 #![warn(missing_docs)]
 
@@ -22,6 +26,7 @@ pub mod verdict;
 
 pub use candidate::{
     About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, PerKey, Stats,
+    Supports,
 };
 pub use suite::{Plan, run};
 pub use verdict::{Clause, Conformance, Outcome, Verdict};

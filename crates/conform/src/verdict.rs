@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidate::About;
 
-/// The eight clauses, in report order.
+/// The nine clauses, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Clause {
@@ -21,8 +21,13 @@ pub enum Clause {
     KeyFamilies,
     /// 5. A filter past 2^32 bits, filled and measured.
     Scale,
-    /// 6. The rate at 0.5x to 4x the promised n, or how construction fails.
+    /// 6. The rate at 0.5x to 4x the promised n (to 64x, held to p, for a growable filter), or how
+    ///    construction fails.
     OverFill,
+    /// 6b. Every build, insert and query at a valid (n, p) succeeds: inside the candidate's declared
+    ///    range, or for any n >= 1 and p in (0, 1) when it declares none (an error, panic, abort or
+    ///    hang there is a defect).
+    AcceptsValidInput,
     /// 7. n = 0, p at and beyond its edges, NaN: what the library does.
     BadInput,
     /// 8. Insert and lookup nanoseconds (for information).
@@ -31,13 +36,14 @@ pub enum Clause {
 
 impl Clause {
     /// Every clause, in report order.
-    pub const ALL: [Clause; 8] = [
+    pub const ALL: [Clause; 9] = [
         Clause::NoFalseNegatives,
         Clause::PromisedRate,
         Clause::Theory,
         Clause::KeyFamilies,
         Clause::Scale,
         Clause::OverFill,
+        Clause::AcceptsValidInput,
         Clause::BadInput,
         Clause::Speed,
     ];
@@ -51,6 +57,7 @@ impl Clause {
             Clause::KeyFamilies => "key-families",
             Clause::Scale => "scale",
             Clause::OverFill => "over-fill",
+            Clause::AcceptsValidInput => "accepts-valid-input",
             Clause::BadInput => "bad-input",
             Clause::Speed => "speed",
         }

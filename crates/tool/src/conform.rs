@@ -30,12 +30,15 @@ const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 /// Default time limit of each request to an adapter, in seconds.
 const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 
-const ABOUT: &str = "Check a filter library against the conformance suite: eight clauses, each \
+const ABOUT: &str = "Check a filter library against the conformance suite: nine clauses, each \
                      with a verdict, the figure behind it and the command that reproduces it";
 
 const LONG_ABOUT: &str = "\
-Check a filter library against the conformance suite: eight clauses, each with a verdict, the \
-figure behind it and the command that reproduces it.
+Check a filter library against the conformance suite: nine clauses, each with a verdict, the \
+figure behind it and the command that reproduces it. Every plan also hunts: it checks the \
+promises at about 200 (n, p) points besides the promised one (every n from 1 to 64, a dense \
+sweep of n at rates from 0.5 to 1e-6, the n of power-of-two bit counts, seeded random points) \
+and names the smallest (n, p) that breaks a clause (--no-hunt: the promised point only).
 
 Subjects: in-process Rust filters (rust/<crate>[/<type>], bloomlab/<variant>), the external \
 adapters bloomlab knows (python/pybloom-live, python/rbloom, node/bloom-filters, java/guava, \
@@ -51,7 +54,10 @@ serialization round trip, under concurrent inserts where claimed
   key-families        structured keys (sequential, shared prefix) against random keys
   scale               a filter past 2^32 bits, filled and measured (in-process subjects; \
 external ones only with --scale)
-  over-fill           the FPR at 0.5x to 4x the promised n, or how construction fails
+  over-fill           the FPR at 0.5x to 4x the promised n, or how construction fails; a \
+growable filter is filled to 64x and held to its p
+  accepts-valid-input every build, insert and query at a valid (n, p) succeeds: inside the \
+range the candidate declares, or any n >= 1 and p in (0, 1)
   bad-input           n = 0, p at and beyond its edges, NaN: error, panic, abort, hang or \
 silently wrong. In-process Rust subjects run it in a child process (`bloomlab conform serve`), \
 so an abort or a hang cannot take bloomlab down
@@ -131,9 +137,14 @@ struct RunArgs {
     #[arg(long, value_parser = open_unit("--alpha", 0.5))]
     alpha: Option<f64>,
     /// Run only this clause (repeatable; default: the plan's). Names: no-false-negatives,
-    /// promised-rate, theory, key-families, scale, over-fill, bad-input, speed.
+    /// promised-rate, theory, key-families, scale, over-fill, accepts-valid-input, bad-input,
+    /// speed.
     #[arg(long, value_name = "NAME", value_parser = Clause::parse)]
     clause: Vec<Clause>,
+    /// Check the promised (n, p) only: no hunt over other sizes and rates (how a hunted point's
+    /// verdict is reproduced alone).
+    #[arg(long)]
+    no_hunt: bool,
     /// Run the scale clause (a filter past 2^32 bits) on external subjects too (by default only
     /// in-process subjects run it, and only in the full plan).
     #[arg(long, conflicts_with = "no_scale")]
@@ -488,6 +499,9 @@ fn base_plan(args: &RunArgs) -> Plan {
     if let Some(t) = args.build_timeout {
         plan.build_timeout = Duration::from_secs_f64(t);
     }
+    if args.no_hunt {
+        plan.hunt = None;
+    }
     if !args.clause.is_empty() {
         plan.clauses = Clause::ALL
             .into_iter()
@@ -544,6 +558,9 @@ fn reproduce(args: &RunArgs, ready: &Ready) -> String {
     }
     if args.scale {
         s += " --scale";
+    }
+    if args.no_hunt {
+        s += " --no-hunt";
     }
     if let Some(dir) = &args.scripts {
         s += &format!(" --scripts {}", shell_words(&[dir.into()]));

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::candidate::{About, Candidate, CandidateError, Capabilities, Instance, KeyBatch, Stats};
+use crate::candidate::{
+    About, Candidate, CandidateError, Capabilities, Instance, KeyBatch, Stats, Supports,
+};
 
 use super::child::{Adapter, Fatal};
 use super::wire;
@@ -18,10 +20,13 @@ struct Hello {
     version: String,
     language: String,
     capabilities: Vec<String>,
+    /// The declared range of n and p, if any.
+    #[serde(default)]
+    supports: Option<Supports>,
 }
 
 /// The capability names HELLO may declare.
-const CAPABILITIES: [&str; 3] = ["serialize", "stats", "static"];
+const CAPABILITIES: [&str; 4] = ["serialize", "stats", "static", "growable"];
 
 /// A candidate behind an adapter process. Each [`Candidate::build`] (and
 /// [`Candidate::deserialize`]) starts a fresh process (so a crash in one build cannot poison the
@@ -125,6 +130,7 @@ fn hello(adapter: &mut Adapter) -> Result<About, CandidateError> {
                 "serialize" => capabilities.serialize = true,
                 "stats" => capabilities.stats = true,
                 "static" => capabilities.static_build = true,
+                "growable" => capabilities.growable = true,
                 other => {
                     return Err(Fatal::Protocol(format!(
                         "unknown capability {other:?} (known: {})",
@@ -133,11 +139,15 @@ fn hello(adapter: &mut Adapter) -> Result<About, CandidateError> {
                 }
             }
         }
+        if let Some(Err(e)) = hello.supports.as_ref().map(Supports::validate) {
+            return Err(Fatal::Protocol(format!("HELLO's supports: {e}")));
+        }
         Ok(About {
             name: hello.name,
             version: hello.version,
             language: hello.language,
             capabilities,
+            supports: hello.supports,
         })
     })?;
     adapter.subject = about.name.clone();

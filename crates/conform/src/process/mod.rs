@@ -16,7 +16,7 @@
 //! # Requests
 //! | op | name | payload | answer payload when OK |
 //! |----|------|---------|------------------------|
-//! | `0x01` | HELLO | the 16 ASCII bytes `bloomlab-conform`, then `u16` protocol version (1) | UTF-8 JSON: `{"protocol": 1, "name": "...", "version": "...", "language": "...", "capabilities": [...]}` |
+//! | `0x01` | HELLO | the 16 ASCII bytes `bloomlab-conform`, then `u16` protocol version (1) | UTF-8 JSON: `{"protocol": 1, "name": "...", "version": "...", "language": "...", "capabilities": [...], "supports": {"n": [1, 1000000000], "p": [1e-9, 0.5]}}` (`supports` optional) |
 //! | `0x02` | CREATE | `u64` n, then `f64` p (IEEE-754 bits; NaN, 0, 1 and negatives are sent as is) | empty |
 //! | `0x03` | INSERT | a key list | empty |
 //! | `0x04` | QUERY | a key list | a bitmap of `ceil(count / 8)` bytes: key `i` is bit `i % 8` (least significant first) of byte `i / 8`; 1 means "maybe present" |
@@ -29,8 +29,12 @@
 //! DESERIALIZE are answered with ERROR.
 //!
 //! `capabilities` lists any of `serialize` (SERIALIZE and DESERIALIZE work), `stats` (STATS
-//! reports something), `static` (keys are buffered and the filter is built at the first QUERY);
-//! see [`Capabilities`](crate::Capabilities).
+//! reports something), `static` (keys are buffered and the filter is built at the first QUERY),
+//! `growable` (the filter grows past n and keeps p: held to p up to 64x n); see
+//! [`Capabilities`](crate::Capabilities). `supports`, when given, is the inclusive range of n and p
+//! the adapter accepts ([`Supports`](crate::Supports)); inside it (or, without it, for every
+//! n >= 1 and p in (0, 1)) an ERROR, a crash or a hang on CREATE, INSERT or QUERY breaks the
+//! accepts-valid-input clause. A range that is empty or leaves (0, 1) is a protocol failure.
 //!
 //! # Answers
 //! | status | meaning | payload |
@@ -56,7 +60,7 @@
 //! - The time limit of every request after HELLO is [`Command::timeout`] ([`DEFAULT_TIMEOUT`]
 //!   unless set); HELLO's is [`HELLO_TIMEOUT`]. The timer starts when the request is handed to
 //!   the writer, so an adapter that stops reading its stdin times out too.
-//! - `capabilities` may name only `serialize`, `stats` and `static`; any other name is a protocol
+//! - `capabilities` may name only `serialize`, `stats`, `static` and `growable`; any other name is a protocol
 //!   failure (a misspelt capability would otherwise silently skip a clause). Extra JSON fields in
 //!   HELLO and STATS are ignored.
 //! - An opcode the adapter does not know is answered UNSUPPORTED (payload `opcode N`), so a later

@@ -210,6 +210,7 @@ fn hello_json(about: &About) -> String {
         (c.serialize, "serialize"),
         (c.stats, "stats"),
         (c.static_build, "static"),
+        (c.growable, "growable"),
     ]
     .into_iter()
     .filter_map(|(on, name)| on.then_some(name))
@@ -220,6 +221,7 @@ fn hello_json(about: &About) -> String {
         "version": about.version,
         "language": about.language,
         "capabilities": caps,
+        "supports": about.supports,
     })
     .to_string()
 }

@@ -99,6 +99,8 @@ impl Candidate for Own {
         .with(Capabilities {
             stats: true,
             large: true,
+            // A scalable layout promises to keep p as it grows.
+            growable: self.variant.capabilities().grow,
             ..Capabilities::default()
         })
     }

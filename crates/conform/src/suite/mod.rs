@@ -1,7 +1,9 @@
 //! The suite: a [`Plan`] (promised n and p, queries, false-alarm rate, seed) run on one candidate.
 //!
 //! One module per clause (`members` 1, `rate` 2-4, `scale` 5, `overfill` 6, `bad_input` 7,
-//! `speed` 8), the statistics they decide with in `decide`, the loops they share in [`measure`].
+//! `speed` 8), the statistics they decide with in `decide`, the loops they share in [`measure`],
+//! and the [`hunt`] over other sizes and rates, which adds its findings to clauses 1, 2 and 6 and
+//! decides 6b (accepts-valid-input).
 //!
 //! How each clause decides (`alpha`, `margin` from the [`Plan`]; "crash" = a panic, exit, hang or
 //! protocol violation, which breaks the clause it happens in; a clean refusal is evidence):
@@ -21,18 +23,30 @@
 //! 5. **scale**, 7. **bad-input**: see their modules.
 //! 6. **over-fill**: `round(f n)` members for each `f` of `plan.over_fill`; broken iff a member is
 //!    missed or the candidate crashes; the rates are reported with the declared theory.
+//! 6b. **accepts-valid-input**: every build, insert and query at the hunt's points inside the
+//!    candidate's declared range succeeds ([`hunt`]).
 //! 8. **speed**: nanoseconds per key, for information (always n/a).
+//!
+//! The suite's false-alarm rate: each statistical decision above (2, 3, 4, 5, 6 for a growable
+//! candidate, and the hunt's rate decisions, which share one `alpha` by Bonferroni) calls a
+//! correct filter broken with probability at most `alpha`, so the whole suite calls it broken on
+//! some clause with probability at most 6 `alpha` (6e-4 at the shipped plans' 1e-4): Bonferroni
+//! over every decision. Clauses 1, 6b and 7 use no statistics (one miss or one failure is a
+//! defect).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use hunt::Hunt;
+
 use crate::candidate::Candidate;
 use crate::verdict::{Clause, Conformance, Outcome, Verdict};
 
 mod bad_input;
 mod decide;
+pub mod hunt;
 pub mod measure;
 mod members;
 mod overfill;
@@ -77,6 +91,10 @@ pub struct Plan {
     /// The command that runs this plan on this candidate, which each verdict's `reproduce` extends
     /// with `--clause NAME` (the CLI sets it; a `#[test]` keeps the default, which names the API).
     pub reproduce: String,
+    /// The hunt over sizes and rates ([`Hunt`]): the promises checked at many (n, p) points, not
+    /// only at `n` and `p`. `None` checks the promised (n, p) only (`--no-hunt`).
+    #[serde(default)]
+    pub hunt: Option<Hunt>,
 }
 
 impl Plan {
@@ -100,6 +118,7 @@ impl Plan {
             build_timeout: Duration::from_secs(10),
             threads: 4,
             reproduce: "bloomlab_conform::run(candidate, &Plan::quick())".into(),
+            hunt: Some(Hunt::quick()),
         }
     }
 
@@ -116,6 +135,7 @@ impl Plan {
             clauses: Clause::ALL.to_vec(),
             scale_bits: Some(1 << 32),
             reproduce: "bloomlab_conform::run(candidate, &Plan::full())".into(),
+            hunt: Some(Hunt::full()),
             ..Plan::quick()
         }
     }
@@ -161,7 +181,73 @@ impl Plan {
         if self.threads == 0 || self.threads > 1024 {
             return bad("threads", self.threads.to_string(), "1 to 1024");
         }
+        if let Some(h) = &self.hunt {
+            h.validate()?;
+        }
         Ok(())
+    }
+
+    /// This plan at another (n, p) with `queries` non-member queries, without a hunt: how a hunt
+    /// point is measured and reproduced.
+    pub(crate) fn at(&self, n: u64, p: f64, queries: u64) -> Plan {
+        Plan {
+            n,
+            p,
+            queries,
+            hunt: None,
+            ..self.clone()
+        }
+    }
+
+    /// The command that reproduces `clause` at a hunt point: this plan's command at (n, p) with
+    /// `queries` (and the decision's `level` for a rate), without the hunt.
+    pub(crate) fn reproduce_at(
+        &self,
+        clause: Clause,
+        n: u64,
+        p: f64,
+        queries: u64,
+        level: Option<f64>,
+    ) -> String {
+        let queries = (queries > 0).then_some(queries);
+        if let Some(api) = self.reproduce.strip_prefix("bloomlab_conform::run(candidate, &") {
+            // `Plan::quick())` -> a struct literal with the point's fields over that plan.
+            let base = api.trim_end_matches(')');
+            let mut fields = format!("n: {n}, p: {p:?}, ");
+            if let Some(q) = queries {
+                fields += &format!("queries: {q}, ");
+            }
+            if let Some(a) = level {
+                fields += &format!("alpha: {a:e}, ");
+            }
+            return format!(
+                "bloomlab_conform::run(candidate, &Plan {{ {fields}hunt: None, clauses:                  vec![Clause::{clause:?}], ..{base}) }})"
+            );
+        }
+        // A command line: the flags it already names are replaced, not repeated.
+        let mut replaced = vec![("--n", n.to_string()), ("--p", p.to_string())];
+        if let Some(q) = queries {
+            replaced.push(("--queries", q.to_string()));
+        }
+        if let Some(a) = level {
+            replaced.push(("--alpha", format!("{a:e}")));
+        }
+        let words: Vec<&str> = self.reproduce.split(' ').collect();
+        let mut kept = Vec::with_capacity(words.len());
+        let mut i = 0;
+        while i < words.len() {
+            if replaced.iter().any(|(flag, _)| *flag == words[i]) {
+                i += 2;
+                continue;
+            }
+            kept.push(words[i]);
+            i += 1;
+        }
+        let mut s = kept.join(" ");
+        for (flag, value) in replaced {
+            s += &format!(" {flag} {value}");
+        }
+        s + &format!(" --no-hunt --clause {}", clause.as_str())
     }
 }
 
@@ -219,6 +305,7 @@ pub fn run_with(
         return out;
     }
     let mut random = None;
+    let mut hunted = None;
     for &clause in &plan.clauses {
         let (v, points) = match clause {
             Clause::NoFalseNegatives => members::check(&candidate, plan),
@@ -240,12 +327,32 @@ pub fn run_with(
             ),
             Clause::Scale => scale::check(&candidate, plan),
             Clause::OverFill => overfill::check(&candidate, plan),
+            Clause::AcceptsValidInput => (
+                hunt::valid_input(
+                    hunted.get_or_insert_with(|| hunt::run(&candidate, plan)),
+                    plan,
+                ),
+                Vec::new(),
+            ),
             Clause::BadInput => bad_input::check(bad_input.as_ref().unwrap_or(&candidate), plan),
             Clause::Speed => {
                 let (v, speed) = speed::check(&candidate, plan);
                 out.speed = speed;
                 (v, Vec::new())
             }
+        };
+        // The hunt's findings join the clauses it checks at its points (its own clause has them).
+        let v = if clause != Clause::AcceptsValidInput
+            && hunt::CLAUSES.contains(&clause)
+            && plan.hunt.is_some()
+        {
+            hunt::fold(
+                v,
+                hunted.get_or_insert_with(|| hunt::run(&candidate, plan)),
+                plan,
+            )
+        } else {
+            v
         };
         out.verdicts.push(v);
         out.points.extend(points);

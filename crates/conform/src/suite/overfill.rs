@@ -1,10 +1,12 @@
 //! Clause 6, over-fill: the rate at multiples of the promised n (0.5x to 4x by default), and
-//! that members still answer present; or how construction fails.
+//! that members still answer present; or how construction fails. A growable candidate
+//! (`capabilities.growable`) is also filled to 8x, 16x, 32x and 64x and held to its p at each.
 
 use std::sync::Arc;
 
 use super::Plan;
-use super::decide::pct;
+use super::decide::{self, pct};
+use super::hunt;
 use super::measure;
 use super::rate;
 use crate::candidate::Candidate;
@@ -15,16 +17,27 @@ use crate::verdict::{Clause, Outcome, RatePoint, Verdict};
 /// (n, p) holding round(f n) random-u64 members, queried on them and on `plan.queries / 4`
 /// non-members. Broken iff a member is missed or the candidate crashes; a clean refusal (a static
 /// filter that cannot be built that full, a filter that is full) is evidence. Rates above the
-/// promise past 1x are expected and reported, not judged.
+/// promise past 1x are expected and reported, not judged, unless the candidate is growable: then
+/// the multiples run to at least 64x ([`hunt::GROWTH`]) and each rate is held to `p (1 + margin)`
+/// as clause 2 holds the promised one, at level `alpha / multiples` (Bonferroni: the clause calls
+/// a growable filter that keeps p broken with probability at most `alpha`).
 pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Vec<RatePoint>) {
     let clause = Clause::OverFill;
     let queries = (plan.queries / 4).max(1);
+    let growable = candidate.about().capabilities.growable;
+    let mut multiples = plan.over_fill.clone();
+    if growable {
+        multiples.extend(hunt::GROWTH.iter().filter(|f| !plan.over_fill.contains(f)));
+        multiples.sort_by(f64::total_cmp);
+    }
+    let level = plan.alpha / multiples.len().max(1) as f64;
+    let ceiling = plan.p * (1.0 + plan.margin);
     let mut evidence = Vec::new();
     let mut cells = Vec::new();
     let mut points = Vec::new();
     let mut broken: Option<String> = None;
     let mut measured = 0;
-    for &f in &plan.over_fill {
+    for &f in &multiples {
         // Plan::validate bounds f, so the product fits comfortably.
         let inserted = (f * plan.n as f64).round() as u64;
         let at = format!("{f}x");
@@ -57,6 +70,30 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
                         "{at}: {missed} of {inserted} members missed{}",
                         first.unwrap_or_default()
                     ));
+                }
+                if growable {
+                    let c = decide::against_ceiling(
+                        filled.false_positives,
+                        filled.queries,
+                        ceiling,
+                        level,
+                    );
+                    evidence.push(format!(
+                        "{at}: growable, held to p (1 + margin) = {}: one-sided bounds at 1 -                          {level:.3e}: [{}, {}]: {}",
+                        pct(ceiling),
+                        pct(c.lower),
+                        pct(c.upper),
+                        c.outcome
+                    ));
+                    if c.outcome == Outcome::Broken && broken.is_none() {
+                        broken = Some(format!(
+                            "{at}: grows without keeping p: {} observed vs {} promised ({}/{})",
+                            pct(observed),
+                            pct(plan.p),
+                            filled.false_positives,
+                            filled.queries
+                        ));
+                    }
                 }
                 cells.push(format!("{at} {}", pct(observed)));
                 points.push(point);

@@ -1,0 +1,1008 @@
+//! The hunt: the promises checked at many (n, p) points, not only the one the plan names.
+//!
+//! Published defects live away from the default sizes: indices that correlate only at some bit
+//! counts, serialization that loses the last bits when the bit count is not a multiple of 8, a
+//! library that throws for n < 8, a filter that grows without tightening. The hunt visits
+//! ([`Hunt`] sets how many of each):
+//! - **tiny n**: every n from 1 to `tiny`, at the plan's p;
+//! - **a dense sweep**: n geometric over `sweep` (`per_decade` points a decade, so the bit count
+//!   under any sizing lands on every residue mod 8), each at the next rate of `rates` (0.5 down to
+//!   1e-6);
+//! - **powers of two**: for each rate of `power_rates`, the n at which a classic filter's bit count
+//!   is `2^j` (`round(2^j ln(2)^2 / -ln p)`), and its neighbours n - 1 and n + 1;
+//! - **seeded random points**: n log-uniform over `1..=sweep.1`, p log-uniform over `rates`'
+//!   range, drawn from the plan's seed;
+//! - the plan's own (n, p).
+//!
+//! Points outside the candidate's declared [`Supports`](crate::Supports) range are skipped (and
+//! counted). At each point one filter is built for (n, p), members `0..n` of random-u64 under the
+//! plan's seed are inserted and queried back, then `queries` non-members (`n..n + queries`) where
+//! the point decides a rate, then (where the candidate serializes) the bytes are read back by a
+//! **fresh** instance (a freshly started process for an adapter) and every member is queried
+//! again; every fourth sweep point also fills fresh filters past n (4x; 2x to 64x, each held to p,
+//! for a growable candidate). These are exactly the keys the plain plan at that (n, p) uses, so
+//! `--n N --p P --no-hunt` reproduces a point.
+//!
+//! What each finding breaks:
+//! - an error, panic, exit or hang on build, insert or query: **accepts-valid-input**;
+//! - a member answered "absent", fresh or after the round trip (or a crash in the round trip):
+//!   **no-false-negatives** (no statistics: one miss is a defect);
+//! - a rate above the promise: **promised-rate**, decided as clause 2 is (one-sided exact bound
+//!   against `p (1 + margin)`) at level `alpha / K`, where K counts every rate decision the hunt
+//!   may make (its rate points, its growable over-fill points and [`SHRINK_TRIES`] shrinking
+//!   steps): Bonferroni, so the hunt as a whole calls a correct filter broken with probability at
+//!   most `alpha`;
+//! - a member missed past n, a crash there, or (growable) a rate above `p (1 + margin)` at some
+//!   multiple: **over-fill**.
+//!
+//! Rates are decided only at n >= [`RATE_MIN_N`]. The suite measures one built filter's rate, not
+//! the average over builds that a promise is about, and the two differ by the chance fill of that
+//! filter: for a classic filter at its optimal k (half its bits set) the fill's relative standard
+//! deviation is about `0.55 / sqrt(m)`, so the rate's is about `0.55 k / sqrt(m)`: 15% at n = 64,
+//! p = 1% (m = 614, k = 7), larger than the plan's margin, but 3.8% at n = 1,000 and 2.7% at
+//! n = 1,000, p = 1e-4. With at most 64 expected false positives a point (`expected_positives`),
+//! that spread widens the count's variance by a factor `1 + q p s^2` <= 1.1 over the binomial the
+//! bound assumes, a few percent on the bound's width.
+//!
+//! A broken finding is **minimized**: from the smallest failing point, n is halved while the
+//! finding persists, then n - 1 to n - 4 are tried; the verdict names the smallest (n, p) that
+//! shows it and the command that reproduces it there.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use rand::{RngExt as _, SeedableRng as _};
+use serde::{Deserialize, Serialize};
+
+use super::Plan;
+use super::decide::{self, pct};
+use super::measure::{self, Buffers, guard};
+use crate::candidate::{Candidate, CandidateError, Declared};
+use crate::keys::Family;
+use crate::verdict::{Clause, Outcome, Verdict};
+
+/// Rates are decided only at points with at least this many keys (module docs).
+pub const RATE_MIN_N: u64 = 1000;
+/// Shrinking steps a broken rate may take (each a decision, counted in the Bonferroni K).
+pub const SHRINK_TRIES: u64 = 8;
+/// Shrinking steps of a deterministic finding (a miss, a refusal).
+const SHRINK_VISITS: u64 = 24;
+/// The multiples of n a growable candidate is held to p at.
+pub const GROWTH: [f64; 6] = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+/// The multiple of n other candidates are filled to at over-fill points (members checked only).
+const OVER: f64 = 4.0;
+/// Largest n of a growable over-fill point (64x of it are inserted).
+const GROWTH_MAX_N: u64 = 4000;
+
+/// Which points the hunt visits (module docs). Part of every shipped [`Plan`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hunt {
+    /// Every n from 1 to this, at the plan's p.
+    pub tiny: u64,
+    /// The dense sweep's smallest and largest n.
+    pub sweep: (u64, u64),
+    /// Sweep points per decade of n.
+    pub per_decade: u32,
+    /// The rates the sweep's points take in turn, and whose range the random points span.
+    pub rates: Vec<f64>,
+    /// The rates at which n for power-of-two bit counts (and neighbours) are visited.
+    pub power_rates: Vec<f64>,
+    /// Seeded random (n, p) points.
+    pub random: u32,
+    /// Non-member queries of a rate point: enough to expect this many false positives at its p...
+    pub expected_positives: f64,
+    /// ...but at least this many...
+    pub min_queries: u64,
+    /// ...and at most this many.
+    pub max_queries: u64,
+}
+
+impl Hunt {
+    /// The quick plan's hunt: n = 1..64, a sweep over 65..20,000 at 24 points a decade, powers of
+    /// two at p = 1% and 1e-4, 16 random points; rate points expect 64 false positives (1,000 to
+    /// 200,000 queries).
+    pub fn quick() -> Self {
+        Hunt {
+            tiny: 64,
+            sweep: (65, 20_000),
+            per_decade: 24,
+            rates: vec![0.5, 0.1, 0.01, 1e-3, 1e-4, 1e-6],
+            power_rates: vec![0.01, 1e-4],
+            random: 16,
+            expected_positives: 64.0,
+            min_queries: 1000,
+            max_queries: 200_000,
+        }
+    }
+
+    /// The full plan's: the quick hunt's sweep to 100,000 and 32 random points.
+    pub fn full() -> Self {
+        Hunt {
+            sweep: (65, 100_000),
+            random: 32,
+            ..Hunt::quick()
+        }
+    }
+
+    /// Checks every field; the error names the field, its value and the allowed range.
+    pub fn validate(&self) -> Result<(), String> {
+        let bad = |field: &str, value: String, allowed: &str| {
+            Err(format!(
+                "plan hunt.{field} = {value} is invalid: allowed {allowed}"
+            ))
+        };
+        if self.tiny > 4096 {
+            return bad("tiny", self.tiny.to_string(), "0 to 4096");
+        }
+        let (lo, hi) = self.sweep;
+        if lo == 0 || lo > hi || hi > 1 << 30 {
+            return bad(
+                "sweep",
+                format!("({lo}, {hi})"),
+                "1 <= first <= last <= 2^30",
+            );
+        }
+        if !(1..=1000).contains(&self.per_decade) {
+            return bad("per_decade", self.per_decade.to_string(), "1 to 1000");
+        }
+        if self.rates.is_empty() {
+            return bad("rates", "[]".into(), "at least one rate in (0, 1)");
+        }
+        for &p in self.rates.iter().chain(&self.power_rates) {
+            if !(p > 0.0 && p < 1.0) {
+                return bad("rates", p.to_string(), "rates in the open interval (0, 1)");
+            }
+        }
+        if self.random > 10_000 {
+            return bad("random", self.random.to_string(), "0 to 10000");
+        }
+        if !(self.expected_positives.is_finite() && self.expected_positives > 0.0) {
+            return bad(
+                "expected_positives",
+                self.expected_positives.to_string(),
+                "a finite number > 0",
+            );
+        }
+        if self.min_queries == 0 || self.min_queries > self.max_queries || self.max_queries > 1 << 32
+        {
+            return bad(
+                "min_queries..max_queries",
+                format!("{}..{}", self.min_queries, self.max_queries),
+                "1 <= min <= max <= 2^32",
+            );
+        }
+        Ok(())
+    }
+
+    /// The non-member queries of a rate point at `p`.
+    fn queries(&self, p: f64) -> u64 {
+        ((self.expected_positives / p).ceil() as u64).clamp(self.min_queries, self.max_queries)
+    }
+}
+
+/// Where a point came from (shown in the evidence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Origin {
+    Promised,
+    Tiny,
+    Sweep,
+    PowerOfTwo,
+    Random,
+    Shrink,
+}
+
+/// One (n, p) the hunt visits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Point {
+    n: u64,
+    p: f64,
+    /// Non-member queries (0: no rate decided here).
+    queries: u64,
+    /// Whether fresh filters past n are filled here.
+    over_fill: bool,
+    origin: Origin,
+}
+
+impl Point {
+    fn at(hunt: &Hunt, n: u64, p: f64, origin: Origin) -> Point {
+        Point {
+            n,
+            p,
+            queries: if n >= RATE_MIN_N { hunt.queries(p) } else { 0 },
+            over_fill: false,
+            origin,
+        }
+    }
+
+    fn label(&self) -> String {
+        format!("n = {}, p = {}", self.n, self.p)
+    }
+}
+
+/// Every point of `hunt` for `plan`, deduplicated on (n, p) (the first origin kept), in visiting
+/// order: the promised point, tiny, sweep, powers of two, random.
+fn points(hunt: &Hunt, plan: &Plan) -> Vec<Point> {
+    let mut out = vec![Point {
+        queries: 0, // the plan's own rate is clause 2's
+        ..Point::at(hunt, plan.n, plan.p, Origin::Promised)
+    }];
+    out.extend((1..=hunt.tiny).map(|n| Point::at(hunt, n, plan.p, Origin::Tiny)));
+    let (lo, hi) = hunt.sweep;
+    let steps = ((hi as f64 / lo as f64).log10() * f64::from(hunt.per_decade)).ceil() as u64;
+    let mut last = 0;
+    for i in 0..=steps {
+        let n = ((lo as f64) * 10f64.powf(i as f64 / f64::from(hunt.per_decade))).round() as u64;
+        let n = n.clamp(lo, hi);
+        if n == last {
+            continue;
+        }
+        last = n;
+        let p = hunt.rates[i as usize % hunt.rates.len()];
+        let mut point = Point::at(hunt, n, p, Origin::Sweep);
+        point.over_fill = i % 4 == 0;
+        out.push(point);
+    }
+    let ln2 = std::f64::consts::LN_2;
+    for &p in &hunt.power_rates {
+        let bits_per_key = -p.ln() / (ln2 * ln2);
+        for j in 0..63 {
+            let n = ((1u64 << j) as f64 / bits_per_key).round() as u64;
+            if n < lo.max(2) || n > hi {
+                continue;
+            }
+            for n in [n - 1, n, n + 1] {
+                out.push(Point::at(hunt, n, p, Origin::PowerOfTwo));
+            }
+        }
+    }
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(plan.seed ^ 0x6875_6e74_2070_7473);
+    let (p_lo, p_hi) = hunt
+        .rates
+        .iter()
+        .fold((1.0f64, 0.0f64), |(a, b), &p| (a.min(p), b.max(p)));
+    for _ in 0..hunt.random {
+        let n = (hi as f64).powf(rng.random::<f64>()).round().max(1.0) as u64;
+        let p = p_lo * (p_hi / p_lo).powf(rng.random::<f64>());
+        // Rounded to three significant digits: the reproducing command names it exactly.
+        let p = format!("{p:.2e}").parse().expect("a formatted float parses");
+        out.push(Point::at(hunt, n, p, Origin::Random));
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|pt| seen.insert((pt.n, pt.p.to_bits())));
+    out
+}
+
+/// What the round trip found at a point.
+#[derive(Debug, Clone)]
+enum RoundTrip {
+    /// The candidate does not claim serialization.
+    NotOffered,
+    /// A clean refusal to serialize or read back (evidence only, as in clause 1).
+    Declined(String),
+    /// A crash while serializing or reading back.
+    Crashed(CandidateError),
+    /// Members missed after reading back (in a fresh instance), and the first.
+    Checked(u64, Option<u64>),
+}
+
+/// A fresh filter filled to a multiple of n.
+#[derive(Debug, Clone)]
+struct Over {
+    multiple: f64,
+    inserted: u64,
+    /// Members missed and the first, false positives of `queries`; or why nothing was measured
+    /// and whether it was a crash.
+    measured: Result<(u64, Option<u64>, u64, u64), (bool, String)>,
+}
+
+/// What one point showed.
+#[derive(Debug, Clone)]
+struct Visit {
+    point: Point,
+    /// A valid request failed: the operation and the error.
+    failed: Option<(String, CandidateError)>,
+    /// Members missed fresh, and the first.
+    fresh: Option<(u64, Option<u64>)>,
+    false_positives: Option<u64>,
+    round_trip: RoundTrip,
+    /// The bit count the built filter declared, where it declares one that has bits.
+    bits: Option<u64>,
+    over: Vec<Over>,
+}
+
+impl Visit {
+    fn new(point: Point) -> Visit {
+        Visit {
+            point,
+            failed: None,
+            fresh: None,
+            false_positives: None,
+            round_trip: RoundTrip::NotOffered,
+            bits: None,
+            over: Vec::new(),
+        }
+    }
+
+    /// Members missed fresh or after the round trip (a crash in the round trip counts too).
+    fn misses(&self) -> Option<String> {
+        if let Some((missed, first)) = self.fresh
+            && missed > 0
+        {
+            return Some(format!(
+                "{missed} of {} members missed (fresh){}",
+                self.point.n,
+                first_index(first)
+            ));
+        }
+        match &self.round_trip {
+            RoundTrip::Checked(missed, first) if *missed > 0 => Some(format!(
+                "{missed} of {} members missed after a serialization round trip into a fresh \
+                 instance{}",
+                self.point.n,
+                first_index(*first)
+            )),
+            RoundTrip::Crashed(e) => Some(format!("serialization round trip crashed: {e}")),
+            _ => None,
+        }
+    }
+}
+
+fn first_index(first: Option<u64>) -> String {
+    first
+        .map(|i| format!(", first missed index {i}"))
+        .unwrap_or_default()
+}
+
+/// The bits a declared layout has, where it has a bit array.
+fn declared_bits(layout: &Declared) -> Option<u64> {
+    match *layout {
+        Declared::Classic { bits, .. }
+        | Declared::Partitioned { bits, .. }
+        | Declared::Blocked { bits, .. }
+        | Declared::SplitBlock { bits } => Some(bits),
+        _ => None,
+    }
+}
+
+/// What a visit does beyond build, insert and query members.
+#[derive(Debug, Clone, Copy)]
+struct Scope {
+    /// The candidate is growable: over-fill points run to 64x, held to p.
+    growable: bool,
+    /// Serialize and read back (where the candidate serializes): no-false-negatives is asked for.
+    round_trip: bool,
+}
+
+/// Visits `point`: build, insert and query members, query non-members, read back, fill past n.
+fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> Visit {
+    let growable = scope.growable;
+    let about = candidate.about();
+    let subject = about.name.as_str();
+    let mut v = Visit::new(point);
+    let (n, p, seed, batch) = (point.n, point.p, plan.seed, plan.batch);
+    let mut buf = Buffers::default();
+    let mut instance = match guard(subject, || candidate.build(n, p)) {
+        Ok(i) => i,
+        Err(e) => {
+            v.failed = Some(("build".into(), e));
+            return v;
+        }
+    };
+    let inst = instance.as_mut();
+    if let Err(e) = guard(subject, || {
+        measure::insert(inst, Family::RandomU64, seed, 0..n, batch, &mut buf)
+    }) {
+        v.failed = Some(("insert".into(), e));
+        return v;
+    }
+    match guard(subject, || {
+        measure::count_positive(inst, Family::RandomU64, seed, 0..n, batch, &mut buf)
+    }) {
+        Ok((found, first)) => v.fresh = Some((n - found, first)),
+        Err(e) => {
+            v.failed = Some(("query".into(), e));
+            return v;
+        }
+    }
+    if point.queries > 0 {
+        let range = n..n + point.queries;
+        match guard(subject, || {
+            measure::count_positive(inst, Family::RandomU64, seed, range, batch, &mut buf)
+        }) {
+            Ok((fp, _)) => v.false_positives = Some(fp),
+            Err(e) => {
+                v.failed = Some(("query".into(), e));
+                return v;
+            }
+        }
+    }
+    if let Ok(stats) = guard(subject, || inst.stats()) {
+        v.bits = stats.layout.as_ref().and_then(declared_bits);
+    }
+    if scope.round_trip && about.capabilities.serialize {
+        v.round_trip = round_trip(candidate, inst, plan, n);
+    }
+    drop(instance);
+    if point.over_fill {
+        let multiples: &[f64] = if growable && judged_growth(n) {
+            &GROWTH
+        } else {
+            &[OVER]
+        };
+        let sub = plan.at(n, p, point.queries.max(plan_queries_floor(plan, p)));
+        for &f in multiples {
+            let inserted = (f * n as f64).round() as u64;
+            let measured = measure::fill_and_query(
+                candidate,
+                &sub,
+                Family::RandomU64,
+                n,
+                (inserted, sub.queries),
+                true,
+            )
+            .map(|filled| {
+                let (missed, first) = filled.missed.unwrap_or((0, None));
+                (missed, first, filled.false_positives, filled.queries)
+            })
+            .map_err(|e| (measure::is_crash(&e), e.to_string()));
+            v.over.push(Over {
+                multiple: f,
+                inserted,
+                measured,
+            });
+        }
+    }
+    v
+}
+
+/// Whether a growable candidate's over-fill rates are judged at a point of `n` keys: from
+/// [`RATE_MIN_N`] (as every rate) to [`GROWTH_MAX_N`] (64x of it are inserted).
+fn judged_growth(n: u64) -> bool {
+    (RATE_MIN_N..=GROWTH_MAX_N).contains(&n)
+}
+
+/// Non-member queries of an over-fill point whose n is below [`RATE_MIN_N`] (it still reports a
+/// rate; a growable one is judged on it).
+fn plan_queries_floor(plan: &Plan, p: f64) -> u64 {
+    plan.hunt
+        .as_ref()
+        .map(|h| h.queries(p))
+        .unwrap_or(plan.queries)
+}
+
+/// Serializes `inst`, reads the bytes back into a fresh instance and queries every member there.
+fn round_trip(
+    candidate: &dyn Candidate,
+    inst: &mut dyn crate::candidate::Instance,
+    plan: &Plan,
+    n: u64,
+) -> RoundTrip {
+    let subject = candidate.about().name;
+    let declined_or_crashed = |what: &str, e: CandidateError| {
+        if measure::is_crash(&e) {
+            RoundTrip::Crashed(e)
+        } else {
+            RoundTrip::Declined(format!("{what}: {e}"))
+        }
+    };
+    let bytes = match guard(&subject, || inst.serialize()) {
+        Ok(Some(b)) => b,
+        Ok(None) => return RoundTrip::Declined("declares serialize but gave no bytes".into()),
+        Err(e) => return declined_or_crashed("serialize", e),
+    };
+    let mut back = match guard(&subject, || candidate.deserialize(&bytes)) {
+        Ok(b) => b,
+        Err(e) => return declined_or_crashed("deserialize", e),
+    };
+    let mut buf = Buffers::default();
+    let back = back.as_mut();
+    match guard(&subject, || {
+        measure::count_positive(
+            back,
+            Family::RandomU64,
+            plan.seed,
+            0..n,
+            plan.batch,
+            &mut buf,
+        )
+    }) {
+        Ok((found, first)) => RoundTrip::Checked(n - found, first),
+        Err(e) => declined_or_crashed("query after the round trip", e),
+    }
+}
+
+/// Everything the hunt found, for the clauses to fold in.
+pub(crate) struct Found {
+    visits: Vec<Visit>,
+    /// Points dropped as outside the declared range.
+    outside: usize,
+    /// The level of each rate decision (`alpha / K`) and K.
+    level: f64,
+    decisions: u64,
+    growable: bool,
+    scope: Scope,
+    /// The minimized finding per clause: the point, what it showed, the points tried.
+    minimized: Vec<(Clause, Visit, String, u64)>,
+}
+
+/// Whether a rate of `fp` in `q` at promise `p` is broken at `level` (clause 2's rule).
+fn rate_broken(plan: &Plan, fp: u64, q: u64, p: f64, level: f64) -> bool {
+    decide::against_ceiling(fp, q, p * (1.0 + plan.margin), level).outcome == Outcome::Broken
+}
+
+impl Found {
+    /// The finding of `clause` at one visit, if it shows a break there.
+    fn shows(&self, plan: &Plan, clause: Clause, v: &Visit) -> Option<String> {
+        match clause {
+            Clause::AcceptsValidInput => v
+                .failed
+                .as_ref()
+                .filter(|(_, e)| !matches!(e, CandidateError::Io { .. }))
+                .map(|(op, e)| format!("{op} failed on a valid request: {e}")),
+            Clause::NoFalseNegatives => v.misses(),
+            Clause::PromisedRate => {
+                let fp = v.false_positives?;
+                let q = v.point.queries;
+                rate_broken(plan, fp, q, v.point.p, self.level).then(|| {
+                    let c = decide::against_ceiling(
+                        fp,
+                        q,
+                        v.point.p * (1.0 + plan.margin),
+                        self.level,
+                    );
+                    format!(
+                        "{} observed vs {} promised ({fp}/{q}; one-sided lower bound {} at \
+                         1 - {:.3e} exceeds p (1 + margin) = {})",
+                        pct(fp as f64 / q as f64),
+                        pct(v.point.p),
+                        pct(c.lower),
+                        self.level,
+                        pct(v.point.p * (1.0 + plan.margin))
+                    )
+                })
+            }
+            Clause::OverFill => v.over.iter().find_map(|o| match &o.measured {
+                Err((true, e)) => Some(format!("{}x: {e}", o.multiple)),
+                Ok((missed, first, _, _)) if *missed > 0 => Some(format!(
+                    "{}x: {missed} of {} members missed{}",
+                    o.multiple,
+                    o.inserted,
+                    first_index(*first)
+                )),
+                Ok((_, _, fp, q))
+                    if self.growable
+                        && judged_growth(v.point.n)
+                        && rate_broken(plan, *fp, *q, v.point.p, self.level) =>
+                {
+                    Some(format!(
+                        "{}x ({} members): grows without keeping p: {} observed vs {} promised \
+                         ({fp}/{q})",
+                        o.multiple,
+                        o.inserted,
+                        pct(*fp as f64 / *q as f64),
+                        pct(v.point.p)
+                    ))
+                }
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The clauses the hunt adds findings to.
+pub(crate) const CLAUSES: [Clause; 4] = [
+    Clause::NoFalseNegatives,
+    Clause::PromisedRate,
+    Clause::OverFill,
+    Clause::AcceptsValidInput,
+];
+
+/// Runs the hunt of `plan` (or, without one, visits the plan's own (n, p) only, for the
+/// accepts-valid-input clause), then minimizes each clause's finding.
+pub(crate) fn run(candidate: &Arc<dyn Candidate>, plan: &Plan) -> Found {
+    let about = candidate.about();
+    let range = about.valid_range();
+    let growable = about.capabilities.growable;
+    let mut all = match &plan.hunt {
+        Some(h) => points(h, plan),
+        None => vec![Point {
+            n: plan.n,
+            p: plan.p,
+            queries: 0,
+            over_fill: false,
+            origin: Origin::Promised,
+        }],
+    };
+    // Only what the plan's clauses ask for: `--clause accepts-valid-input` alone visits every
+    // point without its rate queries, round trip or over-fill.
+    let asks = |c: Clause| plan.clauses.contains(&c);
+    for pt in &mut all {
+        if !asks(Clause::PromisedRate) {
+            pt.queries = 0;
+        }
+        if !asks(Clause::OverFill) {
+            pt.over_fill = false;
+        }
+    }
+    let scope = Scope {
+        growable,
+        round_trip: asks(Clause::NoFalseNegatives),
+    };
+    let before = all.len();
+    all.retain(|pt| range.contains(pt.n, pt.p));
+    let outside = before - all.len();
+    let growth_points = all
+        .iter()
+        .filter(|pt| pt.over_fill && growable && judged_growth(pt.n))
+        .count() as u64;
+    let rate_points = all.iter().filter(|pt| pt.queries > 0).count() as u64;
+    let decisions = rate_points
+        + growth_points * GROWTH.len() as u64
+        + if growable { 2 * SHRINK_TRIES } else { SHRINK_TRIES };
+    let mut found = Found {
+        visits: Vec::with_capacity(all.len()),
+        outside,
+        level: plan.alpha / decisions as f64,
+        decisions,
+        growable,
+        scope,
+        minimized: Vec::new(),
+    };
+    for pt in all {
+        found.visits.push(visit(candidate.as_ref(), plan, pt, scope));
+    }
+    for clause in CLAUSES {
+        if let Some(m) = minimize(candidate.as_ref(), plan, &found, clause) {
+            found.minimized.push(m);
+        }
+    }
+    found
+}
+
+/// The smallest point showing `clause`'s finding: the smallest failing visit (by n, then the
+/// largest p), then n halved while it still fails, then n - 1 to n - 4.
+fn minimize(
+    candidate: &dyn Candidate,
+    plan: &Plan,
+    found: &Found,
+    clause: Clause,
+) -> Option<(Clause, Visit, String, u64)> {
+    let failing: Vec<&Visit> = found
+        .visits
+        .iter()
+        .filter(|v| found.shows(plan, clause, v).is_some())
+        .collect();
+    let best = failing
+        .iter()
+        .min_by(|a, b| {
+            (a.point.n, b.point.p)
+                .partial_cmp(&(b.point.n, a.point.p))
+                .expect("rates are finite")
+        })?
+        .to_owned()
+        .clone();
+    let hunt = plan.hunt.clone().unwrap_or_else(Hunt::quick);
+    let is_rate = matches!(clause, Clause::PromisedRate | Clause::OverFill);
+    let budget = if is_rate { SHRINK_TRIES } else { SHRINK_VISITS };
+    let floor = if clause == Clause::PromisedRate {
+        RATE_MIN_N
+    } else {
+        1
+    };
+    let range = candidate.about().valid_range();
+    let mut best = best;
+    let mut tried = 0;
+    let attempt = |n: u64, best: &mut Visit, tried: &mut u64| -> bool {
+        if *tried >= budget || n < floor || n >= best.point.n || !range.contains(n, best.point.p) {
+            return false;
+        }
+        *tried += 1;
+        let mut pt = Point::at(&hunt, n, best.point.p, Origin::Shrink);
+        pt.over_fill = clause == Clause::OverFill;
+        let v = visit(candidate, plan, pt, found.scope);
+        if found.shows(plan, clause, &v).is_some() {
+            *best = v;
+            true
+        } else {
+            false
+        }
+    };
+    while attempt(best.point.n / 2, &mut best, &mut tried) {}
+    for d in 1..=4 {
+        let n = best.point.n.saturating_sub(d);
+        attempt(n, &mut best, &mut tried);
+    }
+    let what = found.shows(plan, clause, &best)?;
+    Some((clause, best, what, failing.len() as u64))
+}
+
+/// Adds the hunt's finding on `verdict.clause` to `verdict`: when the hunt found a break, the
+/// verdict is broken and names the smallest (n, p) that shows it (minimized) with the command that
+/// reproduces it there, and the promised point's own verdict becomes the first line of evidence;
+/// otherwise one evidence line sums the points visited.
+pub(crate) fn fold(mut verdict: Verdict, found: &Found, plan: &Plan) -> Verdict {
+    let clause = verdict.clause;
+    let visited = found.visits.len();
+    let minimized = found.minimized.iter().find(|m| m.0 == clause);
+    if let Some((_, v, what, failing)) = minimized {
+        let level = matches!(clause, Clause::PromisedRate | Clause::OverFill).then_some(found.level);
+        let reproduce = plan.reproduce_at(clause, v.point.n, v.point.p, v.point.queries, level);
+        verdict.evidence.insert(
+            0,
+            format!(
+                "the promised (n, p) alone: {} ({})",
+                verdict.outcome, verdict.figure
+            ),
+        );
+        verdict.evidence.push(format!(
+            "hunt: broken at {} ({what}); the smallest of {failing} failing points of {visited} \
+             visited, after shrinking",
+            v.point.label()
+        ));
+        verdict.evidence.push(format!(
+            "reproduce the promised point: {}",
+            verdict.reproduce
+        ));
+        verdict.outcome = Outcome::Broken;
+        verdict.figure = format!("at {}: {what}", v.point.label());
+        verdict.reproduce = reproduce;
+    } else {
+        verdict.evidence.push(summary(found, plan, clause));
+    }
+    verdict
+}
+
+/// One line on what the hunt checked for `clause` and found in order.
+fn summary(found: &Found, plan: &Plan, clause: Clause) -> String {
+    let visits = &found.visits;
+    let (n_lo, n_hi) = visits.iter().fold((u64::MAX, 0), |(a, b), v| {
+        (a.min(v.point.n), b.max(v.point.n))
+    });
+    let (p_lo, p_hi) = visits.iter().fold((1.0f64, 0.0f64), |(a, b), v| {
+        (a.min(v.point.p), b.max(v.point.p))
+    });
+    let outside = if found.outside > 0 {
+        format!(
+            "; {} points outside the declared range skipped",
+            found.outside
+        )
+    } else {
+        String::new()
+    };
+    let failed = visits.iter().filter(|v| v.failed.is_some()).count();
+    let scope = format!(
+        "hunt: {} points, n {n_lo}..{n_hi}, p {p_hi}..{p_lo}{outside}",
+        visits.len()
+    );
+    match clause {
+        Clause::AcceptsValidInput => {
+            format!("{scope}: every build, insert and query succeeded")
+        }
+        Clause::NoFalseNegatives => {
+            let checked: u64 = visits
+                .iter()
+                .filter(|v| v.fresh.is_some())
+                .map(|v| v.point.n)
+                .sum();
+            let trips: Vec<&Visit> = visits
+                .iter()
+                .filter(|v| matches!(v.round_trip, RoundTrip::Checked(..)))
+                .collect();
+            let declined = visits
+                .iter()
+                .find_map(|v| match &v.round_trip {
+                    RoundTrip::Declined(why) => Some(format!("; round trip declined: {why}")),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let bits: Vec<u64> = visits.iter().filter_map(|v| v.bits).collect();
+            let coverage = if bits.is_empty() {
+                String::new()
+            } else {
+                let residues: BTreeSet<u64> = bits.iter().map(|b| b % 8).collect();
+                let powers: BTreeSet<u64> = bits
+                    .iter()
+                    .copied()
+                    .filter(|b| b.is_power_of_two())
+                    .collect();
+                let near = bits
+                    .iter()
+                    .filter(|b| (*b - 1).is_power_of_two() || (*b + 1).is_power_of_two())
+                    .count();
+                format!(
+                    "; declared bit counts at {} points cover residues mod 8 {:?}, powers of two \
+                     {:?} and {near} neighbours of one",
+                    bits.len(),
+                    residues,
+                    powers
+                )
+            };
+            let failed = if failed > 0 {
+                format!("; {failed} points failed a valid request (accepts-valid-input)")
+            } else {
+                String::new()
+            };
+            format!(
+                "{scope}: 0 of {checked} members missed fresh, 0 missed after {} round trips \
+                 into fresh instances{declined}{coverage}{failed}",
+                trips.len()
+            )
+        }
+        Clause::PromisedRate => {
+            let rated: Vec<&Visit> = visits
+                .iter()
+                .filter(|v| v.false_positives.is_some())
+                .collect();
+            let worst = rated
+                .iter()
+                .map(|v| {
+                    let fp = v.false_positives.unwrap_or(0);
+                    (fp as f64 / v.point.queries as f64 / v.point.p, v)
+                })
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let worst = worst
+                .map(|(r, v)| {
+                    format!(
+                        "; highest observed / promised {r:.2} at {} ({}/{})",
+                        v.point.label(),
+                        v.false_positives.unwrap_or(0),
+                        v.point.queries
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "{scope}: {} rates decided at n >= {RATE_MIN_N}, none broken at level \
+                 alpha / K = {:.3e} each (K = {} decisions: the hunt's false-alarm rate is at \
+                 most alpha = {}){worst}",
+                rated.len(),
+                found.level,
+                found.decisions,
+                plan.alpha
+            )
+        }
+        Clause::OverFill => {
+            let over: Vec<&Over> = visits.iter().flat_map(|v| &v.over).collect();
+            let refused = over.iter().filter(|o| o.measured.is_err()).count();
+            let rule = if found.growable {
+                format!(
+                    "growable: each rate held to p (1 + margin) at level {:.3e}",
+                    found.level
+                )
+            } else {
+                "members checked".into()
+            };
+            format!(
+                "{scope}: {} fresh filters filled past n ({rule}), none broken; {refused} \
+                 refused cleanly (evidence only)",
+                over.len()
+            )
+        }
+        _ => scope,
+    }
+}
+
+/// Clause 6b ([`Clause::AcceptsValidInput`]): built from the hunt alone (with no hunt, from the
+/// plan's own (n, p)).
+pub(crate) fn valid_input(found: &Found, plan: &Plan) -> Verdict {
+    let visited = found.visits.len();
+    let unreachable = found
+        .visits
+        .iter()
+        .find_map(|v| match &v.failed {
+            Some((op, e @ CandidateError::Io { .. })) => Some(format!("{op}: {e}")),
+            _ => None,
+        });
+    let verdict = if visited == 0 {
+        super::verdict(
+            plan,
+            Clause::AcceptsValidInput,
+            Outcome::NotApplicable,
+            "no point inside the declared range".into(),
+            vec![format!(
+                "{} points outside the declared range skipped",
+                found.outside
+            )],
+        )
+    } else if let Some(why) = unreachable {
+        super::verdict(
+            plan,
+            Clause::AcceptsValidInput,
+            Outcome::Undecided,
+            "the candidate could not be reached".into(),
+            vec![why],
+        )
+    } else {
+        super::verdict(
+            plan,
+            Clause::AcceptsValidInput,
+            Outcome::Holds,
+            format!("{visited} valid (n, p) accepted"),
+            Vec::new(),
+        )
+    };
+    fold(verdict, found, plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quick_hunt_visits_tiny_sweep_powers_and_random_points_once_each() {
+        let plan = Plan::quick();
+        let hunt = plan.hunt.clone().unwrap();
+        let pts = points(&hunt, &plan);
+        let tiny: Vec<u64> = pts
+            .iter()
+            .filter(|p| p.origin == Origin::Tiny)
+            .map(|p| p.n)
+            .collect();
+        assert_eq!(tiny, (1..=64).collect::<Vec<_>>());
+        assert!(pts.iter().all(|p| p.n < RATE_MIN_N || p.queries > 0 || p.origin == Origin::Promised));
+        let sweep: Vec<&Point> = pts.iter().filter(|p| p.origin == Origin::Sweep).collect();
+        assert!(sweep.len() >= 55, "{} sweep points", sweep.len());
+        // Every rate of the list is taken by some sweep point at n >= RATE_MIN_N.
+        for &p in &hunt.rates {
+            assert!(
+                sweep.iter().any(|pt| pt.p == p && pt.n >= RATE_MIN_N),
+                "no rate point at p = {p}"
+            );
+        }
+        // Power-of-two points come in threes around round(2^j / bits per key).
+        let bpk = -(0.01f64).ln() / (std::f64::consts::LN_2.powi(2));
+        let n12 = (4096.0 / bpk).round() as u64;
+        for n in [n12 - 1, n12, n12 + 1] {
+            assert!(pts.iter().any(|pt| pt.n == n && pt.p == 0.01), "n = {n}");
+        }
+        assert_eq!(
+            pts.iter().filter(|p| p.origin == Origin::Random).count(),
+            16
+        );
+        let distinct: BTreeSet<(u64, u64)> = pts.iter().map(|p| (p.n, p.p.to_bits())).collect();
+        assert_eq!(distinct.len(), pts.len());
+        // Another seed, other random points; the same seed, the same.
+        let again = points(&hunt, &plan);
+        assert_eq!(again, pts);
+        let other = points(
+            &hunt,
+            &Plan {
+                seed: 1,
+                ..Plan::quick()
+            },
+        );
+        assert_ne!(other, pts);
+    }
+
+    #[test]
+    fn a_bad_hunt_field_is_named_with_its_range() {
+        let cases = [
+            (
+                Hunt {
+                    sweep: (10, 5),
+                    ..Hunt::quick()
+                },
+                "plan hunt.sweep = (10, 5) is invalid: allowed 1 <= first <= last <= 2^30",
+            ),
+            (
+                Hunt {
+                    rates: vec![0.1, 1.5],
+                    ..Hunt::quick()
+                },
+                "plan hunt.rates = 1.5 is invalid: allowed rates in the open interval (0, 1)",
+            ),
+            (
+                Hunt {
+                    per_decade: 0,
+                    ..Hunt::quick()
+                },
+                "plan hunt.per_decade = 0 is invalid: allowed 1 to 1000",
+            ),
+        ];
+        for (hunt, want) in cases {
+            assert_eq!(hunt.validate().unwrap_err(), want);
+        }
+        Hunt::quick().validate().unwrap();
+        Hunt::full().validate().unwrap();
+    }
+}
