@@ -190,14 +190,23 @@ fn a_filter_at_twice_its_promised_rate_fails_with_both_rates() {
     );
     let msg = assert_fails(&c);
     assert_eq!(outcome(&c, Clause::PromisedRate), Outcome::Broken, "{c}");
-    let figure = &c.verdict(Clause::PromisedRate).unwrap().figure;
-    // Sized for 2%: the observed rate is about 2%, printed beside the 1% promised.
+    let v = c.verdict(Clause::PromisedRate).unwrap();
+    // The hunt names the smallest point it broke at, with its two rates...
     assert!(
-        figure.contains("observed vs 1% promised") && figure.starts_with('2'),
-        "{figure}"
+        v.figure.starts_with("at n = ") && v.figure.contains("observed vs"),
+        "{}",
+        v.figure
+    );
+    // ...and the promised point's verdict comes first in the evidence: sized for 2%, the observed
+    // rate is about 2%, printed beside the 1% promised.
+    assert!(
+        v.evidence[0].starts_with("the promised (n, p) alone: broken (2")
+            && v.evidence[0].contains("observed vs 1% promised"),
+        "{}",
+        v.evidence[0]
     );
     assert!(
-        msg.contains("promised-rate") && msg.contains(figure.as_str()),
+        msg.contains("promised-rate") && msg.contains(v.figure.as_str()),
         "{msg}"
     );
 }

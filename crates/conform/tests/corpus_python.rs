@@ -15,17 +15,21 @@ use bloomlab_conform::{Clause, Conformance, Outcome, Plan, run};
 fn toy(mode: &str) -> Option<Arc<ProcessCandidate>> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../scripts/conform/corpus/toy_bloom.py");
+    // The interpreter itself, not a version manager's shim (pyenv's is a bash script, which
+    // would add its own start-up to each of the hunt's few hundred adapter processes).
     let python = std::process::Command::new("python3")
-        .arg("--version")
+        .args(["-c", "import sys; print(sys.executable)"])
         .output()
-        .is_ok_and(|o| o.status.success());
-    if !python {
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    let Some(python) = python else {
         let require = std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1");
         assert!(!require, "python3 is not on PATH (BLOOMLAB_REQUIRE_SERVICES=1)");
         eprintln!("skipped: python3 is not on PATH");
         return None;
-    }
-    let command = Command::new(["python3".into(), script.into_os_string(), mode.into()]);
+    };
+    let command = Command::new([python.into(), script.into_os_string(), mode.into()]);
     Some(Arc::new(
         ProcessCandidate::connect(command).expect("the toy adapter starts"),
     ))

@@ -20,7 +20,8 @@
 //! the point decides a rate, then (where the candidate serializes) the bytes are read back by a
 //! **fresh** instance (a freshly started process for an adapter) and every member is queried
 //! again; every fourth sweep point also fills fresh filters past n (4x; 2x to 64x, each held to p,
-//! for a growable candidate). These are exactly the keys the plain plan at that (n, p) uses, so
+//! for a growable candidate), a part the over-fill clause runs itself, so that a crash past n is
+//! that clause's. These are exactly the keys the plain plan at that (n, p) uses, so
 //! `--n N --p P --no-hunt` reproduces a point.
 //!
 //! What each finding breaks:
@@ -373,9 +374,8 @@ struct Scope {
     round_trip: bool,
 }
 
-/// Visits `point`: build, insert and query members, query non-members, read back, fill past n.
+/// Visits `point`: build, insert and query members, query non-members, read back.
 fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> Visit {
-    let growable = scope.growable;
     let about = candidate.about();
     let subject = about.name.as_str();
     let mut v = Visit::new(point);
@@ -422,15 +422,22 @@ fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> 
     if scope.round_trip && about.capabilities.serialize {
         v.round_trip = round_trip(candidate, inst, plan, n);
     }
-    drop(instance);
-    if point.over_fill {
-        let multiples: &[f64] = if growable && judged_growth(n) {
-            &GROWTH
-        } else {
-            &[OVER]
-        };
-        let sub = plan.at(n, p, point.queries.max(plan_queries_floor(plan, p)));
-        for &f in multiples {
+    v
+}
+
+/// Fills fresh filters for (n, p) past n at an over-fill point: 4x (members checked), or for a
+/// growable candidate 2x to 64x, each rate measured.
+fn visit_over(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> Vec<Over> {
+    let n = point.n;
+    let multiples: &[f64] = if scope.growable && judged_growth(n) {
+        &GROWTH
+    } else {
+        &[OVER]
+    };
+    let sub = plan.at(n, point.p, point.queries.max(plan_queries_floor(plan, point.p)));
+    multiples
+        .iter()
+        .map(|&f| {
             let inserted = (f * n as f64).round() as u64;
             let measured = measure::fill_and_query(
                 candidate,
@@ -445,14 +452,13 @@ fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> 
                 (missed, first, filled.false_positives, filled.queries)
             })
             .map_err(|e| (measure::is_crash(&e), e.to_string()));
-            v.over.push(Over {
+            Over {
                 multiple: f,
                 inserted,
                 measured,
-            });
-        }
-    }
-    v
+            }
+        })
+        .collect()
 }
 
 /// Whether a growable candidate's over-fill rates are judged at a point of `n` keys: from
@@ -521,6 +527,8 @@ pub(crate) struct Found {
     decisions: u64,
     growable: bool,
     scope: Scope,
+    /// Whether [`over_fill`] has run.
+    over_done: bool,
     /// The minimized finding per clause: the point, what it showed, the points tried.
     minimized: Vec<(Clause, Visit, String, u64)>,
 }
@@ -647,17 +655,41 @@ pub(crate) fn run(candidate: &Arc<dyn Candidate>, plan: &Plan) -> Found {
         decisions,
         growable,
         scope,
+        over_done: false,
         minimized: Vec::new(),
     };
     for pt in all {
         found.visits.push(visit(candidate.as_ref(), plan, pt, scope));
     }
     for clause in CLAUSES {
+        if clause == Clause::OverFill {
+            continue;
+        }
         if let Some(m) = minimize(candidate.as_ref(), plan, &found, clause) {
             found.minimized.push(m);
         }
     }
     found
+}
+
+/// The over-fill part of the hunt, run by the over-fill clause alone (so that a crash past n, in
+/// process or isolated, is that clause's): fresh filters past n at every over-fill point, then
+/// the finding minimized.
+pub(crate) fn over_fill(candidate: &Arc<dyn Candidate>, plan: &Plan, found: &mut Found) {
+    if found.over_done {
+        return;
+    }
+    found.over_done = true;
+    for i in 0..found.visits.len() {
+        let v = &found.visits[i];
+        if v.point.over_fill && v.failed.is_none() {
+            let over = visit_over(candidate.as_ref(), plan, v.point, found.scope);
+            found.visits[i].over = over;
+        }
+    }
+    if let Some(m) = minimize(candidate.as_ref(), plan, found, Clause::OverFill) {
+        found.minimized.push(m);
+    }
 }
 
 /// The smallest point showing `clause`'s finding: the smallest failing visit (by n, then the
@@ -700,7 +732,10 @@ fn minimize(
         *tried += 1;
         let mut pt = Point::at(&hunt, n, best.point.p, Origin::Shrink);
         pt.over_fill = clause == Clause::OverFill;
-        let v = visit(candidate, plan, pt, found.scope);
+        let mut v = visit(candidate, plan, pt, found.scope);
+        if clause == Clause::OverFill && v.failed.is_none() {
+            v.over = visit_over(candidate, plan, pt, found.scope);
+        }
         if found.shows(plan, clause, &v).is_some() {
             *best = v;
             true

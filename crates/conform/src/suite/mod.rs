@@ -346,11 +346,11 @@ pub fn run_with(
             && hunt::CLAUSES.contains(&clause)
             && plan.hunt.is_some()
         {
-            hunt::fold(
-                v,
-                hunted.get_or_insert_with(|| hunt::run(&candidate, plan)),
-                plan,
-            )
+            let found = hunted.get_or_insert_with(|| hunt::run(&candidate, plan));
+            if clause == Clause::OverFill {
+                hunt::over_fill(&candidate, plan, found);
+            }
+            hunt::fold(v, found, plan)
         } else {
             v
         };
