@@ -48,7 +48,9 @@ impl Bloom {
             });
         }
         let ln2 = std::f64::consts::LN_2;
-        let m = ((n.max(1) as f64) * (1.0 / p).ln() / (ln2 * ln2)).ceil().max(64.0);
+        let m = ((n.max(1) as f64) * (1.0 / p).ln() / (ln2 * ln2))
+            .ceil()
+            .max(64.0);
         if m > (1u64 << 36) as f64 {
             return Err(CandidateError::Refused {
                 subject: defect.name().into(),
@@ -56,7 +58,9 @@ impl Bloom {
             });
         }
         let m = m as u64;
-        let k = ((m as f64 / n.max(1) as f64) * ln2).round().clamp(1.0, 32.0) as u64;
+        let k = ((m as f64 / n.max(1) as f64) * ln2)
+            .round()
+            .clamp(1.0, 32.0) as u64;
         Ok(Bloom {
             bits: vec![0; m.div_ceil(64) as usize],
             m,
@@ -245,7 +249,9 @@ fn a_stack_overflow_breaks_no_false_negatives_and_every_later_clause_runs() {
     );
     let v = verdict(&c, Clause::NoFalseNegatives);
     assert!(
-        v.evidence.iter().any(|e| e.contains("overflowed its stack")),
+        v.evidence
+            .iter()
+            .any(|e| e.contains("overflowed its stack")),
         "{v:?}"
     );
     assert_eq!(verdict(&c, Clause::OverFill).outcome, Outcome::Holds, "{c}");

@@ -402,7 +402,9 @@ impl Adapter {
         let (lock, cvar) = &*self.stderr;
         let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
         let (tail, _) = cvar
-            .wait_timeout_while(guard, STDERR_DRAIN, |t| self.child.reaped().is_some() && !t.done)
+            .wait_timeout_while(guard, STDERR_DRAIN, |t| {
+                self.child.reaped().is_some() && !t.done
+            })
             .unwrap_or_else(|p| p.into_inner());
         let (a, b) = tail.bytes.as_slices();
         let text = String::from_utf8_lossy(&[a, b].concat()).trim().to_string();

@@ -132,8 +132,8 @@ fn where_to_rerun() -> Result<Rerun, String> {
             ));
         }
     };
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("the test binary's path is unknown ({e})"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("the test binary's path is unknown ({e})"))?;
     let in_deps = exe
         .parent()
         .and_then(Path::file_name)
@@ -231,7 +231,10 @@ fn supervise(how: &Rerun, call: usize, candidate: Arc<dyn Candidate>, plan: &Pla
     let dir = match JobDir::new() {
         Ok(dir) => dir,
         Err(e) => {
-            let why = format!("no job directory in {}: {e}", std::env::temp_dir().display());
+            let why = format!(
+                "no job directory in {}: {e}",
+                std::env::temp_dir().display()
+            );
             return not_isolated(run_with(candidate, plan, None), &why);
         }
     };
@@ -287,8 +290,9 @@ fn supervise(how: &Rerun, call: usize, candidate: Arc<dyn Candidate>, plan: &Pla
                     End::Died { status, hung } => (status, hung),
                     _ => (ExitStatus::from_raw(0), false),
                 };
-                out.verdicts
-                    .push(crashed(plan, clause, how, &dir.0, &seen, status, hung, limit));
+                out.verdicts.push(crashed(
+                    plan, clause, how, &dir.0, &seen, status, hung, limit,
+                ));
                 job.clauses.retain(|&c| c != clause);
             }
         }
@@ -391,7 +395,10 @@ fn attend(
                     status_text(status)
                 ))
             } else {
-                End::Died { status, hung: false }
+                End::Died {
+                    status,
+                    hung: false,
+                }
             });
         }
         if last_progress.elapsed() >= limit {
@@ -414,7 +421,10 @@ fn attend(
 fn read_events(events: &mut File, pending: &mut Vec<u8>) -> std::io::Result<Vec<Event>> {
     events.read_to_end(pending)?;
     let mut out = Vec::new();
-    let complete = pending.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let complete = pending
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     for line in pending[..complete].split(|&b| b == b'\n') {
         if !line.is_empty() {
             out.push(serde_json::from_slice(line).map_err(std::io::Error::other)?);
@@ -447,10 +457,7 @@ fn crashed(
 ) -> Verdict {
     let call = describe_record(&seen.record);
     let figure = if hung {
-        format!(
-            "hung {call}: silent for {} s, killed",
-            limit.as_secs_f64()
-        )
+        format!("hung {call}: silent for {} s, killed", limit.as_secs_f64())
     } else {
         format!("{} {call}", status_text(status))
     };
@@ -644,7 +651,9 @@ impl Candidate for Watched {
     }
 
     fn build(&self, n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {
-        let inner = self.rec.call(Op::Build { n, p }, || self.inner.build(n, p))?;
+        let inner = self
+            .rec
+            .call(Op::Build { n, p }, || self.inner.build(n, p))?;
         Ok(Box::new(WatchedInstance {
             inner: Some(inner),
             rec: self.rec,
@@ -680,12 +689,16 @@ impl WatchedInstance {
 impl Instance for WatchedInstance {
     fn insert(&mut self, keys: &KeyBatch) -> Result<(), CandidateError> {
         let rec = self.rec;
-        rec.call(Op::Insert { keys: keys.len() }, || self.inner().insert(keys))
+        rec.call(Op::Insert { keys: keys.len() }, || {
+            self.inner().insert(keys)
+        })
     }
 
     fn query(&mut self, keys: &KeyBatch, out: &mut Vec<bool>) -> Result<(), CandidateError> {
         let rec = self.rec;
-        rec.call(Op::Query { keys: keys.len() }, || self.inner().query(keys, out))
+        rec.call(Op::Query { keys: keys.len() }, || {
+            self.inner().query(keys, out)
+        })
     }
 
     fn stats(&mut self) -> Result<Stats, CandidateError> {
@@ -740,10 +753,10 @@ fn child_side(dir: &Path, call: usize, candidate: Arc<dyn Candidate>, plan: &Pla
             std::process::exit(3);
         }
     };
-    if call < job.call {
-        if let Some(c) = job.replay.get(call) {
-            return c.clone();
-        }
+    if call < job.call
+        && let Some(c) = job.replay.get(call)
+    {
+        return c.clone();
     }
     let name = candidate.about().name;
     let mismatch = if call != job.call {
@@ -773,7 +786,9 @@ fn child_side(dir: &Path, call: usize, candidate: Arc<dyn Candidate>, plan: &Pla
     let rec = match Recorder::open(&dir.join("now")) {
         Ok(rec) => rec,
         Err(e) => {
-            send(&Event::Mismatch(format!("the call record cannot be mapped: {e}")));
+            send(&Event::Mismatch(format!(
+                "the call record cannot be mapped: {e}"
+            )));
             std::process::exit(0);
         }
     };
@@ -836,10 +851,7 @@ mod tests {
         r = [1, kind, n, p, len];
         assert_eq!(describe_record(&r), "during build(n = 4, p = 0.01)");
         r[1] |= RETURNED;
-        assert_eq!(
-            describe_record(&r),
-            "after build(n = 4, p = 0.01) returned"
-        );
+        assert_eq!(describe_record(&r), "after build(n = 4, p = 0.01) returned");
         let [kind, n, p, len] = Op::Insert { keys: 4096 }.words();
         assert_eq!(
             describe_record(&[7, kind, n, p, len]),
@@ -878,9 +890,6 @@ mod tests {
 
     #[test]
     fn six_build_timeouts_make_the_protocols_minute() {
-        assert_eq!(
-            hang_limit(&Plan::quick()),
-            crate::process::DEFAULT_TIMEOUT
-        );
+        assert_eq!(hang_limit(&Plan::quick()), crate::process::DEFAULT_TIMEOUT);
     }
 }
