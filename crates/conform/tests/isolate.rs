@@ -309,6 +309,45 @@ fn a_run_off_the_test_thread_is_in_process_and_says_so() {
     );
 }
 
+/// A test that calls `run()` twice: the child re-running it for the second call gets the first
+/// call's result replayed (not measured again), and the second's crash is isolated as usual.
+#[test]
+fn a_later_call_in_the_same_test_is_isolated_after_the_earlier_ones() {
+    let plan = Plan {
+        clauses: vec![Clause::NoFalseNegatives, Clause::BadInput],
+        ..plan()
+    };
+    let first = run(Arc::new(Defect::None), &plan);
+    assert!(first.broken().is_empty(), "{first}");
+    let second = run(Arc::new(Defect::AbortOnBuildOfZero), &plan);
+    assert_broken_alone(
+        &second,
+        &plan,
+        Clause::BadInput,
+        "killed by SIGABRT during build(n = 0, p = 0.01)",
+    );
+}
+
+/// A plan that differs between the test and its re-run (here by the process id) cannot be
+/// re-run: the child says so, and the run is in process with that reason in every verdict.
+#[test]
+fn a_call_the_re_run_test_does_not_repeat_is_run_in_process_and_says_why() {
+    let plan = Plan {
+        clauses: vec![Clause::NoFalseNegatives],
+        seed: u64::from(std::process::id()),
+        ..plan()
+    };
+    let c = run(Arc::new(Defect::None), &plan);
+    let v = verdict(&c, Clause::NoFalseNegatives);
+    assert_eq!(v.outcome, Outcome::Holds, "{c}");
+    assert!(
+        v.evidence.iter().any(|e| e.starts_with(
+            "not isolated: the re-run test's run() call 1 has subject \"test/std-bloom\" and plan"
+        )),
+        "{v:?}"
+    );
+}
+
 // What an author writes in their crate's tests, with `bloomlab-conform` as the only
 // dev-dependency. The second fails on purpose (the filter aborts when over-filled): both are
 // ignored and run by the test below it, which checks how they end.

@@ -163,6 +163,8 @@ struct Job {
     clauses: Vec<Clause>,
     /// The results of the thread's earlier calls.
     replay: Vec<Conformance>,
+    /// The parent's pid: a child whose parent is gone (a test run interrupted) exits.
+    parent: u32,
 }
 
 /// One line of the child's `events` file.
@@ -255,6 +257,7 @@ fn supervise(how: &Rerun, call: usize, candidate: Arc<dyn Candidate>, plan: &Pla
         plan: plan.clone(),
         clauses: plan.clauses.clone(),
         replay: HISTORY.with(|h| h.borrow().clone()),
+        parent: std::process::id(),
     };
     let limit = hang_limit(plan);
     while !job.clauses.is_empty() {
@@ -739,6 +742,18 @@ fn child_side(dir: &Path, call: usize, candidate: Arc<dyn Candidate>, plan: &Pla
     if std::thread::current().name() != Some(job.test.as_str()) {
         // A thread of the test's own: in process in the parent too.
         return run_with(candidate, plan, None);
+    }
+    // The child is in its own process group, which a terminal's Ctrl-C does not reach: when the
+    // parent's test thread ends without killing it (the test run interrupted), it must not run on
+    // (a hung candidate would spin forever). Checked after asking, for a parent already gone.
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(2) with PR_SET_PDEATHSIG takes a signal number and touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    }
+    // SAFETY: getppid(2) cannot fail and touches no memory.
+    if u32::try_from(unsafe { libc::getppid() }).ok() != Some(job.parent) {
+        std::process::exit(3);
     }
     let events = OpenOptions::new().append(true).open(dir.join("events"));
     let Ok(mut events) = events else {
