@@ -7,6 +7,10 @@
 //! panics with it when a clause is broken (what a `#[test]` in the author's crate calls).
 //! Exit code: 0 when no clause is broken, 1 when one is.
 //!
+//! A `main` has no test to re-run in a child, so here [`run`] runs in process (every verdict's
+//! evidence says "not isolated"): a filter that aborts would end this program. In a `#[test]`
+//! it is isolated; `tests/isolate.rs` shows that test with nothing but this crate and std.
+//!
 //! [`Conformance`]: bloomlab_conform::Conformance
 
 use std::process::ExitCode;

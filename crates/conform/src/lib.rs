@@ -4,7 +4,9 @@
 //! - **in Rust, in process**: implement [`Candidate`] (build for (n, p)) and [`Instance`] (insert and
 //!   query batches of byte keys; optionally stats, serialization, concurrent inserts), or wrap a
 //!   filter's own insert/contains in [`PerKey`]; then [`run`] the suite from a `#[test]` with
-//!   bloomlab as a dev-dependency;
+//!   bloomlab as a dev-dependency (the clauses run in a child re-running that test, so a filter
+//!   that aborts, overflows its stack or hangs fails the test with a broken clause naming the
+//!   signal, instead of killing the test binary);
 //! - **in any language**: speak the [`process`] protocol on stdin/stdout; bloomlab starts the
 //!   command and drives it ([`process::ProcessCandidate`]).
 //!

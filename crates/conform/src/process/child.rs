@@ -90,6 +90,88 @@ fn killed() -> ExitStatus {
     ExitStatus::from_raw(libc::SIGKILL)
 }
 
+/// A child process in its own process group, on [`LIVE`] from its start until it is reaped (by
+/// [`Tracked::kill`], [`Tracked::try_reap`] or [`stop_all`]), so that [`stop_all`] reaches it and a
+/// kill can never hit a recycled pid. Dropped unreaped, it is killed and reaped: no zombie, no
+/// orphan. The adapters and the supervised run's children (`suite::isolate`) are started so.
+pub(crate) struct Tracked {
+    child: Child,
+    reaped: Option<ExitStatus>,
+}
+
+impl Tracked {
+    /// Starts `command` in its own process group (so a kill reaches what it started too); fails
+    /// after [`stop_all`].
+    pub(crate) fn spawn(command: &mut std::process::Command) -> std::io::Result<Tracked> {
+        // Started under the lock, so that a concurrent [`stop_all`] either sees it or stops it
+        // from starting.
+        let mut live = live();
+        if live.stopped {
+            return Err(std::io::Error::other(
+                "not started: bloomlab is stopping its child processes before it exits",
+            ));
+        }
+        let child = command.process_group(0).spawn()?;
+        live.pids.push(child.id());
+        Ok(Tracked {
+            child,
+            reaped: None,
+        })
+    }
+
+    /// The process, for its pipes.
+    pub(crate) fn child_mut(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Its exit status, once reaped.
+    pub(crate) fn reaped(&self) -> Option<ExitStatus> {
+        self.reaped
+    }
+
+    /// Kills the process and its process group (a wrapper script's children, which would
+    /// otherwise keep running with the pipes open) and reaps it; its status.
+    pub(crate) fn kill(&mut self) -> ExitStatus {
+        if let Some(status) = self.reaped {
+            return status;
+        }
+        let mut live = live();
+        let status = if live.remove(self.child.id()) {
+            if let Ok(pid) = i32::try_from(self.child.id()) {
+                // SAFETY: kill(2) has no memory effects; the group is the unreaped child's
+                // own (process_group(0) at spawn), so its id cannot have been reused.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+            let _ = self.child.kill();
+            self.child.wait().unwrap_or_else(|_| killed())
+        } else {
+            killed()
+        };
+        self.reaped = Some(status);
+        status
+    }
+
+    /// Reaps the process if it has exited (or if [`stop_all`] already did); its status then.
+    pub(crate) fn try_reap(&mut self) -> Option<ExitStatus> {
+        if self.reaped.is_none() {
+            let mut live = live();
+            if !live.pids.contains(&self.child.id()) {
+                self.reaped = Some(killed());
+            } else if let Ok(Some(status)) = self.child.try_wait() {
+                live.remove(self.child.id());
+                self.reaped = Some(status);
+            }
+        }
+        self.reaped
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// The last [`STDERR_TAIL`] bytes the adapter wrote to stderr.
 #[derive(Default)]
 struct Tail {
@@ -101,9 +183,7 @@ struct Tail {
 pub(crate) struct Adapter {
     /// Who it is in errors: the program until HELLO names it.
     pub(crate) subject: String,
-    child: Child,
-    /// Whether `child` has been waited for.
-    reaped: Option<ExitStatus>,
+    child: Tracked,
     /// Request frames to the writer thread; dropping it closes the adapter's stdin.
     requests: Option<Sender<Vec<u8>>>,
     /// Request buffers the writer is done with, for reuse.
@@ -130,33 +210,22 @@ impl Adapter {
                 subject: subject.clone(),
                 detail: "empty adapter command".into(),
             })?;
-        // Started under the lock, so that a concurrent [`stop_all`] either sees it or stops it
-        // from starting.
-        let mut live = live();
-        if live.stopped {
-            return Err(CandidateError::Io {
-                subject,
-                detail: "not started: bloomlab is stopping its adapters before it exits".into(),
-            });
-        }
-        let mut child = std::process::Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so a kill reaches what a wrapper script started too.
-            .process_group(0)
-            .spawn()
-            .map_err(|e| CandidateError::Io {
-                subject: subject.clone(),
-                detail: format!("cannot start {:?}: {e}", program),
-            })?;
-        live.pids.push(child.id());
-        drop(live);
+        let mut child = Tracked::spawn(
+            std::process::Command::new(program)
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+        .map_err(|e| CandidateError::Io {
+            subject: subject.clone(),
+            detail: format!("cannot start {:?}: {e}", program),
+        })?;
+        let pipes = child.child_mut();
         let (stdin, stdout, stderr) = (
-            child.stdin.take().expect("piped"),
-            child.stdout.take().expect("piped"),
-            child.stderr.take().expect("piped"),
+            pipes.stdin.take().expect("piped"),
+            pipes.stdout.take().expect("piped"),
+            pipes.stderr.take().expect("piped"),
         );
         let (requests, spent) = spawn_writer(stdin);
         let (answers, recycle) = spawn_reader(stdout);
@@ -165,7 +234,6 @@ impl Adapter {
         Ok(Adapter {
             subject,
             child,
-            reaped: None,
             requests: Some(requests),
             spent,
             lent: false,
@@ -286,7 +354,7 @@ impl Adapter {
 
     /// Sends CLOSE, waits up to [`EXIT_GRACE`] for the exit, then kills; always reaps.
     pub(crate) fn close(&mut self) {
-        if self.reaped.is_some() {
+        if self.child.reaped().is_some() {
             return;
         }
         if self.failed.is_none() {
@@ -304,38 +372,15 @@ impl Adapter {
         }
     }
 
-    /// Kills the process (and its process group: a wrapper script's children, which would
-    /// otherwise keep running with the pipes open) and reaps it.
+    /// Kills the process (and its process group) and reaps it.
     fn kill(&mut self) {
-        if self.reaped.is_none() {
-            let mut live = live();
-            if live.remove(self.child.id()) {
-                if let Ok(pid) = i32::try_from(self.child.id()) {
-                    // SAFETY: kill(2) has no memory effects; the group is the unreaped child's
-                    // own (process_group(0) at spawn), so its id cannot have been reused.
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
-                }
-                let _ = self.child.kill();
-                self.reaped = self.child.wait().ok();
-            } else {
-                self.reaped = Some(killed());
-            }
-        }
+        self.child.kill();
         self.requests = None;
     }
 
     /// Reaps the process if it has exited (or if [`stop_all`] already did); its status then.
     fn try_reap(&mut self) -> Option<ExitStatus> {
-        if self.reaped.is_none() {
-            let mut live = live();
-            if !live.pids.contains(&self.child.id()) {
-                self.reaped = Some(killed());
-            } else if let Ok(Some(status)) = self.child.try_wait() {
-                live.remove(self.child.id());
-                self.reaped = Some(status);
-            }
-        }
-        self.reaped
+        self.child.try_reap()
     }
 
     /// Waits up to `limit` for the process to exit by itself; its status if it did.
@@ -357,7 +402,9 @@ impl Adapter {
         let (lock, cvar) = &*self.stderr;
         let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
         let (tail, _) = cvar
-            .wait_timeout_while(guard, STDERR_DRAIN, |t| self.reaped.is_some() && !t.done)
+            .wait_timeout_while(guard, STDERR_DRAIN, |t| {
+                self.child.reaped().is_some() && !t.done
+            })
             .unwrap_or_else(|p| p.into_inner());
         let (a, b) = tail.bytes.as_slices();
         let text = String::from_utf8_lossy(&[a, b].concat()).trim().to_string();
@@ -396,7 +443,7 @@ pub(crate) fn describe(status: ExitStatus) -> String {
     }
 }
 
-fn signal_name(sig: i32) -> &'static str {
+pub(crate) fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

@@ -90,7 +90,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-mod child;
+pub(crate) mod child;
 mod client;
 mod serve;
 mod wire;

@@ -47,6 +47,7 @@ use crate::verdict::{Clause, Conformance, Outcome, Verdict};
 mod bad_input;
 mod decide;
 pub mod hunt;
+mod isolate;
 pub mod measure;
 mod members;
 mod overfill;
@@ -270,8 +271,17 @@ pub(crate) fn verdict(
 
 /// Runs `plan` on `candidate`: one verdict per clause in `plan.clauses`. Never panics because the
 /// candidate did: a panic, refusal, timeout or exit becomes that clause's evidence.
+///
+/// Called from a libtest `#[test]` (on the test's own thread), the clauses run in a child process
+/// that re-runs the test binary, so that an abort, a stack overflow or a hang of the candidate
+/// in any clause is that clause's broken verdict, naming the signal and the call in flight
+/// ("killed by SIGABRT during build(n = 4, p = 0.01)"), and the remaining clauses still run; a
+/// child that starts or finishes no call into the candidate for 6 x `plan.build_timeout` is
+/// hung. Elsewhere (a `main`, a thread of the test's own, `BLOOMLAB_CONFORM_ISOLATE=0`) the run is
+/// in process, as [`run_with`]'s, and every verdict's evidence says "not isolated" and why.
+/// The verdicts are the same either way for a candidate that does not crash.
 pub fn run(candidate: Arc<dyn Candidate>, plan: &Plan) -> Conformance {
-    run_with(candidate, plan, None)
+    isolate::run(candidate, plan)
 }
 
 /// [`run`], with the bad-input clause sent to `bad_input` instead when given: the same library
@@ -286,6 +296,17 @@ pub fn run_with(
     candidate: Arc<dyn Candidate>,
     plan: &Plan,
     bad_input: Option<Arc<dyn Candidate>>,
+) -> Conformance {
+    run_in_process(candidate, plan, bad_input, &mut |_, _| {})
+}
+
+/// [`run_with`]'s clause loop, telling `watch` as each clause starts and ends (the supervised
+/// run's child streams the verdicts to its parent so).
+pub(crate) fn run_in_process(
+    candidate: Arc<dyn Candidate>,
+    plan: &Plan,
+    bad_input: Option<Arc<dyn Candidate>>,
+    watch: &mut dyn FnMut(isolate::Step, &Conformance),
 ) -> Conformance {
     let mut out = Conformance {
         subject: candidate.about(),
@@ -307,6 +328,7 @@ pub fn run_with(
     let mut random = None;
     let mut hunted = None;
     for &clause in &plan.clauses {
+        watch(isolate::Step::Start(clause), &out);
         let (v, points) = match clause {
             Clause::NoFalseNegatives => members::check(&candidate, plan),
             Clause::PromisedRate => rate::promised(
@@ -356,6 +378,7 @@ pub fn run_with(
         };
         out.verdicts.push(v);
         out.points.extend(points);
+        watch(isolate::Step::Done(clause), &out);
     }
     out
 }
