@@ -40,6 +40,8 @@ impl Candidate for Growable {
             concurrent: false,
             static_build: false,
             large: true,
+            // Its point: a Bloom filter that grows past its n while keeping the error ratio it was
+            // built with.
             growable: true,
         })
     }
