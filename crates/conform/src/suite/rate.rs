@@ -30,7 +30,7 @@ pub(crate) const LONG_POWER: f64 = 0.99;
 /// quick plan (p = 1%, margin 15%, alpha 1e-4) this is about 194,000 queries, at the full plan
 /// (margin 5%) about 1,660,000; the old fixed 200,000 held a filter at exactly p in the full plan
 /// in about 3% of runs.
-pub(crate) fn long_queries(plan: &Plan) -> (u64, f64) {
+pub fn long_queries(plan: &Plan) -> (u64, f64) {
     let level = plan.alpha / STRUCTURED.len() as f64;
     decide::queries_for_power(
         plan.p,
