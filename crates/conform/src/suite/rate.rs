@@ -24,12 +24,12 @@ pub(crate) const LONG_POWER: f64 = 0.99;
 
 /// The long family's query budget and its power: the fewest queries at which a filter whose
 /// long-key rate is exactly `plan.p` holds on that family (its one-sided exact upper bound at
-/// `plan.alpha / 4` within `p (1 + margin)`) with probability at least [`LONG_POWER`], bounded by
-/// `plan.queries` and [`LONG_QUERIES_CAP`]; the power is that probability at the budget (lower
-/// when a bound cut it). Holding through the rate-ratio test as well only adds to it. At the
-/// quick plan (p = 1%, margin 15%, alpha 1e-4) this is about 194,000 queries, at the full plan
-/// (margin 5%) about 1,660,000; the old fixed 200,000 held a filter at exactly p in the full plan
-/// in about 3% of runs.
+/// `plan.alpha / 4` within `p (1 + margin)`) with probability at least 0.99, bounded by
+/// `plan.queries` and 2,000,000; the power is that probability at the budget (lower when a bound
+/// cut it). Holding through the rate-ratio test as well only adds to it. At the quick plan
+/// (p = 1%, margin 15%, alpha 1e-4) this is about 194,000 queries, at the full plan (margin 5%)
+/// about 1,660,000; the old fixed 200,000 held a filter at exactly p in the full plan in about 3%
+/// of runs.
 pub fn long_queries(plan: &Plan) -> (u64, f64) {
     let level = plan.alpha / STRUCTURED.len() as f64;
     decide::queries_for_power(
