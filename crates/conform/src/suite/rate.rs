@@ -601,7 +601,9 @@ fn judge(
     // At the observed rates, against the tolerated (1 + margin) max(random rate, p) by the exact
     // bound: the count of this family's queries that would decide.
     let ceiling = rho * rate(random).max(plan.p);
-    let at_rate = decide::queries_to_decide(rate(&filled), qf, ceiling, level);
+    let at_rate = (d.outcome == Outcome::Undecided)
+        .then(|| decide::queries_to_decide(rate(&filled), qf, ceiling, level))
+        .flatten();
     let to_decide = if let Some(cut) = filled.cut {
         outcome = Outcome::Undecided;
         format!(
