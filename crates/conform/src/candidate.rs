@@ -75,6 +75,30 @@ pub enum CandidateError {
         /// What failed, with the OS error.
         detail: String,
     },
+    /// The run's deadline ([`crate::Plan::deadline`]) passed: the suite stopped between batches.
+    /// Never the candidate's doing, so never a crash ([`crate::suite::measure::is_crash`]): a
+    /// clause that meets it is undecided, with the counts so far.
+    #[error("{}", deadline_text(operation, *done, *of, *present))]
+    DeadlinePassed {
+        /// What was stopped (`insert`, `query`, `build`).
+        operation: String,
+        /// Keys done before the deadline.
+        done: u64,
+        /// Keys the operation was to do (0: it had not started).
+        of: u64,
+        /// For a query: how many of the `done` keys answered "maybe present".
+        present: Option<u64>,
+    },
+}
+
+fn deadline_text(operation: &str, done: u64, of: u64, present: Option<u64>) -> String {
+    if of == 0 {
+        return format!("the run's deadline passed before {operation}");
+    }
+    let present = present
+        .map(|x| format!(", {x} of them answered present"))
+        .unwrap_or_default();
+    format!("the run's deadline passed during {operation} after {done} of {of} keys{present}")
 }
 
 /// What a candidate can do beyond build, insert and query.

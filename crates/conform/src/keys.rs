@@ -1,6 +1,6 @@
 //! The key families the suite inserts and queries, each an indexed, seeded sequence of distinct
 //! byte keys: members are indices `0..m`, non-members indices from `m` on, disjoint by
-//! construction.
+//! construction. Every family follows the seed: two seeds give different keys, one seed the same.
 
 use std::io::Write as _;
 
@@ -9,10 +9,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidate::KeyBatch;
 
-/// The shared prefix of [`Family::SharedPrefix`]: 64 bytes, as a crawler's keys under one site
-/// section share theirs.
-pub const SHARED_PREFIX: &[u8; 64] =
-    b"https://www.example.com/catalogue/products/category/subsection/?";
+/// Bytes of [`Family::SharedPrefix`]'s prefix ([`shared_prefix`]).
+pub const SHARED_PREFIX_BYTES: usize = 64;
+
+/// The shared prefix of [`Family::SharedPrefix`] under `seed`: 64 bytes, as a crawler's keys
+/// under one site section share theirs, with a section name of 16 hex digits drawn from the seed
+/// (`https://www.example.com/catalogue/<16 hex>/products/sub?`).
+pub fn shared_prefix(seed: u64) -> Vec<u8> {
+    let section = derive_seed(seed, "shared-prefix");
+    let prefix = format!("https://www.example.com/catalogue/{section:016x}/products/sub?");
+    debug_assert_eq!(prefix.len(), SHARED_PREFIX_BYTES);
+    prefix.into_bytes()
+}
+
+/// The first key of [`Family::SequentialU64`] under `seed`: below 2^32, so the keys stay small
+/// integers (their high bytes zero), as counters and row ids are.
+pub fn sequential_start(seed: u64) -> u64 {
+    derive_seed(seed, "sequential-u64") >> 32
+}
 
 /// Bytes of a [`Family::Long`] key.
 pub const LONG_KEY_BYTES: usize = 4096;
@@ -23,11 +37,12 @@ pub const LONG_KEY_BYTES: usize = 4096;
 pub enum Family {
     /// Seeded bijective mix of the index, 8 little-endian bytes.
     RandomU64,
-    /// The index itself, 8 little-endian bytes (0, 1, 2, ...).
+    /// Consecutive integers from a seeded start below 2^32 ([`sequential_start`]), 8
+    /// little-endian bytes.
     SequentialU64,
     /// URL-like strings (bloomlab's `url` key set).
     Url,
-    /// A 64-byte shared prefix, then the decimal index.
+    /// A seeded 64-byte shared prefix ([`shared_prefix`]), then the decimal index.
     SharedPrefix,
     /// Long keys (4 KiB of seeded bytes carrying the index).
     Long,
@@ -73,11 +88,15 @@ impl Family {
                     Batch::Str(s) => s.iter().for_each(|k| out.push(k.as_bytes())),
                 }
             }
-            Family::SequentialU64 => (start..end).for_each(|i| out.push(&i.to_le_bytes())),
+            Family::SequentialU64 => {
+                // Indices stay far below 2^63, so the sum never wraps and keys stay distinct.
+                let first = sequential_start(seed);
+                (start..end).for_each(|i| out.push(&(first + i).to_le_bytes()));
+            }
             Family::SharedPrefix => {
-                let mut key = SHARED_PREFIX.to_vec();
+                let mut key = shared_prefix(seed);
                 for i in start..end {
-                    key.truncate(SHARED_PREFIX.len());
+                    key.truncate(SHARED_PREFIX_BYTES);
                     // Written in place: no String per key.
                     write!(key, "{i}").expect("writing to a Vec cannot fail");
                     out.push(&key);
@@ -128,10 +147,38 @@ mod tests {
         Family::SharedPrefix.fill(7, 1234, 1, &mut shared);
         assert_eq!(
             shared.get(0),
-            [&SHARED_PREFIX[..], b"1234"].concat().as_slice()
+            [&shared_prefix(7)[..], b"1234"].concat().as_slice()
         );
+        assert_eq!(shared_prefix(7).len(), SHARED_PREFIX_BYTES);
+        let mut sequential = KeyBatch::new();
+        Family::SequentialU64.fill(7, 5, 2, &mut sequential);
+        let first = sequential_start(7);
+        assert!(first < 1 << 32);
+        assert_eq!(sequential.get(0), (first + 5).to_le_bytes());
+        assert_eq!(sequential.get(1), (first + 6).to_le_bytes());
         let mut long = KeyBatch::new();
         Family::Long.fill(1, 5, 1, &mut long);
         assert_eq!(long.get(0).len(), LONG_KEY_BYTES);
+    }
+
+    #[test]
+    fn every_family_follows_the_seed() {
+        // Seeds 1 and 2 (and 0 and u64::MAX) give different keys at the same indices in every
+        // family, and the same seed the same keys: members and non-members alike, so `--seed`
+        // changes the whole run and reproduces it.
+        for family in Family::ALL {
+            for (a, b) in [(1, 2), (0, u64::MAX)] {
+                let (mut x, mut y, mut again) = (KeyBatch::new(), KeyBatch::new(), KeyBatch::new());
+                family.fill(a, 100, 50, &mut x);
+                family.fill(b, 100, 50, &mut y);
+                family.fill(a, 100, 50, &mut again);
+                assert_eq!(x, again, "{family:?}: seed {a} twice gave different keys");
+                let same = x.iter().zip(y.iter()).filter(|(k, l)| k == l).count();
+                assert_eq!(
+                    same, 0,
+                    "{family:?}: seeds {a} and {b} share {same} of 50 keys"
+                );
+            }
+        }
     }
 }

@@ -236,13 +236,26 @@ impl fmt::Display for Conformance {
             }
         )?;
         for v in &self.verdicts {
-            writeln!(f, "  {:<19} {:<9} {}", v.clause, v.outcome, v.figure)?;
-            if v.outcome == Outcome::Broken || v.outcome == Outcome::Undecided {
-                for e in &v.evidence {
-                    writeln!(f, "      {e}")?;
-                }
-                writeln!(f, "      reproduce: {}", v.reproduce)?;
+            write!(f, "{v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One line with the clause, outcome and figure (an undecided figure says what would decide);
+/// a broken or undecided verdict adds its evidence and the command that reproduces it.
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "  {:<19} {:<9} {}",
+            self.clause, self.outcome, self.figure
+        )?;
+        if self.outcome == Outcome::Broken || self.outcome == Outcome::Undecided {
+            for e in &self.evidence {
+                writeln!(f, "      {e}")?;
             }
+            writeln!(f, "      reproduce: {}", self.reproduce)?;
         }
         Ok(())
     }

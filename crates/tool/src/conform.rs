@@ -64,8 +64,8 @@ so an abort or a hang cannot take bloomlab down
   speed               insert and lookup ns per key, for information (never broken)
 
 Verdicts: holds (the evidence shows it at the false-alarm rate --alpha), broken (the evidence \
-shows it does not), n/a (does not apply), undecided (more queries would decide; the evidence \
-says how many).
+shows it does not), n/a (does not apply), undecided (more queries would decide; the figure \
+says how many; or the --deadline passed first, with the counts so far).
 
 Exit status: 0 no clause broken, 1 some clause broken, 2 bad input or an adapter that could not \
 start (named, with the end of its stderr), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; --out and \
@@ -159,6 +159,12 @@ struct RunArgs {
     /// (0 < SECS <= 86400; default 10).
     #[arg(long, value_name = "SECS", value_parser = seconds("--build-timeout"))]
     build_timeout: Option<f64>,
+    /// Time limit of each subject's whole run, in seconds (0 < SECS <= 86400; default 300 with
+    /// --quick, none otherwise). When it passes, the measuring stops between batches: each
+    /// decision it cut short is undecided with the counts so far and the queries that would
+    /// decide, and each clause not yet started is undecided; never broken because of it.
+    #[arg(long, value_name = "SECS", value_parser = seconds("--deadline"))]
+    deadline: Option<f64>,
     /// The directory of the external adapters and their launcher `adapter`. Default: the
     /// repository's `scripts/conform`, found from where this binary was built
     /// (CARGO_MANIFEST_DIR at build time).
@@ -502,6 +508,9 @@ fn base_plan(args: &RunArgs) -> Plan {
     if args.no_hunt {
         plan.hunt = None;
     }
+    if let Some(t) = args.deadline {
+        plan.deadline = Some(Duration::from_secs_f64(t));
+    }
     if !args.clause.is_empty() {
         plan.clauses = Clause::ALL
             .into_iter()
@@ -543,13 +552,14 @@ fn reproduce(args: &RunArgs, ready: &Ready) -> String {
     if args.quick {
         s += " --quick";
     }
-    let flags: [(&str, Option<String>); 6] = [
+    let flags: [(&str, Option<String>); 7] = [
         ("--n", args.n.map(|v| v.to_string())),
         ("--p", args.p.map(|v| v.to_string())),
         ("--queries", args.queries.map(|v| v.to_string())),
         ("--alpha", args.alpha.map(|v| v.to_string())),
         ("--timeout", args.timeout.map(|v| v.to_string())),
         ("--build-timeout", args.build_timeout.map(|v| v.to_string())),
+        ("--deadline", args.deadline.map(|v| v.to_string())),
     ];
     for (flag, v) in flags {
         if let Some(v) = v {
@@ -653,52 +663,33 @@ fn run_all(ready: &[Ready], plans: &[Plan], progress: &Progress, jobs: usize) ->
         .collect()
 }
 
-/// Runs `plan` on one subject clause by clause (so progress shows per clause), gathering the
-/// verdicts, points and speed into one conformance.
+/// Runs `plan` on one subject in one run (clauses 2-4 share its random-key measurement, and its
+/// deadline counts from the start), with a progress line as each clause starts and ends.
 fn run_subject(ready: &Ready, plan: &Plan, progress: &Progress) -> Conformance {
     let name = ready.candidate.about().name;
     let of = plan.clauses.len();
-    let mut all: Option<Conformance> = None;
-    for (i, &clause) in plan.clauses.iter().enumerate() {
-        progress.start(&name, i + 1, of, clause);
-        let one = Plan {
-            clauses: vec![clause],
-            ..plan.clone()
-        };
-        let t = Instant::now();
-        let c = bloomlab_conform::suite::run_with(
-            Arc::clone(&ready.candidate),
-            &one,
-            ready.bad_input.clone(),
-        );
-        let line = match c.verdict(clause) {
-            Some(v) => format!(
-                "{clause}: {} {} ({:.1} s)",
-                v.outcome,
-                v.figure,
-                t.elapsed().as_secs_f64()
-            ),
-            None => format!("{clause}: no verdict"),
-        };
-        progress.done(&name, i + 1, of, line);
-        match &mut all {
-            None => all = Some(c),
-            Some(a) => {
-                a.verdicts.extend(c.verdicts);
-                a.points.extend(c.points);
-                a.speed = a.speed.take().or(c.speed);
+    let (mut i, mut t) = (0, Instant::now());
+    let mut c = suite::run_observed(
+        Arc::clone(&ready.candidate),
+        plan,
+        ready.bad_input.clone(),
+        &mut |step| match step {
+            suite::Step::Starting(clause) => {
+                (i, t) = (i + 1, Instant::now());
+                progress.start(&name, i, of, clause);
             }
-        }
-    }
-    let mut c = all.unwrap_or_else(|| Conformance {
-        subject: ready.candidate.about(),
-        n: plan.n,
-        p: plan.p,
-        seed: plan.seed,
-        verdicts: Vec::new(),
-        points: Vec::new(),
-        speed: None,
-    });
+            suite::Step::Finished(v) => {
+                let line = format!(
+                    "{}: {} {} ({:.1} s)",
+                    v.clause,
+                    v.outcome,
+                    v.figure,
+                    t.elapsed().as_secs_f64()
+                );
+                progress.done(&name, i, of, line);
+            }
+        },
+    );
     fix_adapter_reproduce(&mut c, ready);
     c
 }
@@ -898,6 +889,12 @@ mod tests {
             "{err}"
         );
         assert!(seconds("--timeout")("inf").is_err());
+        let err = seconds("--deadline")("90000").unwrap_err();
+        assert!(
+            err.contains("--deadline = \"90000\"") && err.contains("at most 86400 seconds"),
+            "{err}"
+        );
+        assert_eq!(seconds("--deadline")("2.5"), Ok(2.5));
         assert_eq!(parse_seed("0x0b10_0c0f"), Ok(0x0b10_0c0f));
         assert_eq!(parse_seed("42"), Ok(42));
         assert!(parse_seed("-1").unwrap_err().contains("--seed = \"-1\""));

@@ -107,6 +107,7 @@ impl Behaviour {
             CandidateError::Exited { .. }
             | CandidateError::Protocol { .. }
             | CandidateError::Io { .. } => Behaviour::Crashed(format!("{phase}: {e}")),
+            CandidateError::DeadlinePassed { .. } => Behaviour::NotRun(format!("{phase}: {e}")),
         }
     }
 

@@ -65,14 +65,37 @@ fn ceiling_outcome(lower: f64, upper: f64, ceiling: f64) -> Outcome {
 /// decide against `ceiling`, found on the exact bounds (doubling, then bisection); `None` when
 /// the rate is the ceiling or more than 2^50 queries would be needed.
 pub(crate) fn queries_to_decide(rate: f64, q: u64, ceiling: f64, level: f64) -> Option<u64> {
-    let decides = |queries: u64| {
-        let x = ((rate * queries as f64).round() as u64).min(queries);
-        let (lower, upper) = one_sided_bounds(x, queries, level);
-        ceiling_outcome(lower, upper, ceiling) != Outcome::Undecided
-    };
     if rate == ceiling {
         return None;
     }
+    queries_until(q, |queries| {
+        let x = ((rate * queries as f64).round() as u64).min(queries);
+        let (lower, upper) = one_sided_bounds(x, queries, level);
+        ceiling_outcome(lower, upper, ceiling) != Outcome::Undecided
+    })
+}
+
+/// [`queries_to_decide`] for [`against_band`]: the total queries at which the observed `rate`
+/// would put the two-sided interval inside `[low, high]` or entirely outside it; `None` when the
+/// rate is an end of the band or more than 2^50 queries would be needed.
+pub(crate) fn queries_to_decide_band(
+    rate: f64,
+    q: u64,
+    (low, high): (f64, f64),
+    level: f64,
+) -> Option<u64> {
+    if rate == low || rate == high {
+        return None;
+    }
+    queries_until(q, |queries| {
+        let x = ((rate * queries as f64).round() as u64).min(queries);
+        against_band(x, queries, low, high, level).outcome != Outcome::Undecided
+    })
+}
+
+/// The smallest query count above `q` where `decides` holds (doubling, then bisection to 0.1%),
+/// or `None` past 2^50.
+fn queries_until(q: u64, decides: impl Fn(u64) -> bool) -> Option<u64> {
     let (mut lo, mut hi) = (q.max(1), q.max(1).saturating_mul(2));
     while !decides(hi) {
         if hi > 1 << 50 {
@@ -88,6 +111,53 @@ pub(crate) fn queries_to_decide(rate: f64, q: u64, ceiling: f64, level: f64) -> 
         if decides(mid) { hi = mid } else { lo = mid }
     }
     Some(hi)
+}
+
+/// The largest count of `q` whose one-sided exact upper bound at `1 - level` is at most
+/// `ceiling` (`None`: not even 0). By the duality of the Clopper-Pearson bound, the upper bound
+/// of x is at most `ceiling` iff P(Bin(q, ceiling) <= x) <= `level`, which is increasing in x.
+pub(crate) fn max_holding_count(q: u64, ceiling: f64, level: f64) -> Option<u64> {
+    let holds = |x: u64| x < q && binomial_cdf(x, q, ceiling) <= level;
+    if !holds(0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0, q);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) { lo = mid } else { hi = mid }
+    }
+    Some(lo)
+}
+
+/// The power of the one-sided ceiling test: the probability that a filter whose true rate is
+/// `rate` holds against `ceiling` on `q` queries at false-alarm rate `level`
+/// (P(Bin(q, rate) <= [`max_holding_count`])).
+pub(crate) fn power_to_hold(rate: f64, q: u64, ceiling: f64, level: f64) -> f64 {
+    max_holding_count(q, ceiling, level).map_or(0.0, |x| binomial_cdf(x, q, rate))
+}
+
+/// The fewest queries (to 0.1%, at most `cap`) at which a filter whose rate is exactly `rate`
+/// holds against `ceiling` with probability at least `power` ([`power_to_hold`]), with that
+/// probability; `cap` and its power when even `cap` queries fall short.
+pub(crate) fn queries_for_power(
+    rate: f64,
+    ceiling: f64,
+    level: f64,
+    power: f64,
+    cap: u64,
+) -> (u64, f64) {
+    let enough = |q: u64| power_to_hold(rate, q, ceiling, level) >= power;
+    if !enough(cap) {
+        return (cap, power_to_hold(rate, cap, ceiling, level));
+    }
+    // The power rises with q up to the saw-tooth of the discrete count, so the bisection finds a
+    // count with the power asked for, near the first one.
+    let (mut lo, mut hi) = (0, cap);
+    while hi - lo > 1 + hi / 1000 {
+        let mid = lo + (hi - lo) / 2;
+        if enough(mid) { hi = mid } else { lo = mid }
+    }
+    (hi, power_to_hold(rate, hi, ceiling, level))
 }
 
 /// An observed rate held to a band around a theory (clause 3).
@@ -335,5 +405,29 @@ mod tests {
         assert_eq!(pct(0.089), "8.9%");
         assert_eq!(pct(0.0), "0%");
         assert_eq!(pct(1.0), "100%");
+    }
+
+    #[test]
+    fn a_thin_band_measurement_says_how_many_queries_would_decide() {
+        // 1% observed against theory 1% with a 15% band: 40 of 4,000 is undecided; the count of
+        // queries found must decide at that rate, and 2% fewer must not (the search's precision
+        // is 0.1%).
+        let band = (0.01 / 1.15, 0.01 * 1.15);
+        let at = |q: u64| against_band((q as f64 * 0.01).round() as u64, q, band.0, band.1, ALPHA);
+        assert_eq!(at(4_000).outcome, Outcome::Undecided);
+        let need = queries_to_decide_band(0.01, 4_000, band, ALPHA).expect("1% is inside");
+        assert_eq!(at(need).outcome, Outcome::Holds, "{need}");
+        assert_eq!(at(need * 98 / 100).outcome, Outcome::Undecided, "{need}");
+        assert_eq!(queries_to_decide_band(band.1, 4_000, band, ALPHA), None);
+    }
+
+    #[test]
+    fn the_holding_count_is_the_dual_of_the_upper_bound() {
+        // x_max is the last count whose upper bound is within the ceiling, x_max + 1 the first
+        // beyond it.
+        let x = max_holding_count(Q, CEILING, ALPHA).unwrap();
+        assert!(one_sided_bounds(x, Q, ALPHA).1 <= CEILING * (1.0 + 1e-12));
+        assert!(one_sided_bounds(x + 1, Q, ALPHA).1 > CEILING * (1.0 - 1e-12));
+        assert_eq!(max_holding_count(10, 0.001, ALPHA), None);
     }
 }

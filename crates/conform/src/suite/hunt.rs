@@ -309,9 +309,21 @@ struct Visit {
     /// The bit count the built filter declared, where it declares one that has bits.
     bits: Option<u64>,
     over: Vec<Over>,
+    /// The plan's deadline stopped it part way: nothing here is judged.
+    cut: bool,
 }
 
 impl Visit {
+    /// Records a failed call: the deadline's stop is a cut (nothing judged here), anything else a
+    /// failure of a valid request.
+    fn fail(&mut self, op: &str, e: CandidateError) {
+        if matches!(e, CandidateError::DeadlinePassed { .. }) {
+            self.cut = true;
+        } else {
+            self.failed = Some((op.into(), e));
+        }
+    }
+
     fn new(point: Point) -> Visit {
         Visit {
             point,
@@ -321,6 +333,7 @@ impl Visit {
             round_trip: RoundTrip::NotOffered,
             bits: None,
             over: Vec::new(),
+            cut: false,
         }
     }
 
@@ -380,11 +393,11 @@ fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> 
     let subject = about.name.as_str();
     let mut v = Visit::new(point);
     let (n, p, seed, batch) = (point.n, point.p, plan.seed, plan.batch);
-    let mut buf = Buffers::default();
+    let mut buf = Buffers::for_plan(plan);
     let mut instance = match guard(subject, || candidate.build(n, p)) {
         Ok(i) => i,
         Err(e) => {
-            v.failed = Some(("build".into(), e));
+            v.fail("build", e);
             return v;
         }
     };
@@ -392,7 +405,7 @@ fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> 
     if let Err(e) = guard(subject, || {
         measure::insert(inst, Family::RandomU64, seed, 0..n, batch, &mut buf)
     }) {
-        v.failed = Some(("insert".into(), e));
+        v.fail("insert", e);
         return v;
     }
     match guard(subject, || {
@@ -400,7 +413,7 @@ fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> 
     }) {
         Ok((found, first)) => v.fresh = Some((n - found, first)),
         Err(e) => {
-            v.failed = Some(("query".into(), e));
+            v.fail("query", e);
             return v;
         }
     }
@@ -411,7 +424,7 @@ fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> 
         }) {
             Ok((fp, _)) => v.false_positives = Some(fp),
             Err(e) => {
-                v.failed = Some(("query".into(), e));
+                v.fail("query", e);
                 return v;
             }
         }
@@ -500,7 +513,7 @@ fn round_trip(
         Ok(b) => b,
         Err(e) => return declined_or_crashed("deserialize", e),
     };
-    let mut buf = Buffers::default();
+    let mut buf = Buffers::for_plan(plan);
     let back = back.as_mut();
     match guard(&subject, || {
         measure::count_positive(
@@ -529,6 +542,8 @@ pub(crate) struct Found {
     scope: Scope,
     /// Whether [`over_fill`] has run.
     over_done: bool,
+    /// Points the plan's deadline kept from being visited (or cut short).
+    unvisited: usize,
     /// The minimized finding per clause: the point, what it showed, the points tried.
     minimized: Vec<(Clause, Visit, String, u64)>,
 }
@@ -656,10 +671,20 @@ pub(crate) fn run(candidate: &Arc<dyn Candidate>, plan: &Plan) -> Found {
         growable,
         scope,
         over_done: false,
+        unvisited: 0,
         minimized: Vec::new(),
     };
     for pt in all {
-        found.visits.push(visit(candidate.as_ref(), plan, pt, scope));
+        if plan.deadline_passed() {
+            found.unvisited += 1;
+            continue;
+        }
+        let v = visit(candidate.as_ref(), plan, pt, scope);
+        if v.cut {
+            found.unvisited += 1;
+        } else {
+            found.visits.push(v);
+        }
     }
     for clause in CLAUSES {
         if clause == Clause::OverFill {
@@ -784,6 +809,23 @@ pub(crate) fn fold(mut verdict: Verdict, found: &Found, plan: &Plan) -> Verdict 
         verdict.reproduce = reproduce;
     } else {
         verdict.evidence.push(summary(found, plan, clause));
+        if found.unvisited > 0 {
+            let line = format!(
+                "hunt: the deadline passed with {} of {} points not visited: no break found at \
+                 the {visited} visited; the rest would decide (rerun with a later --deadline)",
+                found.unvisited,
+                found.unvisited + visited
+            );
+            if verdict.outcome == Outcome::Holds {
+                verdict.outcome = Outcome::Undecided;
+                verdict.figure = format!(
+                    "undecided: the hunt was cut by the deadline ({visited} of {} points; {})",
+                    found.unvisited + visited,
+                    verdict.figure
+                );
+            }
+            verdict.evidence.push(line);
+        }
     }
     verdict
 }
@@ -928,7 +970,15 @@ pub(crate) fn valid_input(found: &Found, plan: &Plan) -> Verdict {
             Some((op, e @ CandidateError::Io { .. })) => Some(format!("{op}: {e}")),
             _ => None,
         });
-    let verdict = if visited == 0 {
+    let verdict = if visited == 0 && found.unvisited > 0 {
+        super::verdict(
+            plan,
+            Clause::AcceptsValidInput,
+            Outcome::Undecided,
+            "the deadline passed before any point was visited".into(),
+            Vec::new(),
+        )
+    } else if visited == 0 {
         super::verdict(
             plan,
             Clause::AcceptsValidInput,

@@ -1,18 +1,50 @@
-//! The loops every clause shares: insert a family's keys, count positive answers, in batches.
+//! The loops every clause shares: insert a family's keys, count positive answers, in batches,
+//! stopping between batches once the run's deadline has passed.
+//!
+//! **The deadline.** [`super::run_with`] sets [`Plan::deadline_at`](super::Plan::deadline_at)
+//! from [`Plan::deadline`](super::Plan::deadline) when the run starts. [`fill_and_query`] reads it
+//! from the plan it is given, and [`insert`] and [`count_positive`] from the [`Buffers`] they are
+//! given ([`Buffers::for_plan`]), so a clause that measures through this module with the plan
+//! `run_with` handed it stops within one batch of the deadline: [`fill_and_query`] returns the
+//! non-member count so far flagged [`Filled::cut`], and every other stop is
+//! [`CandidateError::DeadlinePassed`] with the counts so far, which [`is_crash`] never calls a
+//! crash (a clause meeting it is undecided, never broken by our own deadline).
+
+use std::time::Instant;
 
 use crate::candidate::{CandidateError, Instance, KeyBatch};
 use crate::keys::Family;
 
-/// Reused buffers for batched calls: no allocation per batch once grown.
+/// Reused buffers for batched calls (no allocation per batch once grown), and the instant the
+/// loops that use them stop at.
 #[derive(Default)]
 pub struct Buffers {
     /// The keys of the current batch.
     pub keys: KeyBatch,
     /// The answers to the current batch.
     pub answers: Vec<bool>,
+    /// [`insert`] and [`count_positive`] stop before the first batch that would start at or after
+    /// this instant (`None`: never; the default).
+    pub stop_at: Option<Instant>,
 }
 
-/// Inserts keys `range` of `family` under `seed`, `batch` at a time.
+impl Buffers {
+    /// Empty buffers whose loops stop at `plan`'s deadline ([`super::Plan::deadline_at`]).
+    pub fn for_plan(plan: &super::Plan) -> Self {
+        Buffers {
+            stop_at: plan.deadline_at,
+            ..Buffers::default()
+        }
+    }
+}
+
+/// Whether `stop_at` has passed.
+pub fn deadline_passed(stop_at: Option<Instant>) -> bool {
+    stop_at.is_some_and(|t| Instant::now() >= t)
+}
+
+/// Inserts keys `range` of `family` under `seed`, `batch` at a time; stops before a batch once
+/// `buf.stop_at` has passed ([`CandidateError::DeadlinePassed`] with the keys inserted so far).
 pub fn insert(
     instance: &mut dyn Instance,
     family: Family,
@@ -23,6 +55,14 @@ pub fn insert(
 ) -> Result<(), CandidateError> {
     let mut at = range.start;
     while at < range.end {
+        if deadline_passed(buf.stop_at) {
+            return Err(CandidateError::DeadlinePassed {
+                operation: "insert".into(),
+                done: at - range.start,
+                of: range.end - range.start,
+                present: None,
+            });
+        }
         let len = (range.end - at).min(batch as u64) as usize;
         family.fill(seed, at, len, &mut buf.keys);
         instance.insert(&buf.keys)?;
@@ -31,8 +71,21 @@ pub fn insert(
     Ok(())
 }
 
+/// A count of positive answers, possibly cut short by the deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    /// Keys queried (fewer than asked iff the deadline cut the count short).
+    pub queried: u64,
+    /// Those answering "maybe present".
+    pub positive: u64,
+    /// The index of the first key that answered "absent".
+    pub first_absent: Option<u64>,
+}
+
 /// Queries keys `range` of `family` under `seed`, `batch` at a time: how many answered "maybe
 /// present", and the index of the first that answered "absent" (for members: a false negative).
+/// Stops before a batch once `buf.stop_at` has passed ([`CandidateError::DeadlinePassed`] with
+/// the keys queried and the positive answers so far).
 pub fn count_positive(
     instance: &mut dyn Instance,
     family: Family,
@@ -41,10 +94,35 @@ pub fn count_positive(
     batch: usize,
     buf: &mut Buffers,
 ) -> Result<(u64, Option<u64>), CandidateError> {
+    let of = range.end - range.start;
+    let c = count_until(instance, family, seed, range, batch, buf)?;
+    if c.queried < of {
+        return Err(CandidateError::DeadlinePassed {
+            operation: "query".into(),
+            done: c.queried,
+            of,
+            present: Some(c.positive),
+        });
+    }
+    Ok((c.positive, c.first_absent))
+}
+
+/// [`count_positive`], returning the count so far (not an error) when `buf.stop_at` passes.
+pub fn count_until(
+    instance: &mut dyn Instance,
+    family: Family,
+    seed: u64,
+    range: std::ops::Range<u64>,
+    batch: usize,
+    buf: &mut Buffers,
+) -> Result<Counted, CandidateError> {
     let mut at = range.start;
     let mut positive = 0;
     let mut first_absent = None;
     while at < range.end {
+        if deadline_passed(buf.stop_at) {
+            break;
+        }
         let len = (range.end - at).min(batch as u64) as usize;
         family.fill(seed, at, len, &mut buf.keys);
         instance.query(&buf.keys, &mut buf.answers)?;
@@ -63,7 +141,11 @@ pub fn count_positive(
         }
         at += len as u64;
     }
-    Ok((positive, first_absent))
+    Ok(Counted {
+        queried: at - range.start,
+        positive,
+        first_absent,
+    })
 }
 
 /// Runs `f`, turning a panic into [`CandidateError::Panicked`] naming `subject`, and a
@@ -120,18 +202,33 @@ pub struct Filled {
     pub inserted: u64,
     /// Members that answered "absent", and the first such index, when members were queried.
     pub missed: Option<(u64, Option<u64>)>,
-    /// Non-members queried (indices `inserted..inserted + queries`).
+    /// Non-members queried (indices `inserted..inserted + queries`); fewer than planned when
+    /// [`cut`](Self::cut).
     pub queries: u64,
     /// Those answering "maybe present".
     pub false_positives: u64,
     /// What the filter reported about itself after the queries (an error here is not a failure
     /// of the measurement).
     pub stats: Result<crate::candidate::Stats, CandidateError>,
+    /// `Some` when the run's deadline stopped the non-member queries early: the count above is
+    /// an honest count of the queries made, but not the plan's, so no clause decides on it.
+    pub cut: Option<Cut>,
+}
+
+/// A non-member count the deadline cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// The queries the plan asked for ([`Filled::queries`] holds those made).
+    pub planned: u64,
 }
 
 /// Builds `candidate` for (`design_n`, `plan.p`), inserts members `0..inserted` of `family`,
 /// queries them back when `check_members`, then queries `queries` non-members, `plan.batch` keys
 /// at a time under `plan.seed`; every call guarded ([`guard`]).
+///
+/// Stops at `plan.deadline_at`: before the build, the inserts or the member check it is
+/// [`CandidateError::DeadlinePassed`] (with the counts so far); during the non-member queries it
+/// is `Ok` with the count so far and [`Filled::cut`] set.
 pub fn fill_and_query(
     candidate: &dyn crate::candidate::Candidate,
     plan: &super::Plan,
@@ -142,7 +239,15 @@ pub fn fill_and_query(
 ) -> Result<Filled, CandidateError> {
     let subject = candidate.about().name;
     let (p, seed, batch) = (plan.p, plan.seed, plan.batch);
-    let mut buf = Buffers::default();
+    let mut buf = Buffers::for_plan(plan);
+    if deadline_passed(buf.stop_at) {
+        return Err(CandidateError::DeadlinePassed {
+            operation: "build".into(),
+            done: 0,
+            of: 0,
+            present: None,
+        });
+    }
     let mut instance = guard(&subject, || candidate.build(design_n, p))?;
     let inst = instance.as_mut();
     guard(&subject, || {
@@ -156,8 +261,8 @@ pub fn fill_and_query(
     } else {
         None
     };
-    let (false_positives, _) = guard(&subject, || {
-        count_positive(
+    let counted = guard(&subject, || {
+        count_until(
             inst,
             family,
             seed,
@@ -170,9 +275,10 @@ pub fn fill_and_query(
     Ok(Filled {
         inserted,
         missed,
-        queries,
-        false_positives,
+        queries: counted.queried,
+        false_positives: counted.positive,
         stats,
+        cut: (counted.queried < queries).then_some(Cut { planned: queries }),
     })
 }
 

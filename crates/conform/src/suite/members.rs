@@ -25,6 +25,8 @@ enum Found {
     Declined { what: String, why: String },
     /// The candidate crashed (panic, exit, hang, protocol violation): a break.
     Crashed { what: String, error: CandidateError },
+    /// The run's deadline stopped the phase: the clause cannot hold, only break on what was seen.
+    Cut { what: String, why: String },
 }
 
 /// What the clause has found so far.
@@ -33,7 +35,22 @@ struct Findings(Vec<Found>);
 
 impl Findings {
     fn error(&mut self, what: String, e: CandidateError) {
-        if measure::is_crash(&e) {
+        if let CandidateError::DeadlinePassed {
+            done,
+            present: Some(present),
+            ..
+        } = e
+            && present < done
+        {
+            // Members missed before the deadline are false negatives, whatever stopped the count.
+            self.checked(what.clone(), done, (present, None));
+        }
+        if let CandidateError::DeadlinePassed { .. } = e {
+            self.0.push(Found::Cut {
+                what,
+                why: e.to_string(),
+            });
+        } else if measure::is_crash(&e) {
             self.0.push(Found::Crashed { what, error: e });
         } else {
             self.0.push(Found::Declined {
@@ -88,7 +105,7 @@ fn family_phases(candidate: &dyn Candidate, plan: &Plan, family: Family, found: 
         _ => plan.n,
     };
     let with_empty = family == Family::RandomU64;
-    let mut buf = Buffers::default();
+    let mut buf = Buffers::for_plan(plan);
     let mut instance = match guard(subject, || candidate.build(plan.n, plan.p)) {
         Ok(i) => i,
         Err(e) => return found.error(format!("{name} (build)"), e),
@@ -153,7 +170,7 @@ fn query_members(
     found: &mut Findings,
 ) {
     let what = format!("{} ({phase})", family.as_str());
-    let mut buf = Buffers::default();
+    let mut buf = Buffers::for_plan(plan);
     match guard(subject, || {
         measure::count_positive(inst, family, plan.seed, 0..members, plan.batch, &mut buf)
     }) {
@@ -223,7 +240,7 @@ fn concurrent_phase(candidate: &dyn Candidate, plan: &Plan, found: &mut Findings
             error,
         });
     }
-    let mut buf = Buffers::default();
+    let mut buf = Buffers::for_plan(plan);
     let inst = instance.as_mut();
     match guard(subject, || {
         measure::count_positive(inst, Family::RandomU64, seed, 0..n, batch, &mut buf)
@@ -237,7 +254,7 @@ fn concurrent_phase(candidate: &dyn Candidate, plan: &Plan, found: &mut Findings
 fn conclude(plan: &Plan, found: &Findings) -> Verdict {
     let mut evidence = Vec::new();
     let mut broken: Option<String> = None;
-    let (mut checked, mut total) = (0usize, 0u64);
+    let (mut checked, mut total, mut cut) = (0usize, 0u64, 0usize);
     for f in &found.0 {
         match f {
             Found::Checked {
@@ -268,10 +285,21 @@ fn conclude(plan: &Plan, found: &Findings) -> Verdict {
                 }
                 evidence.push(line);
             }
+            Found::Cut { what, why } => {
+                cut += 1;
+                evidence.push(format!("{what}: {why}"));
+            }
         }
     }
     let (outcome, figure) = match broken {
         Some(line) => (Outcome::Broken, line),
+        None if cut > 0 => (
+            Outcome::Undecided,
+            format!(
+                "deadline passed: {checked} checks done, 0 of {total} members \
+                 missed; the plan's remaining checks would decide"
+            ),
+        ),
         None if checked == 0 => (Outcome::Undecided, "nothing measured".into()),
         None => (
             Outcome::Holds,

@@ -9,7 +9,7 @@ use super::decide::{self, pct};
 use super::hunt;
 use super::measure;
 use super::rate;
-use crate::candidate::Candidate;
+use crate::candidate::{Candidate, CandidateError};
 use crate::keys::Family;
 use crate::verdict::{Clause, Outcome, RatePoint, Verdict};
 
@@ -37,6 +37,7 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
     let mut points = Vec::new();
     let mut broken: Option<String> = None;
     let mut measured = 0;
+    let mut cut = 0;
     for &f in &multiples {
         // Plan::validate bounds f, so the product fits comfortably.
         let inserted = (f * plan.n as f64).round() as u64;
@@ -49,6 +50,43 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
             (inserted, queries),
             true,
         ) {
+            Ok(filled) if filled.cut.is_some() || filled.queries == 0 => {
+                // The members all checked, the rate cut short: reported, not counted as measured.
+                cut += 1;
+                let (missed, first) = filled.missed.unwrap_or((0, None));
+                evidence.push(format!(
+                    "{at}: {inserted} members, {missed} missed; the run's deadline passed after \
+                     {} of {queries} non-member queries ({} present)",
+                    filled.queries, filled.false_positives
+                ));
+                cells.push(format!("{at} cut by the deadline"));
+                if missed > 0 && broken.is_none() {
+                    let first = first.map(|i| format!(", first missed index {i}"));
+                    broken = Some(format!(
+                        "{at}: {missed} of {inserted} members missed{}",
+                        first.unwrap_or_default()
+                    ));
+                }
+            }
+            Err(e @ CandidateError::DeadlinePassed { .. }) => {
+                cut += 1;
+                evidence.push(format!("{at}: {e}"));
+                cells.push(format!("{at} cut by the deadline"));
+                if let CandidateError::DeadlinePassed {
+                    done,
+                    present: Some(found),
+                    ..
+                } = e
+                    && found < done
+                    && broken.is_none()
+                {
+                    // Members that answered absent before the deadline are false negatives.
+                    broken = Some(format!(
+                        "{at}: {} of the first {done} members missed",
+                        done - found
+                    ));
+                }
+            }
             Ok(filled) => {
                 measured += 1;
                 let (missed, first) = filled.missed.unwrap_or((0, None));
@@ -114,6 +152,13 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
     let (outcome, figure) = match broken {
         Some(why) => (Outcome::Broken, why),
         None if cells.is_empty() => (Outcome::NotApplicable, "no multiple of n planned".into()),
+        None if cut > 0 => (
+            Outcome::Undecided,
+            format!(
+                "deadline passed; the plan's remaining multiples would decide: {}",
+                cells.join(", ")
+            ),
+        ),
         None if measured == 0 => (
             Outcome::Undecided,
             format!("nothing measured: {}", cells.join(", ")),

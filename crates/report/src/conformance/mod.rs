@@ -215,7 +215,7 @@ fn run_lines(run: &RunInfo) -> String {
     let _ = writeln!(
         s,
         "- Plan: promised n = {}, p = {}; {} non-member queries per rate; false-alarm rate {} per \
-         decision, margin {}; over-fill at {:?} x n; seed {}; clauses: {}.",
+         decision, margin {}; over-fill at {:?} x n; seed {}; {}; clauses: {}.",
         p.n,
         p.p,
         p.queries,
@@ -223,6 +223,10 @@ fn run_lines(run: &RunInfo) -> String {
         p.margin,
         p.over_fill,
         p.seed,
+        p.deadline.map_or_else(
+            || "no deadline".to_owned(),
+            |d| format!("deadline {} s per library", d.as_secs_f64())
+        ),
         clauses.join(", ")
     );
     let _ = writeln!(
@@ -248,19 +252,23 @@ pub fn render_summary(report: &ConformanceReport) -> String {
         "\n## How to read a verdict\n\n\
          Each clause is **holds** (the evidence shows it at the stated false-alarm rate), \
          **broken** (the evidence shows it does not), **n/a** (it does not apply: no declared \
-         layout, no filter past 2^32 bits) or **undecided** (more queries would decide; the \
-         library's page says how many). The figure after it is the one number behind it; the \
+         layout, no filter past 2^32 bits) or **undecided** (more queries would decide, and the \
+         figure says how many; or the plan's deadline passed first, and the figure gives the \
+         counts so far). The figure after it is the one number behind it; the \
          library's page lists the evidence and the command that reproduces each verdict. \
          Speed is for information only and never broken.\n\n\
          Clauses: 1 no-false-negatives, 2 promised-rate (one-sided exact test), 3 theory (the \
-         declared layout's rate, two-sided), 4 key-families (structured keys against random), \
-         5 scale (past 2^32 bits), 6 over-fill (0.5x to 4x n; to 64x, held to p, for a \
-         growable filter), accepts-valid-input (every build, insert and query at a valid (n, p) \
-         succeeds), 7 bad-input (n = 0, p at its edges, NaN), 8 speed (ns per key).\n\n\
-         Clauses 1, 2, 6 and accepts-valid-input were also checked at some 200 other (n, p) points (every \
-         n from 1 to 64, a dense sweep of n at rates from 0.5 to 1e-6, the n of power-of-two bit \
-         counts, seeded random points): a break found there is shown at the smallest (n, p) that \
-         shows it, with the command that reproduces it (`--no-hunt` at that point).\n\n## Summary\n\n",
+         declared layout's rate, two-sided; the same random-key count as 2), 4 key-families \
+         (structured keys against that count; an undecided or broken figure names the family \
+         that decided it), 5 scale (past 2^32 bits), 6 over-fill (0.5x to 4x n; to 64x, held \
+         to p, for a growable filter), accepts-valid-input (every build, insert and query at a \
+         valid (n, p) succeeds), 7 bad-input (n = 0, p at its edges, NaN), 8 speed (ns per \
+         key).\n\n\
+         Clauses 1, 2, 6 and accepts-valid-input were also checked at some 200 other (n, p) \
+         points (every n from 1 to 64, a dense sweep of n at rates from 0.5 to 1e-6, the n of \
+         power-of-two bit counts, seeded random points): a break found there is shown at the \
+         smallest (n, p) that shows it, with the command that reproduces it (`--no-hunt` at \
+         that point).\n\n## Summary\n\n",
     );
     let mut headers: Vec<String> = vec!["library".into()];
     headers.extend(Clause::ALL.iter().map(|c| c.as_str().to_owned()));
