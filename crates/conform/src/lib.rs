@@ -23,5 +23,5 @@ pub mod verdict;
 pub use candidate::{
     About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, PerKey, Stats,
 };
-pub use suite::{Plan, run};
+pub use suite::{Plan, ScaleMethod, run};
 pub use verdict::{Clause, Conformance, Outcome, Verdict};
