@@ -7,7 +7,7 @@
 //!
 //! Every verdict comes from the suite's decision at `Plan::quick()`'s alpha = 1e-4 (the module
 //! docs of `suite::scale` derive it): a filter capped at 2^32 is called broken with probability
-//! 1 - 10^-21 or more, the correct twin is called broken with at most 1e-4 (and is undecided
+//! 1 - 10^-18 or more, the correct twin is called broken with at most 1e-4 (and is undecided
 //! with about 1e-10); seeds are fixed, so each run here gives the same counts. Memory: each
 //! boundary test builds one filter of 2^33 x 1.05 bits (1.05 GiB) and then one of half that, so
 //! these tests peak at about 1.05 GiB each (a few GiB when the test threads run them together).
