@@ -15,7 +15,8 @@
 //! `num_bits` passes 2^32: every index lands below 2^32, so no bit at or beyond 2^32 is ever set
 //! and the probes crowd unevenly into the first 2^32 bits; a filter past 2^32 bits behaves like one
 //! of 2^32 bits at best. 0.16.0 reduces with a 128-bit product (`(h as u128 * num_bits as u128) >>
-//! 64`). `tests/third_party.rs` reproduces it (an `#[ignore]`d test, five minutes, 1.05 GB).
+//! 64`). `tests/third_party.rs` reproduces it (an `#[ignore]`d test, five minutes, 1.05 GB), and
+//! the quick plan's scale clause (its boundary test) finds it in seconds.
 
 // portable-atomic (fastbloom 0.17) re-exports the std `Ordering`.
 use std::sync::atomic::Ordering;

@@ -451,6 +451,33 @@ fn fastbloom_issue_22_reproduces_on_0_15_0_and_not_on_the_pinned_release() {
     );
 }
 
+/// The same defect through the quick plan's scale clause (its boundary test, seconds and 1.05 GiB at
+/// its peak, see `bloomlab_conform::suite::scale`): 0.15.0's indices stop below 2^32, so its
+/// filter past 2^33 bits has about twice the rate of its filter past 2^32 bits at the same load
+/// (seen: 2.92x, 6,093 and 2,084 false positives of 4,000,000 each) and it is broken; the pinned
+/// release holds. A correct filter is called broken with probability at most alpha = 1e-4.
+#[test]
+fn the_quick_plans_scale_clause_finds_issue_22_in_0_15_0_and_not_in_the_pinned_release() {
+    let plan = bloomlab_conform::Plan {
+        clauses: vec![bloomlab_conform::Clause::Scale],
+        ..bloomlab_conform::Plan::quick()
+    };
+    let outcome = |name: &str| {
+        let c = bloomlab_conform::run(third_party::by_name(name).unwrap(), &plan);
+        println!("{c}");
+        c.verdict(bloomlab_conform::Clause::Scale).unwrap().clone()
+    };
+    let old = outcome("rust/fastbloom@0.15.0");
+    assert_eq!(old.outcome, bloomlab_conform::Outcome::Broken, "{old:?}");
+    assert!(old.figure.contains("same load per bit"), "{old:?}");
+    let pinned = outcome("rust/fastbloom");
+    assert_eq!(
+        pinned.outcome,
+        bloomlab_conform::Outcome::Holds,
+        "{pinned:?}"
+    );
+}
+
 /// xor_singleheader #77 (2026): its binary fuse construction fails for 20-40% of key sets of about
 /// 11,480 to 11,521 keys (the top of a segment-count plateau). xorf 0.13 retries with a smaller
 /// segment there; this holds it to that: 20 seeded key sets of 11,504 keys, each type, all built.

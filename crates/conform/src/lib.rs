@@ -30,5 +30,5 @@ pub use candidate::{
     About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, PerKey, Stats,
     Supports,
 };
-pub use suite::{Plan, run};
+pub use suite::{Plan, ScaleMethod, run};
 pub use verdict::{Clause, Conformance, Outcome, Verdict};

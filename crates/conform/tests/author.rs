@@ -262,6 +262,11 @@ fn bloomlabs_flagships_hold_every_clause_of_the_quick_plan() {
                 Clause::KeyFamilies => {
                     assert_ne!(v.outcome, Outcome::Broken, "{name} {}:\n{c}", v.clause)
                 }
+                // The split-block layout's k is 8: at the scale boundary test's small load it has
+                // no false positive to compare (the full plan's fill decides it).
+                Clause::Scale if name == "sbbf/xxh3" => {
+                    assert_eq!(v.outcome, Outcome::Undecided, "{name} {}:\n{c}", v.clause)
+                }
                 _ => assert_eq!(v.outcome, Outcome::Holds, "{name} {}:\n{c}", v.clause),
             }
         }

@@ -52,8 +52,9 @@ serialization round trip, under concurrent inserts where claimed
   promised-rate       the FPR at the promised n against the promised p (one-sided exact test)
   theory              the FPR against the declared layout's theory (two-sided), where declared
   key-families        structured keys (sequential, shared prefix) against random keys
-  scale               a filter past 2^32 bits, filled and measured (in-process subjects; \
-external ones only with --scale)
+  scale               a filter past 2^32 bits, filled and measured (--quick: two filters past \
+2^33 and 2^32 bits at the same small load, whose rates must halve with the size; in-process \
+subjects; external ones only with --scale)
   over-fill           the FPR at 0.5x to 4x the promised n, or how construction fails; a \
 growable filter is filled to 64x and held to its p
   accepts-valid-input every build, insert and query at a valid (n, p) succeeds: inside the \
@@ -117,8 +118,9 @@ struct RunArgs {
     /// List the subjects bloomlab knows and exit.
     #[arg(long, conflicts_with_all = ["subject", "all", "adapter"])]
     list: bool,
-    /// The quick plan (n = 10,000, 400,000 queries, no scale clause; seconds per subject) instead
-    /// of the full one (n = 1,000,000, 4,000,000 queries, the scale clause).
+    /// The quick plan (n = 10,000, 400,000 queries, the scale clause's seconds-long boundary test;
+    /// seconds per subject) instead of the full one (n = 1,000,000, 4,000,000 queries, the scale
+    /// clause's fill past 2^32 bits).
     #[arg(long)]
     quick: bool,
     /// The promised number of keys, from 1 to 2^40 (scientific notation allowed).
