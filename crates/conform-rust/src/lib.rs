@@ -1,7 +1,8 @@
-//! Third-party Rust filter crates as in-process candidates of the conformance suite
-//! (`bloomlab-conform`), each pinned in the workspace (with
-//! `=x.y.z` where the crate is new to it; `Cargo.lock` holds the rest to one version) and named `rust/<crate>[/<type>]` (a second, older version of a crate kept to reproduce a known
-//! defect is `rust/<crate>@<version>`).
+//! The in-process candidates of the conformance suite (`bloomlab-conform`): bloomlab's own filters
+//! ([`own`], `bloomlab/<variant>`) and third-party Rust filter crates, each pinned in the
+//! workspace (with `=x.y.z` where the crate is new to it; `Cargo.lock` holds the rest to one
+//! version) and named `rust/<crate>[/<type>]` (a second, older version of a crate kept to
+//! reproduce a known defect is `rust/<crate>@<version>`).
 //!
 //! | candidate | layout declared | large (> 2^32 bits) | serialization |
 //! | --- | --- | --- | --- |
@@ -23,9 +24,9 @@
 //! The crate versions in [`VERSIONS`] are checked against `Cargo.lock` by a test, so a version
 //! bump cannot leave a stale version in the reports.
 //!
-//! A crate of their own, used by `bloomlab conform` (crates/tool): the suite's types, which
-//! bloomlab-report renders, come without the Parquet reader and six filter crates, so README's
-//! main command (`sweep`) does not compile them.
+//! A crate of their own, used by `bloomlab conform` (crates/tool): the suite (`bloomlab-conform`),
+//! which an author adds as a dev-dependency and bloomlab-report renders, depends on no filter
+//! library, so neither an author's build nor README's main command (`sweep`) compiles these.
 
 #![warn(missing_docs)]
 
@@ -37,6 +38,7 @@ pub mod bloomfilter;
 pub mod cuckoo;
 pub mod fastbloom;
 pub mod growable;
+pub mod own;
 pub mod parquet;
 pub mod qfilter;
 pub mod xorf;
@@ -74,10 +76,10 @@ pub fn all() -> Vec<Arc<dyn Candidate>> {
 }
 
 /// Every in-process candidate, in report order: the third-party crates, then bloomlab's own
-/// (`bloomlab_conform::subjects::all`).
+/// ([`own::all`]).
 pub fn catalogue() -> Vec<Arc<dyn Candidate>> {
     let mut v = all();
-    v.extend(bloomlab_conform::subjects::all());
+    v.extend(own::all());
     v
 }
 

@@ -48,7 +48,7 @@ impl Candidate for FastBloom {
 }
 
 /// Prints the readable verdict; exits 1 when a clause is broken (a `#[test]` would call
-/// `conformance.assert_conforms()` instead, as `tests/author.rs` does).
+/// `conformance.assert_conforms()` instead, as `crates/conform-rust/tests/author.rs` does).
 ///
 /// fastbloom 0.17 holds every clause it is measured on except bad input: `with_false_pos`
 /// asserts `fp > 0.0`, so p = 0, p < 0 and p = NaN panic (its docs name only p = 0), and this

@@ -4,7 +4,6 @@
 
 use std::io::Write as _;
 
-use bloomlab_harness::keys::{Batch, KeySet, KeySetKind, derive_seed};
 use serde::{Deserialize, Serialize};
 
 use crate::candidate::KeyBatch;
@@ -74,18 +73,22 @@ impl Family {
         out.clear();
         let end = start + len as u64;
         match self {
-            Family::RandomU64 | Family::Url => {
-                let kind = if self == Family::Url {
-                    KeySetKind::Url
-                } else {
-                    KeySetKind::RandomU64
-                };
-                let set = KeySet::new(kind, seed).expect("generated key sets read no file");
-                let mut batch = set.new_batch();
-                set.fill(start, len, &mut batch);
-                match &batch {
-                    Batch::U64(v) => v.iter().for_each(|k| out.push(&k.to_le_bytes())),
-                    Batch::Str(s) => s.iter().for_each(|k| out.push(k.as_bytes())),
+            Family::RandomU64 => {
+                let (mix_in, mix_out) = stream_mixers(seed, "random-u64");
+                for i in start..end {
+                    out.push(&(mix64(i ^ mix_in) ^ mix_out).to_le_bytes());
+                }
+            }
+            Family::Url => {
+                let own = derive_seed(seed, "url");
+                let mut key = Vec::with_capacity(128);
+                for i in start..end {
+                    key.clear();
+                    let word =
+                        Pcg64Mcg::seed_from_u64(own ^ mix64(i.wrapping_add(0x9e37_79b9_7f4a_7c15)))
+                            .next_u64();
+                    write_url(&mut key, i, word);
+                    out.push(&key);
                 }
             }
             Family::SequentialU64 => {
@@ -122,6 +125,106 @@ impl Family {
             }
         }
     }
+}
+
+// The generators below draw exactly the keys of bloomlab-harness's key sets of the same names
+// (`KeySet::new(KeySetKind::RandomU64 | Url, seed)`), so a verdict here reproduces with the
+// harness's tools; a test below compares the two key for key. They are written
+// here, a few lines, so that the suite does not depend on the harness (issue 63's lean door).
+
+/// A seed for one named stream of a run: FNV-1a of the label folded into the run seed, so streams
+/// are independent of each other and of the order anything runs in (the harness's `derive_seed`).
+pub fn derive_seed(seed: u64, label: &str) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in label.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    mix64(seed ^ mix64(h))
+}
+
+/// SplitMix64's finaliser: a bijection on `u64` (xor-shifts and odd multipliers are invertible).
+#[inline]
+fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The two words an integer key set labelled `label` mixes its indices with.
+fn stream_mixers(seed: u64, label: &str) -> (u64, u64) {
+    let mut rng = Pcg64Mcg::seed_from_u64(derive_seed(seed, label));
+    let mix_in = rng.next_u64();
+    (mix_in, rng.next_u64())
+}
+
+/// PCG's 128-bit multiplicative generator with the XSL RR output (`pcg64_fast`), seeded from a
+/// `u64` as rand_core 0.10's `SeedableRng::seed_from_u64` seeds it: the generator rand_pcg 0.10
+/// calls `Pcg64Mcg`, which the harness's key sets draw from, output for output. (Two crates fewer
+/// in the suite's tree than rand_pcg and rand_core.)
+pub(crate) struct Pcg64Mcg {
+    state: u128,
+}
+
+impl Pcg64Mcg {
+    const MULTIPLIER: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
+
+    /// The 16 seed bytes from four steps of a PCG32 over `state`, read as a little-endian `u128`,
+    /// made odd.
+    pub(crate) fn seed_from_u64(mut state: u64) -> Self {
+        const MUL: u64 = 0x5851_F42D_4C95_7F2D;
+        const INC: u64 = 0xA176_54E4_6FBE_17F3;
+        let mut seed = [0u8; 16];
+        for chunk in seed.chunks_exact_mut(4) {
+            state = state.wrapping_mul(MUL).wrapping_add(INC);
+            let xorshifted = (((state >> 18) ^ state) >> 27) as u32;
+            chunk.copy_from_slice(&xorshifted.rotate_right((state >> 59) as u32).to_le_bytes());
+        }
+        Self {
+            state: u128::from_le_bytes(seed) | 1,
+        }
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_mul(Self::MULTIPLIER);
+        let rot = (self.state >> 122) as u32;
+        (((self.state >> 64) as u64) ^ (self.state as u64)).rotate_right(rot)
+    }
+
+    /// A uniform draw from [0, 1): the top 53 bits over 2^53.
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+const HOSTS: [&str; 8] = [
+    "example.com",
+    "www.example.org",
+    "cdn.example.net",
+    "shop.example.co.uk",
+    "api.example.io",
+    "blog.example.dev",
+    "static.example.com",
+    "news.example.org",
+];
+const SEGMENTS: [&str; 16] = [
+    "products", "blog", "2024", "en", "users", "images", "docs", "api", "v2", "search", "category",
+    "archive", "posts", "media", "help", "static",
+];
+const LANGS: [&str; 4] = ["en", "de", "fr", "ja"];
+
+/// `url` key `i` from its random word `r`: scheme, host, one to three path segments, `?id=i`, a
+/// language and a version. `?` occurs once, before `id=`, and no word holds `&`, so `i` reads back
+/// unambiguously: distinct indices give distinct keys.
+fn write_url(key: &mut Vec<u8>, i: u64, r: u64) {
+    key.extend_from_slice(if r & 1 == 0 { b"https://" } else { b"http://" });
+    key.extend_from_slice(HOSTS[(r >> 1) as usize % HOSTS.len()].as_bytes());
+    let depth = 1 + (r >> 4) as usize % 3;
+    for d in 0..depth {
+        key.push(b'/');
+        key.extend_from_slice(SEGMENTS[(r >> (8 + 4 * d)) as usize % SEGMENTS.len()].as_bytes());
+    }
+    let lang = LANGS[(r >> 24) as usize % LANGS.len()];
+    write!(key, "?id={i}&lang={lang}&v={}", (r >> 32) % 100).expect("writing to a Vec cannot fail");
 }
 
 #[cfg(test)]
@@ -177,6 +280,47 @@ mod tests {
                 assert_eq!(
                     same, 0,
                     "{family:?}: seeds {a} and {b} share {same} of 50 keys"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_generated_families_are_the_harness_key_sets_key_for_key() {
+        use bloomlab_harness::keys::{Batch, KeySet, KeySetKind};
+        for (family, kind) in [
+            (Family::RandomU64, KeySetKind::RandomU64),
+            (Family::Url, KeySetKind::Url),
+        ] {
+            for seed in [0, 1, 7, 0x0b10_0c0f, u64::MAX] {
+                for (start, len) in [(0u64, 3000usize), (1 << 40, 500), (u64::MAX - 600, 500)] {
+                    let mut ours = KeyBatch::new();
+                    family.fill(seed, start, len, &mut ours);
+                    let set = KeySet::new(kind.clone(), seed).unwrap();
+                    let mut theirs = set.new_batch();
+                    set.fill(start, len, &mut theirs);
+                    let theirs: Vec<Vec<u8>> = match &theirs {
+                        Batch::U64(v) => v.iter().map(|k| k.to_le_bytes().to_vec()).collect(),
+                        Batch::Str(s) => s.iter().map(|k| k.as_bytes().to_vec()).collect(),
+                    };
+                    assert_eq!(ours.len(), theirs.len());
+                    for (j, want) in theirs.iter().enumerate() {
+                        assert_eq!(
+                            ours.get(j),
+                            want.as_slice(),
+                            "{family:?}, seed {seed}, key {}",
+                            start + j as u64
+                        );
+                    }
+                }
+            }
+        }
+        for label in ["", "long", "bad-input", "random-u64"] {
+            for seed in [0, 42, u64::MAX] {
+                assert_eq!(
+                    derive_seed(seed, label),
+                    bloomlab_harness::keys::derive_seed(seed, label),
+                    "{label:?} {seed}"
                 );
             }
         }

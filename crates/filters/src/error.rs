@@ -132,46 +132,14 @@ pub enum BloomError {
 /// Shorthand used across the crate.
 pub type Result<T, E = BloomError> = std::result::Result<T, E>;
 
-/// Displays a float compactly for messages: as Rust's shortest round-trip decimal between 1e-4 and
-/// 1e16 (`0.01`, `1.5`, `1000000`), in scientific notation outside (`1e-300`, `2.5e20`) where the
-/// plain form would run to hundreds of digits. The value reads back exactly either way.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Compact(pub f64);
-
-impl std::fmt::Display for Compact {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let a = self.0.abs();
-        if a == 0.0 || !a.is_finite() || (1e-4..1e16).contains(&a) {
-            write!(f, "{}", self.0)
-        } else {
-            write!(f, "{:e}", self.0)
-        }
-    }
-}
+pub use bloomlab_theory::Compact;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn compact_floats_are_short_and_read_back_exactly() {
-        for (x, text) in [
-            (0.01, "0.01"),
-            (1.5, "1.5"),
-            (1e6, "1000000"),
-            (0.0, "0"),
-            (1e-300, "1e-300"),
-            (2.5e20, "2.5e20"),
-            (-3e-7, "-3e-7"),
-            (f64::NAN, "NaN"),
-            (f64::INFINITY, "inf"),
-        ] {
-            let shown = Compact(x).to_string();
-            assert_eq!(shown, text);
-            if x.is_finite() {
-                assert_eq!(shown.parse::<f64>().unwrap(), x);
-            }
-        }
+    fn an_invalid_rate_is_shown_compactly() {
         let msg = BloomError::InvalidRate { p: 1e-300 }.to_string();
         assert!(msg.contains("p = 1e-300 ") && msg.len() < 120, "{msg}");
     }

@@ -97,37 +97,9 @@ impl FromStr for Layout {
     }
 }
 
-/// The shape of a filter's bit array, from which the harness derives the layout-correct theory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Geometry {
-    /// One array of `bits` bits; each key sets `hashes` positions anywhere in it.
-    Flat {
-        /// Bits in the array.
-        bits: u64,
-        /// Positions set per key.
-        hashes: u32,
-    },
-    /// `blocks` blocks of `block_bits` bits; each key picks one block and sets `hashes` positions
-    /// (with repetition) inside it.
-    Blocked {
-        /// Number of blocks.
-        blocks: u64,
-        /// Bits per block.
-        block_bits: u32,
-        /// Positions set per key inside its block.
-        hashes: u32,
-    },
-    /// `blocks` blocks of `words` words of `word_bits` bits; each key picks one block and sets one
-    /// bit in every word (Parquet's split-block filter: 8 words of 32 bits).
-    SplitBlock {
-        /// Number of blocks.
-        blocks: u64,
-        /// Words per block (one bit set in each).
-        words: u32,
-        /// Bits per word.
-        word_bits: u32,
-    },
-}
+// The shape of a bit array lives with the rate theory of each shape (bloomlab-theory), which the
+// conformance suite needs without the filters.
+pub use bloomlab_theory::Geometry;
 
 /// A Bloom filter: insert keys, ask whether a key may have been inserted.
 ///

@@ -98,7 +98,8 @@ pub mod sizing;
 pub mod store;
 pub mod textbook;
 pub mod textbook_counting;
-pub mod theory;
+// The rate theory of each layout lives in bloomlab-theory, which the conformance suite shares.
+pub use bloomlab_theory::rates as theory;
 
 pub use blocked::Blocked512;
 pub use capability::{Growable, Removable, RemovableExt};

@@ -22,7 +22,8 @@ pub mod memory;
 pub mod scale;
 pub mod schema;
 pub mod sketch;
-pub mod stats;
+// Binomial intervals and tests live in bloomlab-theory, which the conformance suite shares.
+pub use bloomlab_theory::stats;
 pub mod subject;
 
 pub use bloom::row::{SweepRow, Workload};

@@ -23,14 +23,13 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
-use bloomlab_filters::error::Compact;
-use bloomlab_harness::keys::derive_seed;
+use bloomlab_theory::Compact;
 
 use super::Plan;
 use super::measure::{self, Buffers};
 use super::scale::panic_message;
 use crate::candidate::{Candidate, CandidateError, Instance};
-use crate::keys::Family;
+use crate::keys::{Family, derive_seed};
 use crate::verdict::{Clause, Outcome, RatePoint, Verdict};
 
 /// Members inserted into a filter built from bad input, then queried back.

@@ -5,8 +5,8 @@
 //! given (the false-alarm rate), because "broken" needs the whole confidence bound on the wrong
 //! side of the tolerated value, and "holds" needs it on the right side.
 
-use bloomlab_harness::stats::clopper_pearson;
-use bloomlab_harness::stats::hypothesis::{binomial_cdf, binomial_sf_inclusive, rate_ratio_test};
+use bloomlab_theory::stats::clopper_pearson;
+use bloomlab_theory::stats::hypothesis::{binomial_cdf, binomial_sf_inclusive, rate_ratio_test};
 
 use crate::verdict::Outcome;
 

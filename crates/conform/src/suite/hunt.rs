@@ -52,14 +52,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use rand::{RngExt as _, SeedableRng as _};
 use serde::{Deserialize, Serialize};
 
 use super::Plan;
 use super::decide::{self, pct};
 use super::measure::{self, Buffers, guard};
 use crate::candidate::{Candidate, CandidateError, Declared};
-use crate::keys::Family;
+use crate::keys::{self, Family};
 use crate::verdict::{Clause, Outcome, Verdict};
 
 /// Rates are decided only at points with at least this many keys (module docs).
@@ -256,14 +255,14 @@ fn points(hunt: &Hunt, plan: &Plan) -> Vec<Point> {
             }
         }
     }
-    let mut rng = rand_pcg::Pcg64::seed_from_u64(plan.seed ^ 0x6875_6e74_2070_7473);
+    let mut rng = keys::Pcg64Mcg::seed_from_u64(keys::derive_seed(plan.seed, "hunt"));
     let (p_lo, p_hi) = hunt
         .rates
         .iter()
         .fold((1.0f64, 0.0f64), |(a, b), &p| (a.min(p), b.max(p)));
     for _ in 0..hunt.random {
-        let n = (hi as f64).powf(rng.random::<f64>()).round().max(1.0) as u64;
-        let p = p_lo * (p_hi / p_lo).powf(rng.random::<f64>());
+        let n = (hi as f64).powf(rng.unit()).round().max(1.0) as u64;
+        let p = p_lo * (p_hi / p_lo).powf(rng.unit());
         // Rounded to three significant digits: the reproducing command names it exactly.
         let p = format!("{p:.2e}").parse().expect("a formatted float parses");
         out.push(Point::at(hunt, n, p, Origin::Random));

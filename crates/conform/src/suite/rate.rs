@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bloomlab_filters::theory;
+use bloomlab_theory::rates as theory;
 
 use super::Plan;
 use super::decide::{self, pct};

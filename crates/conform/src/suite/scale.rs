@@ -67,15 +67,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
-use bloomlab_filters::Geometry;
-use bloomlab_harness::bloom::preflight::mem_available;
-use bloomlab_harness::keys::derive_seed;
+use bloomlab_theory::Geometry;
+use bloomlab_theory::host::mem_available;
 
 use super::decide::{self, pct};
 use super::measure::{self, Buffers};
 use super::{Plan, ScaleMethod};
 use crate::candidate::{Candidate, CandidateError, Declared, Instance};
-use crate::keys::Family;
+use crate::keys::{Family, derive_seed};
 use crate::verdict::{Clause, Outcome, RatePoint, Verdict};
 
 /// Members queried back after the fill (evenly spread over all of them).

@@ -110,14 +110,7 @@ impl MemoryBudget {
     }
 }
 
-/// `MemAvailable` from the text of `/proc/meminfo`, in bytes (the file gives kB = KiB).
-pub fn mem_available(meminfo: &str) -> Option<u64> {
-    meminfo.lines().find_map(|line| {
-        let rest = line.strip_prefix("MemAvailable:")?;
-        let kib: u64 = rest.trim().strip_suffix("kB")?.trim().parse().ok()?;
-        kib.checked_mul(1024)
-    })
-}
+pub use bloomlab_theory::host::mem_available;
 
 /// What a run holds in memory at its peak, before it allocates any of it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,6 +14,10 @@
 //! shape with the longer prefix of the well-known Java table ([`StrBatch::push_indexed`]). Timing
 //! is not shared: the bench owns the authoritative, criterion-based timing, and the sweep keeps its
 //! own indicative per-row figures (`crate::bloom::timing`), so that a sweep needs no criterion.
+//!
+//! One exception: the conformance suite (`bloomlab-conform`), which must not depend on the harness,
+//! draws its `random-u64` and `url` families from a small copy of these generators
+//! (`bloomlab_conform::keys`), held to these key for key by a test there.
 
 pub mod group;
 

@@ -6,7 +6,37 @@
 //! the chance that a counting filter's counters saturate ([`counter_saturation_any`] and its
 //! relatives).
 
-use crate::filter::Geometry;
+/// The shape of a filter's bit array, from which bloomlab derives the layout-correct theory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Geometry {
+    /// One array of `bits` bits; each key sets `hashes` positions anywhere in it.
+    Flat {
+        /// Bits in the array.
+        bits: u64,
+        /// Positions set per key.
+        hashes: u32,
+    },
+    /// `blocks` blocks of `block_bits` bits; each key picks one block and sets `hashes` positions
+    /// (with repetition) inside it.
+    Blocked {
+        /// Number of blocks.
+        blocks: u64,
+        /// Bits per block.
+        block_bits: u32,
+        /// Positions set per key inside its block.
+        hashes: u32,
+    },
+    /// `blocks` blocks of `words` words of `word_bits` bits; each key picks one block and sets one
+    /// bit in every word (Parquet's split-block filter: 8 words of 32 bits).
+    SplitBlock {
+        /// Number of blocks.
+        blocks: u64,
+        /// Words per block (one bit set in each).
+        words: u32,
+        /// Bits per word.
+        word_bits: u32,
+    },
+}
 
 /// The textbook approximation `(1 - e^(-kn/m))^k` (Bloom 1970, as usually quoted), with m the total
 /// bits and k the probes per key, whatever the layout.
@@ -290,7 +320,7 @@ pub fn scalable_limit(first: f64, tightening: f64) -> f64 {
 }
 
 /// The saturation value of a `counter_bits`-bit counter, `2^counter_bits - 1`: the count at which a
-/// counting filter's counter sticks (see [`crate::Counting`]).
+/// counting filter's counter sticks (see bloomlab-filters' `Counting`).
 pub fn saturation_value(counter_bits: u32) -> u64 {
     (1u64 << counter_bits) - 1
 }
@@ -375,7 +405,7 @@ pub fn counter_saturation_fan_bound(counters: u64, hashes: u32, n: u64, counter_
 }
 
 impl Geometry {
-    /// [`crate::Filter::fpr_given_bits`] of a filter of this geometry whose bit array is `bytes`
+    /// `Filter::fpr_given_bits` (bloomlab-filters) of a filter of this geometry whose bit array is `bytes`
     /// (the in-memory layout's bytes: little-endian words, blocks in order), computed with the same
     /// operations in the same order, so a copy of a filter's bits held elsewhere (a Redis string)
     /// gives the in-memory filter's figure bit for bit. NaN when `bytes` is not `bits() / 8` long.
@@ -462,6 +492,108 @@ impl Geometry {
             Geometry::Flat { hashes, .. } | Geometry::Blocked { hashes, .. } => hashes,
             Geometry::SplitBlock { words, .. } => words,
         }
+    }
+}
+
+/// The fill theory of each layout: what a filter's share of set bits says about its keys (used by
+/// bloomlab-filters' `fill` estimates).
+impl Geometry {
+    /// The probability r that one distinct key sets a given bit, the same for every bit of the
+    /// layout under its theory's model: flat `1 - (1 - 1/m)^k`; blocked `(1 - (1 - 1/B)^k) / nb`;
+    /// split-block `1 / (nb b)` (see bloomlab-filters' `fill` module).
+    pub fn key_bit_probability(&self) -> f64 {
+        match *self {
+            Geometry::Flat { bits, hashes } => {
+                -(f64::from(hashes) * (-1.0 / bits as f64).ln_1p()).exp_m1()
+            }
+            Geometry::Blocked {
+                blocks,
+                block_bits,
+                hashes,
+            } => {
+                let in_block =
+                    -(f64::from(hashes) * (-1.0 / f64::from(block_bits)).ln_1p()).exp_m1();
+                in_block / blocks as f64
+            }
+            Geometry::SplitBlock {
+                blocks, word_bits, ..
+            } => 1.0 / (blocks as f64 * f64::from(word_bits)),
+        }
+    }
+
+    /// The exact mean fill after `n` distinct keys under the layout's model, `1 - (1 - r)^n`
+    /// (r from [`key_bit_probability`](Self::key_bit_probability)); `n` may be fractional.
+    pub fn expected_fill(&self, n: f64) -> f64 {
+        -(n * (-self.key_bit_probability()).ln_1p()).exp_m1()
+    }
+
+    /// The exact variance of the number of set bits after `n` distinct keys under the layout's
+    /// model (see bloomlab-filters' `fill` module): the classic occupancy variance for the flat layout,
+    /// and for the blocked and split-block ones the same sum over pairs of bits with the pair
+    /// classes of the layout (block loads multinomial, not independent). Never negative.
+    pub fn set_bits_variance(&self, n: f64) -> f64 {
+        let m = self.bits() as f64;
+        let r = self.key_bit_probability();
+        let ln_keep = (-r).ln_1p();
+        let a = (n * ln_keep).exp();
+        let one_minus_a = -(n * ln_keep).exp_m1();
+        let keep2 = (1.0 - r) * (1.0 - r);
+        let pairs: f64 = self
+            .pair_classes(r)
+            .iter()
+            .filter(|&&(count, _)| count > 0.0)
+            .map(|&(count, delta)| count * (n * (delta / keep2).ln_1p()).exp_m1())
+            .sum();
+        (m * a * one_minus_a + a * a * pairs).max(0.0)
+    }
+
+    /// The ordered pairs of distinct bits by class, as (number of pairs, `P(one key sets both) -
+    /// r^2`): the chance that one key leaves both clear is `(1 - r)^2` plus this.
+    fn pair_classes(&self, r: f64) -> [(f64, f64); 3] {
+        let m = self.bits() as f64;
+        match *self {
+            Geometry::Flat { hashes, .. } => {
+                // (1 - 2/m)^k - (1 - 1/m)^(2k), with (1 - 2/m) / (1 - 1/m)^2 = 1 - 1/(m - 1)^2.
+                let k = f64::from(hashes);
+                let delta = (1.0 - r).powi(2) * (k * (-1.0 / (m - 1.0).powi(2)).ln_1p()).exp_m1();
+                [(m * (m - 1.0), delta), (0.0, 0.0), (0.0, 0.0)]
+            }
+            Geometry::Blocked {
+                blocks,
+                block_bits,
+                hashes,
+            } => {
+                let (nb, b, k) = (blocks as f64, f64::from(block_bits), f64::from(hashes));
+                // Inside its block a key sets a given bit with q = 1 - x, x = (1 - 1/B)^k, and
+                // both of two given bits with t = 1 - 2x + (1 - 2/B)^k
+                // = q^2 + x^2 ((1 - 1/(B - 1)^2)^k - 1).
+                let x = (k * (-1.0 / b).ln_1p()).exp();
+                let q = -(k * (-1.0 / b).ln_1p()).exp_m1();
+                let t = q * q + x * x * (k * (-1.0 / (b - 1.0).powi(2)).ln_1p()).exp_m1();
+                [
+                    (m * (b - 1.0), t / nb - r * r),
+                    (m * (m - b), -r * r),
+                    (0.0, 0.0),
+                ]
+            }
+            Geometry::SplitBlock {
+                words, word_bits, ..
+            } => {
+                let (w, b) = (f64::from(words), f64::from(word_bits));
+                // One bit per word: two bits of one word are never both set by one key; bits of
+                // two words of its block both are with chance 1/b^2 given the block.
+                [
+                    (m * (b - 1.0), -r * r),
+                    (m * b * (w - 1.0), r / b - r * r),
+                    (m * (m - w * b), -r * r),
+                ]
+            }
+        }
+    }
+
+    /// The n at which the expected fill is `fill`: `ln(1 - fill) / ln(1 - r)` (+inf at 1).
+    pub fn count_at_fill(&self, fill: f64) -> f64 {
+        (-fill).ln_1p() / (-self.key_bit_probability()).ln_1p() + 0.0
     }
 }
 

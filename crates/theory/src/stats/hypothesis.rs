@@ -12,8 +12,7 @@
 //! Query counts are chosen by [`queries_for_drift`] so that a relative change of the rate is found
 //! with a stated power at a stated level; [`drift_power`] computes that power exactly.
 
-use statrs::distribution::{ContinuousCDF, Normal};
-use statrs::function::beta::beta_reg;
+use crate::special::{beta_reg, standard_normal_quantile};
 
 /// P(X <= x) for X ~ Binomial(n, p), through the regularised incomplete beta function
 /// (no subtraction from 1, so tails far below 1e-16 stay accurate).
@@ -70,7 +69,7 @@ pub fn rate_ratio_test(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
 }
 
 fn z(q: f64) -> f64 {
-    Normal::standard().inverse_cdf(q)
+    standard_normal_quantile(q)
 }
 
 /// Queries per side so that the drift test at two-sided level `alpha` detects a rate of

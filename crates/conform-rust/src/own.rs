@@ -26,7 +26,7 @@ use bloomlab_filters::{
     TextbookFnv1aI32, TextbookScalable, Xxh3,
 };
 
-use crate::candidate::{
+use bloomlab_conform::candidate::{
     About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, Stats,
 };
 

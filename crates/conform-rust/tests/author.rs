@@ -12,11 +12,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bloomlab_conform::subjects::{self, own::Own};
 use bloomlab_conform::{
     About, Candidate, CandidateError, Capabilities, Clause, Conformance, Instance, Outcome, PerKey,
     Plan, run,
 };
+use bloomlab_conform_rust::own::{self, Own};
 use fastbloom::BloomFilter;
 
 /// The author's adapter, as in `examples/author.rs`, with fastbloom's hasher seeded: its default
@@ -91,7 +91,7 @@ fn fastbloom_through_the_authors_adapter_holds_all_but_bad_input() {
 #[test]
 fn a_correct_filter_passes_assert_conforms() {
     let c = run(
-        subjects::by_name("bloomlab/classic/xxh3/km/flat").unwrap(),
+        bloomlab_conform_rust::by_name("bloomlab/classic/xxh3/km/flat").unwrap(),
         &Plan::quick(),
     );
     c.assert_conforms();
@@ -237,7 +237,7 @@ fn a_filter_that_hangs_on_n_zero_fails_bad_input_within_the_build_timeout() {
 
 fn quick(name: &str) -> Conformance {
     let c = run(
-        subjects::by_name(&format!("bloomlab/{name}")).unwrap(),
+        bloomlab_conform_rust::by_name(&format!("bloomlab/{name}")).unwrap(),
         &Plan::quick(),
     );
     eprintln!("{c}");
@@ -294,7 +294,7 @@ fn the_textbook_port_breaks_the_scale_clause_past_2_pow_32_bits() {
         ..Plan::full()
     };
     let c = run(
-        subjects::by_name("bloomlab/textbook-fnv1a-i32").unwrap(),
+        bloomlab_conform_rust::by_name("bloomlab/textbook-fnv1a-i32").unwrap(),
         &plan,
     );
     assert_eq!(c.broken(), vec![Clause::Scale], "{c}");
@@ -307,8 +307,8 @@ fn the_textbook_port_breaks_the_scale_clause_past_2_pow_32_bits() {
 
 #[test]
 fn every_own_subject_is_in_the_catalogue() {
-    let names: HashSet<String> = subjects::all().iter().map(|c| c.about().name).collect();
-    for v in bloomlab_conform::subjects::own::variants() {
+    let names: HashSet<String> = own::all().iter().map(|c| c.about().name).collect();
+    for v in own::variants() {
         let name = format!("bloomlab/{}", v.name());
         assert!(names.contains(&name), "{name}: {names:?}");
     }

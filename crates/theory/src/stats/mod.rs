@@ -2,8 +2,7 @@
 
 pub mod hypothesis;
 
-use statrs::distribution::{ContinuousCDF, Normal};
-use statrs::function::beta::beta_reg;
+use crate::special::{beta_reg, standard_normal_quantile};
 
 /// Checks a confidence level: a finite number strictly between 0 and 1.
 pub fn check_confidence(confidence: f64) -> Result<(), String> {
@@ -12,7 +11,7 @@ pub fn check_confidence(confidence: f64) -> Result<(), String> {
     } else {
         Err(format!(
             "confidence level {} is invalid: it must be in the open interval (0, 1)",
-            bloomlab_filters::error::Compact(confidence)
+            crate::Compact(confidence)
         ))
     }
 }
@@ -53,7 +52,7 @@ pub fn clopper_pearson(successes: u64, trials: u64, confidence: f64) -> (f64, f6
 /// until it cannot shrink.
 fn beta_quantile(a: f64, b: f64, q: f64) -> f64 {
     let cdf = |u: f64| beta_reg(a, b, u);
-    let z = Normal::standard().inverse_cdf(q);
+    let z = standard_normal_quantile(q);
     let mean = a / (a + b);
     let sd = (a * b / ((a + b) * (a + b) * (a + b + 1.0))).sqrt();
     let guess = (mean + z * sd).clamp(f64::MIN_POSITIVE, 1.0);
@@ -80,7 +79,7 @@ fn beta_quantile(a: f64, b: f64, q: f64) -> f64 {
 /// The standard normal quantile that leaves `(1 - confidence) / 2` in each tail: the `z` of a
 /// two-sided interval at `confidence` (1.96 at 95%).
 pub fn two_sided_z(confidence: f64) -> f64 {
-    Normal::standard().inverse_cdf(1.0 - (1.0 - confidence) / 2.0)
+    standard_normal_quantile(1.0 - (1.0 - confidence) / 2.0)
 }
 
 /// Queries after which a rate `f` (0 < f <= 1) has a two-sided interval of relative half-width
