@@ -316,3 +316,17 @@ fn every_own_subject_is_in_the_catalogue() {
         assert!(names.contains(&format!("bloomlab/{v}")), "{v}: {names:?}");
     }
 }
+
+#[test]
+fn the_classic_flagship_holds_the_quick_boundary_test() {
+    // The quick plan's scale clause: two filters past 2^33 and 2^32 bits at the same load, whose
+    // rates must halve with the size (`suite::scale`, false-alarm rate alpha = 1e-4).
+    let c = run(
+        Arc::new(Own::new("classic/xxh3/km/flat").unwrap()),
+        &Plan {
+            clauses: vec![Clause::Scale],
+            ..Plan::quick()
+        },
+    );
+    assert_eq!(outcome(&c, Clause::Scale), Outcome::Holds, "{c}");
+}

@@ -15,7 +15,6 @@
 
 use std::sync::Arc;
 
-use bloomlab_conform::subjects::own::Own;
 use bloomlab_conform::{
     About, Candidate, CandidateError, Capabilities, Clause, Conformance, Declared, Instance,
     KeyBatch, Outcome, Plan, ScaleMethod, Stats, run,
@@ -231,10 +230,3 @@ fn a_filter_capped_at_2_pow_31_is_broken_too() {
     assert_eq!(c.broken(), vec![Clause::Scale], "{c}");
 }
 
-/// bloomlab's classic flagship (it claims `large`, as every one of bloomlab's own subjects does)
-/// at p = 1/2 has k = 1, the boundary test's best case.
-#[test]
-fn the_classic_flagship_holds_the_quick_boundary_test() {
-    let c = scale_only(Arc::new(Own::new("classic/xxh3/km/flat").unwrap()));
-    assert_eq!(scale_verdict(&c).outcome, Outcome::Holds, "{c}");
-}
