@@ -250,10 +250,8 @@ impl Instance for ScalableInstance {
             if self.held == *cap {
                 let i = self.stages.len();
                 let cap = self.n << i;
-                let bits =
-                    Bits::sized(cap, self.stage_rate(i), Defect::None).map_err(|e| {
-                        refused("corpus/scalable", format!("stage {i}: {e}"))
-                    })?;
+                let bits = Bits::sized(cap, self.stage_rate(i), Defect::None)
+                    .map_err(|e| refused("corpus/scalable", format!("stage {i}: {e}")))?;
                 self.stages.push((bits, cap));
                 self.held = 0;
             }
@@ -361,7 +359,10 @@ fn a_filter_that_panics_below_8_keys_breaks_accepts_valid_input_at_n_1() {
     assert_eq!(minimized(&c, Clause::AcceptsValidInput), (1, 0.01));
     let v = c.verdict(Clause::AcceptsValidInput).unwrap();
     assert!(v.figure.contains("build failed on a valid request"), "{c}");
-    assert!(v.figure.contains("attempt to subtract with overflow"), "{c}");
+    assert!(
+        v.figure.contains("attempt to subtract with overflow"),
+        "{c}"
+    );
     assert_eq!(c.broken(), vec![Clause::AcceptsValidInput], "{c}");
 }
 

@@ -13,8 +13,8 @@ use bloomlab_conform::process::{Command, ProcessCandidate};
 use bloomlab_conform::{Clause, Conformance, Outcome, Plan, run};
 
 fn toy(mode: &str) -> Option<Arc<ProcessCandidate>> {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/conform/corpus/toy_bloom.py");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/conform/corpus/toy_bloom.py");
     // The interpreter itself, not a version manager's shim (pyenv's is a bash script, which
     // would add its own start-up to each of the hunt's few hundred adapter processes).
     let python = std::process::Command::new("python3")
@@ -25,7 +25,10 @@ fn toy(mode: &str) -> Option<Arc<ProcessCandidate>> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
     let Some(python) = python else {
         let require = std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1");
-        assert!(!require, "python3 is not on PATH (BLOOMLAB_REQUIRE_SERVICES=1)");
+        assert!(
+            !require,
+            "python3 is not on PATH (BLOOMLAB_REQUIRE_SERVICES=1)"
+        );
         eprintln!("skipped: python3 is not on PATH");
         return None;
     };
@@ -55,7 +58,8 @@ fn a_python_filter_that_refuses_n_below_8_breaks_accepts_valid_input_at_n_1() {
     let v = c.verdict(Clause::AcceptsValidInput).unwrap();
     assert_eq!(v.outcome, Outcome::Broken, "{c}");
     assert!(
-        v.figure.starts_with("at n = 1, p = 0.01: build failed on a valid request"),
+        v.figure
+            .starts_with("at n = 1, p = 0.01: build failed on a valid request"),
         "{c}"
     );
     assert!(v.figure.contains("RecursionError"), "{c}");

@@ -229,4 +229,3 @@ fn a_filter_capped_at_2_pow_31_is_broken_too() {
     }));
     assert_eq!(c.broken(), vec![Clause::Scale], "{c}");
 }
-

@@ -163,7 +163,9 @@ impl Hunt {
                 "a finite number > 0",
             );
         }
-        if self.min_queries == 0 || self.min_queries > self.max_queries || self.max_queries > 1 << 32
+        if self.min_queries == 0
+            || self.min_queries > self.max_queries
+            || self.max_queries > 1 << 32
         {
             return bad(
                 "min_queries..max_queries",
@@ -264,7 +266,9 @@ fn points(hunt: &Hunt, plan: &Plan) -> Vec<Point> {
         let n = (hi as f64).powf(rng.unit()).round().max(1.0) as u64;
         let p = p_lo * (p_hi / p_lo).powf(rng.unit());
         // Rounded to three significant digits: the reproducing command names it exactly.
-        let p = format!("{p:.2e}").parse().expect("a formatted float parses");
+        let p = format!("{p:.2e}")
+            .parse()
+            .expect("a formatted float parses");
         out.push(Point::at(hunt, n, p, Origin::Random));
     }
     let mut seen = BTreeSet::new();
@@ -446,7 +450,11 @@ fn visit_over(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope
     } else {
         &[OVER]
     };
-    let sub = plan.at(n, point.p, point.queries.max(plan_queries_floor(plan, point.p)));
+    let sub = plan.at(
+        n,
+        point.p,
+        point.queries.max(plan_queries_floor(plan, point.p)),
+    );
     multiples
         .iter()
         .map(|&f| {
@@ -566,12 +574,8 @@ impl Found {
                 let fp = v.false_positives?;
                 let q = v.point.queries;
                 rate_broken(plan, fp, q, v.point.p, self.level).then(|| {
-                    let c = decide::against_ceiling(
-                        fp,
-                        q,
-                        v.point.p * (1.0 + plan.margin),
-                        self.level,
-                    );
+                    let c =
+                        decide::against_ceiling(fp, q, v.point.p * (1.0 + plan.margin), self.level);
                     format!(
                         "{} observed vs {} promised ({fp}/{q}; one-sided lower bound {} at \
                          1 - {:.3e} exceeds p (1 + margin) = {})",
@@ -661,7 +665,11 @@ pub(crate) fn run(candidate: &Arc<dyn Candidate>, plan: &Plan) -> Found {
     let rate_points = all.iter().filter(|pt| pt.queries > 0).count() as u64;
     let decisions = rate_points
         + growth_points * GROWTH.len() as u64
-        + if growable { 2 * SHRINK_TRIES } else { SHRINK_TRIES };
+        + if growable {
+            2 * SHRINK_TRIES
+        } else {
+            SHRINK_TRIES
+        };
     let mut found = Found {
         visits: Vec::with_capacity(all.len()),
         outside,
@@ -785,7 +793,8 @@ pub(crate) fn fold(mut verdict: Verdict, found: &Found, plan: &Plan) -> Verdict 
     let visited = found.visits.len();
     let minimized = found.minimized.iter().find(|m| m.0 == clause);
     if let Some((_, v, what, failing)) = minimized {
-        let level = matches!(clause, Clause::PromisedRate | Clause::OverFill).then_some(found.level);
+        let level =
+            matches!(clause, Clause::PromisedRate | Clause::OverFill).then_some(found.level);
         let reproduce = plan.reproduce_at(clause, v.point.n, v.point.p, v.point.queries, level);
         verdict.evidence.insert(
             0,
@@ -962,13 +971,10 @@ fn summary(found: &Found, plan: &Plan, clause: Clause) -> String {
 /// plan's own (n, p)).
 pub(crate) fn valid_input(found: &Found, plan: &Plan) -> Verdict {
     let visited = found.visits.len();
-    let unreachable = found
-        .visits
-        .iter()
-        .find_map(|v| match &v.failed {
-            Some((op, e @ CandidateError::Io { .. })) => Some(format!("{op}: {e}")),
-            _ => None,
-        });
+    let unreachable = found.visits.iter().find_map(|v| match &v.failed {
+        Some((op, e @ CandidateError::Io { .. })) => Some(format!("{op}: {e}")),
+        _ => None,
+    });
     let verdict = if visited == 0 && found.unvisited > 0 {
         super::verdict(
             plan,
@@ -1023,7 +1029,10 @@ mod tests {
             .map(|p| p.n)
             .collect();
         assert_eq!(tiny, (1..=64).collect::<Vec<_>>());
-        assert!(pts.iter().all(|p| p.n < RATE_MIN_N || p.queries > 0 || p.origin == Origin::Promised));
+        assert!(
+            pts.iter()
+                .all(|p| p.n < RATE_MIN_N || p.queries > 0 || p.origin == Origin::Promised)
+        );
         let sweep: Vec<&Point> = pts.iter().filter(|p| p.origin == Origin::Sweep).collect();
         assert!(sweep.len() >= 55, "{} sweep points", sweep.len());
         // Every rate of the list is taken by some sweep point at n >= RATE_MIN_N.

@@ -283,7 +283,10 @@ impl Plan {
         level: Option<f64>,
     ) -> String {
         let queries = (queries > 0).then_some(queries);
-        if let Some(api) = self.reproduce.strip_prefix("bloomlab_conform::run(candidate, &") {
+        if let Some(api) = self
+            .reproduce
+            .strip_prefix("bloomlab_conform::run(candidate, &")
+        {
             // `Plan::quick())` -> a struct literal with the point's fields over that plan.
             let base = api.trim_end_matches(')');
             let mut fields = format!("n: {n}, p: {p:?}, ");
@@ -418,7 +421,9 @@ pub fn run_observed(
     run_in_process(candidate, plan, bad_input, &mut |step, out| match step {
         isolate::Step::Start(clause) => on_step(Step::Starting(clause)),
         isolate::Step::Done(_) => on_step(Step::Finished(
-            out.verdicts.last().expect("a clause is done once its verdict is in"),
+            out.verdicts
+                .last()
+                .expect("a clause is done once its verdict is in"),
         )),
     })
 }
