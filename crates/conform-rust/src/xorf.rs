@@ -33,7 +33,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::refused;
 use bloomlab_conform::candidate::{
-    About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, Stats,
+    About, Candidate, CandidateError, Capabilities, Declared, Instance, KeyBatch, Stats, Supports,
 };
 
 /// xorf's version (the workspace pin).
@@ -235,14 +235,21 @@ fn floor_rate<K: XorKind>() -> f64 {
 
 impl<K: XorKind> Candidate for Static<K> {
     fn about(&self) -> About {
-        About::rust(K::NAME, VERSION).with(Capabilities {
-            serialize: true,
-            stats: true,
-            concurrent: false,
-            static_build: true,
-            large: false,
-            growable: false,
-        })
+        About::rust(K::NAME, VERSION)
+            .with(Capabilities {
+                serialize: true,
+                stats: true,
+                concurrent: false,
+                static_build: true,
+                large: false,
+                growable: false,
+            })
+            // xorf takes no rate: its fingerprint width fixes one, 2^-f, and this adapter refuses a
+            // promise tighter than that (accepts-valid-input holds it to the rest).
+            .supporting(Supports {
+                p: (floor_rate::<K>(), Supports::ALL.p.1),
+                ..Supports::ALL
+            })
     }
 
     fn build(&self, _n: u64, p: f64) -> Result<Box<dyn Instance>, CandidateError> {

@@ -166,11 +166,17 @@ impl Supports {
 
 impl fmt::Display for Supports {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "n in [{}, {}], p in [{}, {}]",
-            self.n.0, self.n.1, self.p.0, self.p.1
-        )
+        let all = Supports::ALL;
+        match self.n {
+            (lo, hi) if hi == all.n.1 => write!(f, "n >= {lo}")?,
+            (lo, hi) => write!(f, "n in [{lo}, {hi}]")?,
+        }
+        match self.p {
+            (lo, hi) if lo == all.p.0 && hi == all.p.1 => write!(f, ", p in (0, 1)"),
+            (lo, hi) if hi == all.p.1 => write!(f, ", p in [{lo}, 1)"),
+            (lo, hi) if lo == all.p.0 => write!(f, ", p in (0, {hi}]"),
+            (lo, hi) => write!(f, ", p in [{lo}, {hi}]"),
+        }
     }
 }
 
@@ -477,6 +483,31 @@ mod tests {
         assert_eq!(got, vec![&b""[..], b"abc", &long[..], b""]);
         b.clear();
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_declared_range_contains_its_ends_reads_plainly_and_refuses_an_empty_one() {
+        let xor8 = Supports {
+            p: (1.0 / 256.0, Supports::ALL.p.1),
+            ..Supports::ALL
+        };
+        assert!(xor8.contains(1, 1.0 / 256.0) && xor8.contains(u64::MAX, 0.5));
+        assert!(!xor8.contains(1, 0.001) && !xor8.contains(0, 0.5) && !xor8.contains(5, 1.0));
+        assert!(Supports::ALL.contains(1, 1e-300) && !Supports::ALL.contains(1, f64::NAN));
+        assert_eq!(xor8.to_string(), "n >= 1, p in [0.00390625, 1)");
+        assert_eq!(Supports::ALL.to_string(), "n >= 1, p in (0, 1)");
+        let json = serde_json::to_string(&Supports {
+            n: (8, 1000),
+            p: (1e-9, 0.5),
+        })
+        .unwrap();
+        assert_eq!(json, r#"{"n":[8,1000],"p":[1e-9,0.5]}"#);
+        let empty = Supports {
+            n: (10, 5),
+            ..Supports::ALL
+        };
+        assert!(empty.validate().unwrap_err().contains("[10, 5] is invalid"));
+        xor8.validate().unwrap();
     }
 
     #[test]
