@@ -94,7 +94,7 @@ impl Bits {
     fn probes(&self, key: &[u8], mut f: impl FnMut(u64) -> bool) -> bool {
         let h = fnv(key);
         let m = self.m;
-        if self.defect == Defect::CorrelatedAtEvenM && m % 2 == 0 {
+        if self.defect == Defect::CorrelatedAtEvenM && m.is_multiple_of(2) {
             // The "fast path" for even m: double hashing whose step comes from 6 bits of the start
             // instead of a second hash, so only 64 m probe patterns exist.
             let a = fmix(h) % m;

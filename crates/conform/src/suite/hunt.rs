@@ -289,14 +289,23 @@ enum RoundTrip {
     Checked(u64, Option<u64>),
 }
 
+/// What a fresh filter filled past n showed: members missed and the first, and false positives
+/// among the queries.
+#[derive(Debug, Clone, Copy)]
+struct Filled {
+    missed: u64,
+    first: Option<u64>,
+    false_positives: u64,
+    queries: u64,
+}
+
 /// A fresh filter filled to a multiple of n.
 #[derive(Debug, Clone)]
 struct Over {
     multiple: f64,
     inserted: u64,
-    /// Members missed and the first, false positives of `queries`; or why nothing was measured
-    /// and whether it was a crash.
-    measured: Result<(u64, Option<u64>, u64, u64), (bool, String)>,
+    /// What it showed; or why nothing was measured and whether it was a crash.
+    measured: Result<Filled, (bool, String)>,
 }
 
 /// What one point showed.
@@ -469,7 +478,12 @@ fn visit_over(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope
             )
             .map(|filled| {
                 let (missed, first) = filled.missed.unwrap_or((0, None));
-                (missed, first, filled.false_positives, filled.queries)
+                Filled {
+                    missed,
+                    first,
+                    false_positives: filled.false_positives,
+                    queries: filled.queries,
+                }
             })
             .map_err(|e| (measure::is_crash(&e), e.to_string()));
             Over {
@@ -589,16 +603,20 @@ impl Found {
             }
             Clause::OverFill => v.over.iter().find_map(|o| match &o.measured {
                 Err((true, e)) => Some(format!("{}x: {e}", o.multiple)),
-                Ok((missed, first, _, _)) if *missed > 0 => Some(format!(
-                    "{}x: {missed} of {} members missed{}",
+                Ok(f) if f.missed > 0 => Some(format!(
+                    "{}x: {} of {} members missed{}",
                     o.multiple,
+                    f.missed,
                     o.inserted,
-                    first_index(*first)
+                    first_index(f.first)
                 )),
-                Ok((_, _, fp, q))
-                    if self.growable
-                        && judged_growth(v.point.n)
-                        && rate_broken(plan, *fp, *q, v.point.p, self.level) =>
+                Ok(Filled {
+                    false_positives: fp,
+                    queries: q,
+                    ..
+                }) if self.growable
+                    && judged_growth(v.point.n)
+                    && rate_broken(plan, *fp, *q, v.point.p, self.level) =>
                 {
                     Some(format!(
                         "{}x ({} members): grows without keeping p: {} observed vs {} promised \

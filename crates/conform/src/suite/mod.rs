@@ -31,9 +31,10 @@
 //! 5. **scale**, 7. **bad-input**: see their modules.
 //! 6. **over-fill**: `round(f n)` members for each `f` of `plan.over_fill`; broken iff a member is
 //!    missed or the candidate crashes; the rates are reported with the declared theory.
-//! 6b. **accepts-valid-input**: every build, insert and query at the hunt's points inside the
-//!    candidate's declared range succeeds ([`hunt`]).
 //! 8. **speed**: nanoseconds per key, for information (always n/a).
+//!
+//! **accepts-valid-input** (after 6 in report order): every build, insert and query at the hunt's
+//! points inside the candidate's declared range succeeds ([`hunt`]).
 //!
 //! The suite's false-alarm rate: each statistical decision above (2, 3, 4, 5, 6 for a growable
 //! candidate, and the hunt's rate decisions, which share one `alpha` by Bonferroni) calls a
