@@ -291,6 +291,35 @@ pub enum Declared {
     },
 }
 
+impl Declared {
+    /// The bits a layout declares (a cuckoo or quotient filter's: its table's), where it says (an
+    /// xor filter's fingerprint width alone does not).
+    pub fn bits(&self) -> Option<u64> {
+        match *self {
+            Declared::Classic { bits, .. }
+            | Declared::Partitioned { bits, .. }
+            | Declared::Blocked { bits, .. }
+            | Declared::SplitBlock { bits } => Some(bits),
+            Declared::Cuckoo {
+                buckets,
+                bucket_size,
+                fingerprint_bits,
+            } => Some(
+                buckets
+                    .saturating_mul(u64::from(bucket_size))
+                    .saturating_mul(u64::from(fingerprint_bits)),
+            ),
+            Declared::Quotient {
+                slots_log2,
+                remainder_bits,
+            } => 1u64
+                .checked_shl(slots_log2)
+                .map(|s| s.saturating_mul(u64::from(remainder_bits) + 3)),
+            Declared::Xor { .. } => None,
+        }
+    }
+}
+
 /// What [`Instance::stats`] reports; each part optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {

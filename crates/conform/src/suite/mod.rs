@@ -37,8 +37,10 @@
 //! points inside the candidate's declared range succeeds ([`hunt`]).
 //!
 //! The suite's false-alarm rate: each statistical decision above (2, 3, 4, 5, 6 for a growable
-//! candidate, and the hunt's rate decisions, which share one `alpha` by Bonferroni) calls a
-//! correct filter broken with probability at most `alpha`, so the whole suite calls it broken on
+//! candidate, and the hunt's rate findings, each confirmed on fresh builds, which share one
+//! `alpha`: [`hunt`]) calls a correct filter broken with probability at most `alpha` (the hunt's
+//! under one stated assumption: a correct filter's median build is no worse than its average
+//! one), so the whole suite calls it broken on
 //! some clause with probability at most 6 `alpha` (6e-4 at the shipped plans' 1e-4): Bonferroni
 //! over every decision. Clauses 1, 6b and 7 use no statistics (one miss or one failure is a
 //! defect).
@@ -298,7 +300,7 @@ impl Plan {
                 fields += &format!("alpha: {a:e}, ");
             }
             return format!(
-                "bloomlab_conform::run(candidate, &Plan {{ {fields}hunt: None, clauses:                  vec![Clause::{clause:?}], ..{base}) }})"
+                "bloomlab_conform::run(candidate, &Plan {{ {fields}hunt: None, clauses: vec![Clause::{clause:?}], ..{base}) }})"
             );
         }
         // A command line: the flags it already names are replaced, not repeated.

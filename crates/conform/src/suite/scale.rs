@@ -238,7 +238,7 @@ fn build_large(
         }
     };
     if let Some(layout) = &layout {
-        if let Some(bits) = declared_bits(layout)
+        if let Some(bits) = layout.bits()
             && bits <= b
         {
             return Err((
@@ -389,32 +389,6 @@ fn sample_members(
         first = first.or(miss);
     }
     Ok((found, first))
-}
-
-/// The bits a layout declares, where it says (an xor filter's fingerprint width alone does not).
-fn declared_bits(layout: &Declared) -> Option<u64> {
-    match *layout {
-        Declared::Classic { bits, .. }
-        | Declared::Partitioned { bits, .. }
-        | Declared::Blocked { bits, .. }
-        | Declared::SplitBlock { bits } => Some(bits),
-        Declared::Cuckoo {
-            buckets,
-            bucket_size,
-            fingerprint_bits,
-        } => Some(
-            buckets
-                .saturating_mul(u64::from(bucket_size))
-                .saturating_mul(u64::from(fingerprint_bits)),
-        ),
-        Declared::Quotient {
-            slots_log2,
-            remainder_bits,
-        } => 1u64
-            .checked_shl(slots_log2)
-            .map(|s| s.saturating_mul(u64::from(remainder_bits) + 3)),
-        Declared::Xor { .. } => None,
-    }
 }
 
 /// The bloom layouts' theory at `members` keys, where bloomlab has it for the declared layout.
@@ -815,7 +789,7 @@ fn declared_or(small: &Side) -> u64 {
     small
         .layout
         .as_ref()
-        .and_then(declared_bits)
+        .and_then(Declared::bits)
         .unwrap_or_else(|| (small.design_n as f64 / std::f64::consts::LN_2).ceil() as u64)
 }
 
