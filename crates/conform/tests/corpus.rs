@@ -310,13 +310,15 @@ impl Candidate for Scalable {
 /// probability 1/5 (a hash of the member set) a build runs at 4 p, otherwise at p / 5, so the
 /// rate averaged over builds is 0.96 p and the median build's p / 5: correct, and right-skewed as
 /// a filter of few blocks is. `steady` puts every such build at 2 p instead: a defect on every
-/// build. Above [`SWING_MAX_N`] it runs at p / 2 (the promised point's own build is steady).
+/// build. Above [`SWING_MAX_N`] it runs at p / 2, so the quick plan's own point (n = 10,000) is
+/// steady and the swing is the hunt's alone.
 struct Swinging {
     steady: bool,
 }
 
-/// The largest n at which [`Swinging`] swings (the quick hunt's sweep ends at 20,000).
-const SWING_MAX_N: u64 = 20_000;
+/// The largest n at which [`Swinging`] swings: below the quick plan's n, above the hunt's
+/// [`hunt::RATE_MIN_N`], so some twenty of the hunt's rate points swing.
+const SWING_MAX_N: u64 = 5_000;
 
 struct SwingingInstance {
     members: std::collections::HashSet<Vec<u8>>,

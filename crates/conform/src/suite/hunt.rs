@@ -607,7 +607,14 @@ struct Minimized {
     /// Failing points among the visited.
     failing: u64,
     /// For a rate finding, the confirmation on fresh builds (`Err`: not confirmed, and why).
-    confirmed: Result<Option<String>, String>,
+    confirmed: Result<Option<String>, Unconfirmed>,
+}
+
+/// Why a screened rate finding was not confirmed.
+struct Unconfirmed {
+    why: String,
+    /// The plan's deadline stopped the confirmation: the clause is undecided, not holding.
+    cut: bool,
 }
 
 /// How many of [`CONFIRM_BUILDS`] fresh builds must exceed so that a correct filter's builds do
@@ -762,27 +769,33 @@ fn confirm(
     found: &Found,
     v: &Visit,
     multiple: Option<f64>,
-) -> Result<String, String> {
+) -> Result<String, Unconfirmed> {
     let at = match multiple {
         Some(f) => format!("{} filled to {f}x", v.point.label()),
         None => v.point.label(),
     };
     let Some(needed) = found.needed else {
-        return Err(format!(
-            "at {at}: not confirmable: no count of {CONFIRM_BUILDS} fresh builds reaches level \
+        return Err(Unconfirmed {
+            cut: false,
+            why: format!(
+                "at {at}: not confirmable: no count of {CONFIRM_BUILDS} fresh builds reaches level \
              alpha / {} = {:.3e}",
-            2 * CONFIRMS,
-            plan.alpha / f64::from(2 * CONFIRMS)
-        ));
+                2 * CONFIRMS,
+                plan.alpha / f64::from(2 * CONFIRMS)
+            ),
+        });
     };
     let (mut exceeded, mut built) = (0, 0);
     while built < CONFIRM_BUILDS && exceeded < needed && built - exceeded <= CONFIRM_BUILDS - needed
     {
         if plan.deadline_passed() {
-            return Err(format!(
-                "at {at}: the deadline passed after {built} of the confirming builds \
-                 ({exceeded} exceeded, {needed} needed)"
-            ));
+            return Err(Unconfirmed {
+                cut: true,
+                why: format!(
+                    "at {at}: the deadline passed after {built} of the confirming builds \
+                     ({exceeded} exceeded, {needed} needed)"
+                ),
+            });
         }
         if build_exceeds(candidate, plan, v.point, multiple, built) {
             exceeded += 1;
@@ -794,9 +807,10 @@ fn confirm(
             "confirmed at {at}: {exceeded} of {built} fresh builds exceeded"
         ))
     } else {
-        Err(format!(
-            "not confirmed at {at}: {exceeded} of {built} fresh builds exceeded"
-        ))
+        Err(Unconfirmed {
+            cut: false,
+            why: format!("not confirmed at {at}: {exceeded} of {built} fresh builds exceeded"),
+        })
     }
 }
 
@@ -998,14 +1012,17 @@ fn minimize(
     }
     match finding(smallest) {
         Some(m) if m.confirmed.is_ok() => Some(m),
-        Some(m) => Some(Minimized {
-            confirmed: Err(format!(
-                "{}; {}",
-                first.confirmed.expect_err("checked above"),
-                m.confirmed.expect_err("matched above")
-            )),
-            ..first
-        }),
+        Some(m) => {
+            let (a, b) = (
+                first.confirmed.as_ref().expect_err("checked above"),
+                m.confirmed.expect_err("matched above"),
+            );
+            let confirmed = Err(Unconfirmed {
+                why: format!("{}; {}", a.why, b.why),
+                cut: a.cut || b.cut,
+            });
+            Some(Minimized { confirmed, ..first })
+        }
         None => Some(first),
     }
 }
@@ -1056,7 +1073,7 @@ pub(crate) fn fold(mut verdict: Verdict, found: &Found, plan: &Plan) -> Verdict 
             visit,
             what,
             failing,
-            confirmed: Err(why),
+            confirmed: Err(Unconfirmed { why, cut }),
             ..
         }) = minimized
         {
@@ -1066,6 +1083,15 @@ pub(crate) fn fold(mut verdict: Verdict, found: &Found, plan: &Plan) -> Verdict 
                 visit.point.label(),
                 confirm_rule(found)
             ));
+            if *cut && verdict.outcome == Outcome::Holds {
+                verdict.outcome = Outcome::Undecided;
+                verdict.figure = format!(
+                    "undecided: the deadline cut the confirmation of a rate finding at {} (rerun \
+                     with a later --deadline); {}",
+                    visit.point.label(),
+                    verdict.figure
+                );
+            }
         }
         if found.unvisited > 0 {
             let line = format!(
