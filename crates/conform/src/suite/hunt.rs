@@ -1310,6 +1310,66 @@ pub(crate) fn valid_input(found: &Found, plan: &Plan) -> Verdict {
 mod tests {
     use super::*;
 
+    /// A found with one unconfirmed promised-rate finding at n = 2,000, p = 1e-4.
+    fn unconfirmed(plan: &Plan, cut: bool) -> Found {
+        let hunt = Hunt::quick();
+        let point = Point::at(&hunt, 2000, 1e-4, Origin::Sweep);
+        let mut visit = Visit::new(point);
+        visit.false_positives = Some(60);
+        Found {
+            visits: vec![visit.clone()],
+            outside: 0,
+            level: 1e-6,
+            decisions: 100,
+            growable: false,
+            scope: Scope {
+                growable: false,
+                round_trip: true,
+            },
+            over_done: true,
+            unvisited: 0,
+            needed: builds_needed(plan.alpha / f64::from(2 * CONFIRMS)),
+            minimized: vec![Minimized {
+                clause: Clause::PromisedRate,
+                visit,
+                what: "60/200000".into(),
+                failing: 1,
+                confirmed: Err(Unconfirmed {
+                    why: "at n = 2000, p = 0.0001: ...".into(),
+                    cut,
+                }),
+            }],
+        }
+    }
+
+    #[test]
+    fn an_unconfirmed_rate_finding_holds_unless_the_deadline_cut_its_confirmation() {
+        let plan = Plan::quick();
+        let holds = || {
+            super::super::verdict(
+                &plan,
+                Clause::PromisedRate,
+                Outcome::Holds,
+                "1% observed".into(),
+                Vec::new(),
+            )
+        };
+        let v = fold(holds(), &unconfirmed(&plan, false), &plan);
+        assert_eq!(v.outcome, Outcome::Holds, "{v}");
+        assert!(
+            v.evidence
+                .iter()
+                .any(|e| e.contains("exceeded on their one build: 1")),
+            "{v}"
+        );
+        let v = fold(holds(), &unconfirmed(&plan, true), &plan);
+        assert_eq!(v.outcome, Outcome::Undecided, "{v}");
+        assert!(
+            v.figure.contains("the deadline cut the confirmation"),
+            "{v}"
+        );
+    }
+
     #[test]
     fn the_quick_hunt_visits_tiny_sweep_powers_and_random_points_once_each() {
         let plan = Plan::quick();
