@@ -32,7 +32,7 @@ pub struct External {
 /// `node/bloom-filters` starts first: the library hashes with xxhashjs, 64-bit arithmetic in
 /// JavaScript (about 30 us an insert in its speed clause), so its quick pass took 151 s of the
 /// 209 s all the quick passes took together (`conform --quick --all --jobs 2`, 2 cores,
-/// 2026-12-04), 107 s of it on key-families' 4 KiB keys.
+/// 2026-12-04), 107 s of it on key-families' long keys (4 KiB then; 1,101 bytes since).
 pub const ALL: [External; 6] = [
     External {
         launcher: "pybloom-live",

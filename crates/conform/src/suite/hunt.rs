@@ -470,54 +470,58 @@ fn visit(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> 
     v
 }
 
-/// Fills fresh filters for (n, p) past n at an over-fill point: 4x (members checked), or for a
-/// growable candidate 2x to 64x, each rate measured.
+/// Fills a filter for (n, p) past n at an over-fill point: to 4x (members checked), or for a
+/// growable candidate from 2x to 64x, each rate measured.
 fn visit_over(candidate: &dyn Candidate, plan: &Plan, point: Point, scope: Scope) -> Vec<Over> {
-    let n = point.n;
-    let multiples: &[f64] = if scope.growable && judged_growth(n) {
+    let multiples: &[f64] = if scope.growable && judged_growth(point.n) {
         &GROWTH
     } else {
         &[OVER]
     };
-    multiples
-        .iter()
-        .map(|&f| fill(candidate, plan, point, f))
-        .collect()
+    fill(candidate, plan, point, multiples)
 }
 
-/// Fills a fresh filter for (n, p) of `point` with `multiple` x n members of `plan`'s seed, checks
-/// them and measures the rate past n.
-fn fill(candidate: &dyn Candidate, plan: &Plan, point: Point, multiple: f64) -> Over {
+/// Fills one filter for (n, p) of `point` to each of `multiples` x n members of `plan`'s seed in
+/// turn ([`measure::fill_in_steps`]), checks them and measures the rate past them.
+fn fill(candidate: &dyn Candidate, plan: &Plan, point: Point, multiples: &[f64]) -> Vec<Over> {
     let n = point.n;
     let sub = plan.at(
         n,
         point.p,
         point.queries.max(plan_queries_floor(plan, point.p)),
     );
-    let inserted = (multiple * n as f64).round() as u64;
-    let measured = measure::fill_and_query(
+    let steps: Vec<u64> = multiples
+        .iter()
+        .map(|f| (f * n as f64).round() as u64)
+        .collect();
+    let fills = measure::fill_in_steps(
         candidate,
         &sub,
-        Family::RandomU64,
-        n,
-        (inserted, sub.queries),
+        (Family::RandomU64, n),
+        &steps,
+        sub.queries,
         true,
-    )
-    .map(|filled| {
-        let (missed, first) = filled.missed.unwrap_or((0, None));
-        Filled {
-            missed,
-            first,
-            false_positives: filled.false_positives,
-            queries: filled.queries,
-        }
-    })
-    .map_err(|e| (measure::is_crash(&e), e.to_string()));
-    Over {
-        multiple,
-        inserted,
-        measured,
-    }
+    );
+    multiples
+        .iter()
+        .zip(steps)
+        .zip(fills)
+        .map(|((&multiple, inserted), filled)| Over {
+            multiple,
+            inserted,
+            measured: filled
+                .map(|filled| {
+                    let (missed, first) = filled.missed.unwrap_or((0, None));
+                    Filled {
+                        missed,
+                        first,
+                        false_positives: filled.false_positives,
+                        queries: filled.queries,
+                    }
+                })
+                .map_err(|e| (measure::is_crash(&e), e.to_string())),
+        })
+        .collect()
 }
 
 /// Whether a growable candidate's over-fill rates are judged at a point of `n` keys: from
@@ -658,34 +662,28 @@ impl Found {
                     )
                 })
             }
-            Clause::OverFill => v.over.iter().find_map(|o| match &o.measured {
-                Err((true, e)) => Some(format!("{}x: {e}", o.multiple)),
-                Ok(f) if f.missed > 0 => Some(format!(
-                    "{}x: {} of {} members missed{}",
-                    o.multiple,
-                    f.missed,
-                    o.inserted,
-                    first_index(f.first)
-                )),
-                Ok(Filled {
-                    false_positives: fp,
-                    queries: q,
-                    ..
-                }) if self.growable
-                    && judged_growth(v.point.n)
-                    && rate_broken(plan, *fp, *q, v.point.p, self.level) =>
-                {
-                    Some(format!(
+            Clause::OverFill => self
+                .over_finding(plan, v)
+                .map(|(o, finding)| match finding {
+                    OverFinding::Crash(e) => format!("{}x: {e}", o.multiple),
+                    OverFinding::Missed(f) => format!(
+                        "{}x: {} of {} members missed{}",
+                        o.multiple,
+                        f.missed,
+                        o.inserted,
+                        first_index(f.first)
+                    ),
+                    OverFinding::Rate(f) => format!(
                         "{}x ({} members): grows without keeping p: {} observed vs {} promised \
-                         ({fp}/{q})",
+                     ({}/{})",
                         o.multiple,
                         o.inserted,
-                        pct(*fp as f64 / *q as f64),
-                        pct(v.point.p)
-                    ))
-                }
-                _ => None,
-            }),
+                        pct(f.false_positives as f64 / f.queries as f64),
+                        pct(v.point.p),
+                        f.false_positives,
+                        f.queries
+                    ),
+                }),
             _ => None,
         }
     }
@@ -698,32 +696,40 @@ impl Found {
     fn rate_excess(&self, plan: &Plan, clause: Clause, v: &Visit) -> Option<Option<f64>> {
         match clause {
             Clause::PromisedRate => Some(None),
-            Clause::OverFill => {
-                for o in &v.over {
-                    match &o.measured {
-                        Err((true, _)) => return None,
-                        Ok(f) if f.missed > 0 => return None,
-                        Ok(f)
-                            if self.growable
-                                && judged_growth(v.point.n)
-                                && rate_broken(
-                                    plan,
-                                    f.false_positives,
-                                    f.queries,
-                                    v.point.p,
-                                    self.level,
-                                ) =>
-                        {
-                            return Some(Some(o.multiple));
-                        }
-                        _ => {}
-                    }
-                }
-                None
-            }
+            Clause::OverFill => match self.over_finding(plan, v) {
+                Some((o, OverFinding::Rate(_))) => Some(Some(o.multiple)),
+                _ => None,
+            },
             _ => None,
         }
     }
+
+    /// The first over-fill multiple at `v` that shows a finding (in the order filled), and what:
+    /// a crash, a missed member, or (growable, at a judged n) a rate the screen calls broken.
+    fn over_finding<'v>(&self, plan: &Plan, v: &'v Visit) -> Option<(&'v Over, OverFinding<'v>)> {
+        v.over.iter().find_map(|o| match &o.measured {
+            Err((true, e)) => Some((o, OverFinding::Crash(e))),
+            Ok(f) if f.missed > 0 => Some((o, OverFinding::Missed(f))),
+            Ok(f)
+                if self.growable
+                    && judged_growth(v.point.n)
+                    && rate_broken(plan, f.false_positives, f.queries, v.point.p, self.level) =>
+            {
+                Some((o, OverFinding::Rate(f)))
+            }
+            _ => None,
+        })
+    }
+}
+
+/// What an over-fill multiple shows ([`Found::over_finding`]).
+enum OverFinding<'v> {
+    /// The candidate crashed (the error's text).
+    Crash(&'v str),
+    /// A member answered absent.
+    Missed(&'v Filled),
+    /// A growable filter's rate the screen calls above its promise.
+    Rate(&'v Filled),
 }
 
 /// Whether a fresh build at `point` (filled to `multiple` of n, if given) on the key set of
@@ -754,10 +760,12 @@ fn build_exceeds(
             v.false_positives
                 .is_some_and(|fp| !v.cut && exceeds(fp, point.queries))
         }
-        Some(f) => matches!(
-            fill(candidate, &sub, point, f).measured,
-            Ok(Filled { false_positives, queries, .. }) if exceeds(false_positives, queries)
-        ),
+        Some(f) => fill(candidate, &sub, point, &[f]).iter().any(|o| {
+            matches!(
+                o.measured,
+                Ok(Filled { false_positives, queries, .. }) if exceeds(false_positives, queries)
+            )
+        }),
     }
 }
 

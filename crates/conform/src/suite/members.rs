@@ -82,7 +82,7 @@ fn empty_key_present(inst: &mut dyn Instance, subject: &str) -> Result<bool, Can
 /// Clause 1 ([`Clause::NoFalseNegatives`]): holds iff no member was missed in any phase and at
 /// least one phase was measured; broken by any miss or crash, naming the family, the phase, the
 /// number missed and the first missed index. A clean refusal (a library that rejects empty or
-/// 4 KiB keys, a serialization it declines) stops that phase and is listed as evidence: it
+/// long keys, a serialization it declines) stops that phase and is listed as evidence: it
 /// claims nothing about membership, so it cannot be a false negative. Undecided when nothing at
 /// all could be checked.
 pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Vec<RatePoint>) {

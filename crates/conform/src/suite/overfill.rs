@@ -15,7 +15,7 @@ use crate::verdict::{Clause, Outcome, RatePoint, Verdict};
 
 /// Clause 6 ([`Clause::OverFill`]): for each multiple f of `plan.over_fill`, a filter built for
 /// (n, p) holding round(f n) random-u64 members, queried on them and on `plan.queries / 4`
-/// non-members. Broken iff a member is missed or the candidate crashes; a clean refusal (a static
+/// non-members (one filter filled from multiple to multiple: [`measure::fill_in_steps`]). Broken iff a member is missed or the candidate crashes; a clean refusal (a static
 /// filter that cannot be built that full, a filter that is full) is evidence. Rates above the
 /// promise past 1x are expected and reported, not judged, unless the candidate is growable: then
 /// the multiples run to at least 64x ([`hunt::GROWTH`]) and each rate is held to `p (1 + margin)`
@@ -38,18 +38,22 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
     let mut broken: Option<String> = None;
     let mut measured = 0;
     let mut cut = 0;
-    for &f in &multiples {
-        // Plan::validate bounds f, so the product fits comfortably.
-        let inserted = (f * plan.n as f64).round() as u64;
+    // Plan::validate bounds f, so the product fits comfortably.
+    let steps: Vec<u64> = multiples
+        .iter()
+        .map(|f| (f * plan.n as f64).round() as u64)
+        .collect();
+    let fills = measure::fill_in_steps(
+        candidate.as_ref(),
+        plan,
+        (Family::RandomU64, plan.n),
+        &steps,
+        queries,
+        true,
+    );
+    for ((&f, &inserted), filled) in multiples.iter().zip(&steps).zip(fills) {
         let at = format!("{f}x");
-        match measure::fill_and_query(
-            candidate.as_ref(),
-            plan,
-            Family::RandomU64,
-            plan.n,
-            (inserted, queries),
-            true,
-        ) {
+        match filled {
             Ok(filled) if filled.cut.is_some() || filled.queries == 0 => {
                 // The members all checked, the rate cut short: reported, not counted as measured.
                 cut += 1;

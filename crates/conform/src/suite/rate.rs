@@ -13,10 +13,10 @@ use crate::candidate::{Candidate, CandidateError, Declared};
 use crate::keys::Family;
 use crate::verdict::{Clause, Outcome, RatePoint, Verdict};
 
-/// Long keys (4 KiB each) are capped at this many members, so one family cannot dominate the run;
+/// Long keys (1,101 bytes each) are capped at this many members, so one family cannot dominate the run;
 /// their queries are [`long_queries`].
 pub(crate) const LONG_MEMBERS: u64 = 20_000;
-/// The most long-key queries a plan makes: 2,000,000 (8 GiB of keys). [`Plan::full`]'s decision
+/// The most long-key queries a plan makes: 2,000,000 (2.2 GB of keys). [`Plan::full`]'s decision
 /// needs about 1,660,000 ([`long_queries`]).
 pub(crate) const LONG_QUERIES_CAP: u64 = 2_000_000;
 /// The probability with which the long-key budget lets a filter at exactly p hold.
