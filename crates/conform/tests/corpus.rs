@@ -475,6 +475,12 @@ fn a_scalable_filter_that_does_not_tighten_breaks_over_fill_where_its_twin_holds
             .any(|e| e.starts_with("64x: growable, held to p")),
         "{twin}"
     );
+    // Every evidence line reads as one sentence: no run of spaces left by a broken string.
+    for v in c.verdicts.iter().chain(&twin.verdicts) {
+        for e in &v.evidence {
+            assert!(!e.contains("  "), "{e:?}");
+        }
+    }
 }
 
 #[test]

@@ -121,7 +121,8 @@ pub(crate) fn check(candidate: &Arc<dyn Candidate>, plan: &Plan) -> (Verdict, Ve
                         level,
                     );
                     evidence.push(format!(
-                        "{at}: growable, held to p (1 + margin) = {}: one-sided bounds at 1 -                          {level:.3e}: [{}, {}]: {}",
+                        "{at}: growable, held to p (1 + margin) = {}: one-sided bounds at \
+                         1 - {level:.3e}: [{}, {}]: {}",
                         pct(ceiling),
                         pct(c.lower),
                         pct(c.upper),
