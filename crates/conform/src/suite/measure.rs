@@ -237,16 +237,17 @@ pub fn fill_and_query(
     (inserted, queries): (u64, u64),
     check_members: bool,
 ) -> Result<Filled, CandidateError> {
-    let mut buf = Buffers::for_plan(plan);
-    let fill = Fill {
+    let one = fill_in_steps(
         candidate,
         plan,
-        family,
-        design_n,
+        (family, design_n),
+        &[inserted],
+        queries,
         check_members,
-    };
-    fill.to(None, (inserted, queries), &mut buf)
-        .map(|(filled, _)| filled)
+    );
+    one.into_iter()
+        .next()
+        .expect("fill_in_steps answers each step it is given")
 }
 
 /// [`fill_and_query`] at several member counts on one filter: for each count of `steps`, the
