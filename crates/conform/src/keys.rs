@@ -33,7 +33,7 @@ pub fn sequential_start(seed: u64) -> u64 {
 /// its block loop, its stripe loop and its tail for every word size. Longer keys only make the
 /// family slower: the index sits in the first and last 8 bytes (for an adapter that hashes in
 /// JavaScript, 4 KiB keys made key-families 746 s of node/bloom-filters' 1,426 s in the full run
-/// of 2026-12-07).
+/// of 2026-12-07: `reports/conformance-targets/full-run.log` at revision 279a757).
 pub const LONG_KEY_BYTES: usize = 1101;
 
 /// A key family.
