@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The reference adapter: an exact set of byte keys (no false positive, no false negative).
 
-Copy this file to write an adapter for your own filter: replace the set with your library's
-filter, keep the method names, and run `bloomlab conform --adapter -- python3 your_adapter.py`
-(bloomlab's own flags, such as --quick, go before `--`).
+From a test, `bloomlab_conform.check(YourFilter)` needs no adapter script (README: "Check your
+own filter"). For a script, copy this file: replace the set with your library's filter, keep the
+method names, import `protocol` from the installed `bloomlab_conform` (`pip install bloomlab`),
+and run `bloomlab conform --adapter -- python3 your_adapter.py` (bloomlab's own flags, such as
+--quick, go before `--`).
 
 It refuses bad input as the bad-input clause expects of a filter: `create` raises, naming the
 value and the allowed range, for n = 0 and for p outside (0, 1) (NaN included), and
@@ -14,8 +16,12 @@ cannot; keep the checks your library does not make itself.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import protocol  # noqa: E402
+# The protocol is the bloomlab_conform package's (crates/conform/python), as the wheel ships it;
+# no __pycache__ is written into the source tree (CI checks that tests leave it as it was).
+sys.dont_write_bytecode = True
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(_HERE, "..", "..", "crates", "conform", "python"))
+from bloomlab_conform import protocol  # noqa: E402
 
 
 class ExactSet:

@@ -8,8 +8,12 @@ beside it. It is not a filter: it fails the no-false-negatives clause by design.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import protocol  # noqa: E402
+# The protocol is the bloomlab_conform package's (crates/conform/python), as the wheel ships it;
+# no __pycache__ is written into the source tree (CI checks that tests leave it as it was).
+sys.dont_write_bytecode = True
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(_HERE, "..", "..", "crates", "conform", "python"))
+from bloomlab_conform import protocol  # noqa: E402
 
 
 class Null:

@@ -18,6 +18,11 @@ fn scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/conform")
 }
 
+/// The Python package whose `protocol` module every Python adapter serves with.
+fn python_package() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("python")
+}
+
 /// Whether `python3` runs; panics instead of skipping when services are required.
 fn python(test: &str) -> bool {
     let ok = std::process::Command::new("python3")
@@ -342,7 +347,7 @@ fn a_refusal_is_refused_and_the_adapter_goes_on() {
 }
 
 /// A library's exception becomes a refusal with its message, and its prints go to stderr instead
-/// of corrupting the frames (`protocol.py`).
+/// of corrupting the frames (`bloomlab_conform.protocol`).
 #[test]
 fn protocol_py_turns_exceptions_into_refusals_and_prints_into_stderr() {
     if !python("protocol_py_turns_exceptions_into_refusals_and_prints_into_stderr") {
@@ -350,8 +355,9 @@ fn protocol_py_turns_exceptions_into_refusals_and_prints_into_stderr() {
     }
     let lab = Lab::new();
     let body = format!(
-        r#"sys.path.insert(0, {dir:?})
-import protocol
+        r#"sys.dont_write_bytecode = True
+sys.path.insert(0, {dir:?})
+from bloomlab_conform import protocol
 class Picky:
     name, version, language, capabilities = "test/picky", "0", "python", []
     def create(self, n, p):
@@ -365,7 +371,7 @@ class Picky:
         return [k in self.keys for k in keys]
 protocol.serve(Picky())
 "#,
-        dir = scripts().to_str().unwrap()
+        dir = python_package().to_str().unwrap()
     );
     let c = ProcessCandidate::connect(lab.script("picky", &body)).unwrap();
     let e = c.build(0, 0.01).err().expect("n = 0 is refused");
@@ -756,7 +762,7 @@ fn exchange(child: &mut std::process::Child, request: &[u8]) -> (u8, Vec<u8>) {
     (body[0], body[1..].to_vec())
 }
 
-/// Both adapter sides (Rust `serve`, Python `protocol.py`) refuse a wrong magic or version, answer
+/// Both adapter sides (Rust `serve`, Python `bloomlab_conform.protocol`) refuse a wrong magic or version, answer
 /// an unknown opcode UNSUPPORTED and a request before CREATE with ERROR, and exit 0 on CLOSE.
 #[test]
 fn adapters_refuse_a_wrong_magic_or_version_and_unknown_opcodes() {

@@ -788,3 +788,126 @@ fn an_interrupt_kills_and_reaps_the_conform_serve_children() {
     }
     panic!("no `bloomlab conform serve` child was caught in 20 runs");
 }
+
+/// Whether node runs; without it the Node helper's test skips, saying why, unless
+/// BLOOMLAB_REQUIRE_SERVICES=1 (CI), where it fails.
+fn node_or_skip(test: &str) -> bool {
+    let ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let required = std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "{test}: node is not installed and BLOOMLAB_REQUIRE_SERVICES=1"
+        );
+        eprintln!("{test}: skipped: node is not installed");
+    }
+    ok
+}
+
+/// Runs `program args` with `BLOOMLAB` set to this build's binary, from `dir`.
+fn with_bloomlab(program: &str, args: &[&str], dir: &Path, env: &[(&str, PathBuf)]) -> Run {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("BLOOMLAB", BLOOMLAB)
+        .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The Python package's `check` (crates/conform/python, what the wheel installs) runs this
+/// bloomlab on a class: an exact set conforms, a set that forgets keys is broken with its
+/// verdict, and `assert_conforms` says so. (The wheel itself, installed with no index, is checked
+/// by scripts/check-packages.sh in CI.)
+#[test]
+fn the_python_check_holds_a_class_to_the_suite() {
+    if !python3_or_skip("the_python_check_holds_a_class_to_the_suite") {
+        return;
+    }
+    let dir = Dir::new("python-check");
+    std::fs::write(
+        dir.0.join("subjects.py"),
+        "import zlib\n\
+         class ExactSet:\n\
+         \x20   def create(self, n, p):\n\
+         \x20       self.keys = set()\n\
+         \x20   def insert(self, keys):\n\
+         \x20       self.keys.update(keys)\n\
+         \x20   def query(self, keys):\n\
+         \x20       return [k in self.keys for k in keys]\n\
+         class LossySet(ExactSet):\n\
+         \x20   def insert(self, keys):\n\
+         \x20       self.keys.update(k for k in keys if zlib.crc32(k) % 32)\n",
+    )
+    .unwrap();
+    let script = "from bloomlab_conform import check\n\
+                  from subjects import ExactSet, LossySet\n\
+                  one = ['no-false-negatives', 'promised-rate']\n\
+                  check(ExactSet, clauses=one, hunt=False).assert_conforms()\n\
+                  bad = check(LossySet, clauses=one, hunt=False)\n\
+                  assert [v.clause for v in bad.broken] == ['no-false-negatives'], bad.broken\n\
+                  try:\n\
+                  \x20   bad.assert_conforms()\n\
+                  except AssertionError as e:\n\
+                  \x20   print('ASSERTION:', e)\n";
+    let package = root().join("crates/conform/python");
+    let r = with_bloomlab(
+        "python3",
+        &["-c", script],
+        &dir.0,
+        &[
+            ("PYTHONPATH", package),
+            ("PYTHONDONTWRITEBYTECODE", "1".into()),
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.show());
+    assert!(
+        r.stdout
+            .contains("ASSERTION: bloomlab conform: broken: no-false-negatives")
+            && r.stdout.contains("no-false-negatives  broken")
+            && r.stdout.contains("reproduce: bloomlab conform --quick"),
+        "{}",
+        r.show()
+    );
+}
+
+/// The npm package's `check` (crates/conform/node) does the same for a Node module's class.
+#[test]
+fn the_node_check_holds_a_module_to_the_suite() {
+    if !node_or_skip("the_node_check_holds_a_module_to_the_suite") {
+        return;
+    }
+    let dir = Dir::new("node-check");
+    let package = root().join("crates/conform/node");
+    let tests = package.join("test");
+    let script = format!(
+        "const {{ check }} = require({package:?});\n\
+         (async () => {{\n\
+         \x20 const one = {{ clauses: ['no-false-negatives', 'promised-rate'], hunt: false }};\n\
+         \x20 (await check({exact:?}, one)).assertConforms();\n\
+         \x20 const bad = await check({lossy:?}, one);\n\
+         \x20 if (bad.broken.map((v) => v.clause).join() !== 'no-false-negatives') throw new Error('not broken');\n\
+         \x20 try {{ bad.assertConforms(); }} catch (e) {{ console.log('ASSERTION:', e.message); }}\n\
+         }})().catch((e) => {{ console.error(e); process.exitCode = 1; }});\n",
+        package = package.to_str().unwrap(),
+        exact = tests.join("exact-set.js").to_str().unwrap(),
+        lossy = tests.join("lossy-set.js").to_str().unwrap(),
+    );
+    let r = with_bloomlab("node", &["-e", &script], &dir.0, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.show());
+    assert!(
+        r.stdout
+            .contains("ASSERTION: bloomlab conform: broken: no-false-negatives")
+            && r.stdout.contains("no-false-negatives  broken"),
+        "{}",
+        r.show()
+    );
+}

@@ -80,11 +80,14 @@
 //!   flight (interrupted, or after a bad-input case reported as a hang) calls [`stop_all`] first,
 //!   which kills and reaps every adapter still running; `bloomlab conform` does on every exit.
 //! - Only stdout carries frames: an adapter whose library prints must send the prints to stderr
-//!   (`scripts/conform/protocol.py` does this).
+//!   (`bloomlab_conform.protocol` does this).
 //!
 //! # Writing an adapter
-//! In Python, copy `scripts/conform/exact_set.py` (it uses `scripts/conform/protocol.py`); in
-//! Rust, implement [`Candidate`](crate::Candidate) and call [`serve`] from `main`, as the
+//! From a Python or Node test, `bloomlab_conform.check(MyFilter)` (the `bloomlab` wheel) or
+//! `check(modulePath)` (the `bloomlab-conform` npm package) serves the filter with this protocol
+//! itself (`crates/conform/python`, `crates/conform/node`). For an adapter script, copy
+//! `scripts/conform/exact_set.py` (it serves with `bloomlab_conform.protocol`); in Rust,
+//! implement [`Candidate`](crate::Candidate) and call [`serve`] from `main`, as the
 //! `conform-exact-adapter` and `conform-null-adapter` binaries do.
 
 use std::ffi::OsString;

@@ -14,7 +14,11 @@ it the suite holds the adapter to every n >= 1 and p in (0, 1)), and the methods
 
 ``serve(adapter)`` answers bloomlab's requests on stdin/stdout until CLOSE. A method the adapter
 lacks is answered UNSUPPORTED; an exception is answered ERROR with its message (the library
-refused). The specification is the doc of ``crates/conform/src/process/mod.rs``.
+refused). The specification is the doc of ``crates/conform/src/process/mod.rs`` in bloomlab's
+repository (the `bloomlab_conform::process` module of the Rust crate).
+
+Most authors never call this module: ``bloomlab_conform.check`` serves their class with it in a
+child process. bloomlab's own adapters (``scripts/conform/*.py``) serve with it directly.
 """
 
 import json
