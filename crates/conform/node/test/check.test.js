@@ -60,3 +60,18 @@ test('growable and the supported range reach bloomlab', async () => {
   assert.strictEqual(overFill.outcome, 'holds');
   assert.match(overFill.figure, /64x/);
 });
+
+test('the optional methods are used and a lossy round trip is caught', async () => {
+  const module = require.resolve('./serializable-set');
+  const one = { clauses: ['no-false-negatives'], hunt: false };
+  const kept = await check(module, { ...one, export: 'SerializableSet' });
+  const caps = kept.conformances[0].raw.subject.capabilities;
+  assert.strictEqual(caps.serialize, true);
+  assert.strictEqual(caps.stats, true);
+  assert.ok(kept.verdict('no-false-negatives').evidence.some((e) => e.includes('after round trip')));
+  kept.assertConforms();
+  const lost = await check(module, { ...one, export: 'ForgetfulSerializer' });
+  const verdict = lost.verdict('no-false-negatives');
+  assert.strictEqual(verdict.outcome, 'broken');
+  assert.ok(verdict.evidence.some((e) => e.includes('long (after round trip)') && !e.includes(' 0 of ')), verdict.evidence.join('\n'));
+});

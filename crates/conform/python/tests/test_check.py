@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bloomlab_conform import BloomlabError, check, find_bloomlab
+from bloomlab_conform import BloomlabError, check, find_bloomlab, protocol
 from bloomlab_conform.checking import _about
 
 from test_author import ExactSet, LossySet
@@ -162,3 +162,37 @@ def test_growable_and_the_supported_range_reach_bloomlab():
     over_fill = conformance.verdict("over-fill")
     assert over_fill.outcome == "holds" and "64x" in over_fill.figure, over_fill
     result.assert_conforms()
+
+
+class SerializableSet(ExactSet):
+    """The exact set with the optional methods: its keys survive a round trip."""
+
+    def serialize(self):
+        return protocol.key_list(sorted(self.keys))
+
+    def deserialize(self, data):
+        self.keys = set(protocol.keys(data))
+
+    def stats(self):
+        return {"memory_bytes": sum(len(k) for k in self.keys), "layout": None}
+
+
+class ForgetfulSerializer(SerializableSet):
+    """Loses its longest keys when serialized: members missed only after a round trip."""
+
+    def serialize(self):
+        return protocol.key_list(sorted(k for k in self.keys if len(k) < 1000))
+
+
+def test_the_optional_methods_are_used_and_a_lossy_round_trip_is_caught():
+    kept = check(SerializableSet, clauses=["no-false-negatives"], hunt=False)
+    (conformance,) = kept.conformances
+    assert conformance.raw["subject"]["capabilities"]["serialize"] is True
+    assert conformance.raw["subject"]["capabilities"]["stats"] is True
+    evidence = conformance.verdict("no-false-negatives").evidence
+    assert any("after round trip" in e for e in evidence), evidence
+    kept.assert_conforms()
+    lost = check(ForgetfulSerializer, clauses=["no-false-negatives"], hunt=False)
+    verdict = lost.conformances[0].verdict("no-false-negatives")
+    assert verdict.broken, verdict
+    assert any("long (after round trip)" in e and " 0 of " not in e for e in verdict.evidence), verdict
