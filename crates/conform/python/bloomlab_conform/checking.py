@@ -100,6 +100,7 @@ class Result:
     def assert_conforms(self):
         """Raises AssertionError with bloomlab's verdict table (each broken clause with its
         evidence and the command that reproduces it) unless no clause is broken."""
+        __tracebackhide__ = True  # pytest shows the failure at the caller's line, not here
         if not self.conforms:
             clauses = ", ".join(v.clause for v in self.broken)
             raise AssertionError(f"bloomlab conform: broken: {clauses}\n{self.table}")
