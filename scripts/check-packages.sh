@@ -27,6 +27,21 @@ tmp=$(mktemp -d)
 trap 'wait; rm -rf "$tmp"' EXIT
 t0=$(date +%s.%N)
 lap() { awk -v a="$t0" -v b="$(date +%s.%N)" -v what="$1" 'BEGIN { printf "  %-58s %6.1f s\n", what, b - a }'; t0=$(date +%s.%N); }
+# expect_lossy_failure WHAT OUT RC PATTERN...: an author test run (WHAT, its output in OUT, its exit
+# status RC) ended as it must: exit 1, every PATTERN (an extended regex) in OUT, and the lossy set's
+# broken no-false-negatives verdict, which is then shown as the author reads it.
+expect_lossy_failure() {
+    local what=$1 out=$2 rc=$3 pattern
+    shift 3
+    for pattern in "$@" 'no-false-negatives  broken'; do
+        if [ "$rc" -ne 1 ] || ! grep -Eq "$pattern" "$out"; then
+            cat "$out"
+            fail "$what: expected exit 1 and a line matching '$pattern' (the exact set passing, the lossy set's no-false-negatives broken); got exit $rc"
+        fi
+    done
+    grep -m1 -A1 'no-false-negatives  broken' "$out"
+}
+
 # Nothing from the caller's environment or this repository may help the installs.
 unset PYTHONPATH NODE_PATH BLOOMLAB VIRTUAL_ENV
 export PYTHONNOUSERSITE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
@@ -70,24 +85,13 @@ node --test test/author.test.js > "$tmp/author-node.out" 2>&1
 rc=$?
 lap "node --test author.test.js (exact set passes, lossy set fails)"
 grep -E '^# (pass|fail)' "$tmp/author-node.out" | tr '\n' ' '; echo
-if [ "$rc" -ne 1 ] || ! grep -q '^# pass 1$' "$tmp/author-node.out" || ! grep -q '^# fail 1$' "$tmp/author-node.out" ||
-    ! grep -q 'no-false-negatives  broken' "$tmp/author-node.out" ||
-    ! grep -q '^not ok 2 - the lossy set conforms' "$tmp/author-node.out"; then
-    cat "$tmp/author-node.out"
-    fail "node --test author.test.js: expected exit 1 with the lossy set's broken no-false-negatives, got exit $rc"
-fi
-grep -m1 -A1 'no-false-negatives  broken' "$tmp/author-node.out"
+expect_lossy_failure "node --test author.test.js" "$tmp/author-node.out" "$rc" \
+    '^# pass 1$' '^# fail 1$' '^not ok 2 - the lossy set conforms'
 
 wait "$python_authors"
 rc=$(cat "$tmp/author.rc")
 echo "python: pytest test_author.py: $(tail -1 "$tmp/author.out" | tr -d '=')"
 grep -E '^FAILED' "$tmp/author.out"
-if [ "$rc" -ne 1 ] || ! tail -1 "$tmp/author.out" | grep -q '1 failed, 1 passed' ||
-    ! grep -q 'FAILED test_author.py::test_lossy_set_conforms' "$tmp/author.out" ||
-    ! grep -q 'no-false-negatives  broken' "$tmp/author.out"; then
-    cat "$tmp/author.out"
-    fail "pytest test_author.py: expected exit 1 with the lossy set's broken no-false-negatives, got exit $rc"
-fi
-# The verdict an author reads in the failure:
-grep -m1 -A1 'no-false-negatives  broken' "$tmp/author.out"
+expect_lossy_failure "pytest test_author.py" "$tmp/author.out" "$rc" \
+    '^=* *1 failed, 1 passed' '^FAILED test_author.py::test_lossy_set_conforms'
 echo "check-packages: as expected (Python and Node: the exact set conforms, the lossy set fails with its verdict)"

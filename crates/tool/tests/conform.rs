@@ -61,10 +61,10 @@ impl Drop for Dir {
     }
 }
 
-/// Whether python3 runs; without it the adapter tests skip, saying why, unless
-/// BLOOMLAB_REQUIRE_SERVICES=1 (CI), where they fail.
-fn python3_or_skip(test: &str) -> bool {
-    let ok = Command::new("python3")
+/// Whether `program --version` runs; without it the test `test` skips, saying why, unless
+/// BLOOMLAB_REQUIRE_SERVICES=1 (CI), where it fails.
+fn runs_or_skip(program: &str, test: &str) -> bool {
+    let ok = Command::new(program)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
@@ -72,11 +72,16 @@ fn python3_or_skip(test: &str) -> bool {
         let required = std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1");
         assert!(
             !required,
-            "{test}: python3 is not installed and BLOOMLAB_REQUIRE_SERVICES=1"
+            "{test}: {program} is not installed and BLOOMLAB_REQUIRE_SERVICES=1"
         );
-        eprintln!("{test}: skipped: python3 is not installed");
+        eprintln!("{test}: skipped: {program} is not installed");
     }
     ok
+}
+
+/// Whether python3 runs (the adapter tests' [`runs_or_skip`]).
+fn python3_or_skip(test: &str) -> bool {
+    runs_or_skip("python3", test)
 }
 
 #[test]
@@ -789,24 +794,6 @@ fn an_interrupt_kills_and_reaps_the_conform_serve_children() {
     panic!("no `bloomlab conform serve` child was caught in 20 runs");
 }
 
-/// Whether node runs; without it the Node helper's test skips, saying why, unless
-/// BLOOMLAB_REQUIRE_SERVICES=1 (CI), where it fails.
-fn node_or_skip(test: &str) -> bool {
-    let ok = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        let required = std::env::var("BLOOMLAB_REQUIRE_SERVICES").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "{test}: node is not installed and BLOOMLAB_REQUIRE_SERVICES=1"
-        );
-        eprintln!("{test}: skipped: node is not installed");
-    }
-    ok
-}
-
 /// Runs `program args` with `BLOOMLAB` set to this build's binary, from `dir`.
 fn with_bloomlab(program: &str, args: &[&str], dir: &Path, env: &[(&str, PathBuf)]) -> Run {
     let out = Command::new(program)
@@ -882,7 +869,7 @@ fn the_python_check_holds_a_class_to_the_suite() {
 /// The npm package's `check` (crates/conform/node) does the same for a Node module's class.
 #[test]
 fn the_node_check_holds_a_module_to_the_suite() {
-    if !node_or_skip("the_node_check_holds_a_module_to_the_suite") {
+    if !runs_or_skip("node", "the_node_check_holds_a_module_to_the_suite") {
         return;
     }
     let dir = Dir::new("node-check");
