@@ -28,18 +28,21 @@ impl Run {
     }
 }
 
-fn conform(args: &[&str]) -> Run {
-    let out = Command::new(BLOOMLAB)
-        .arg("conform")
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
+/// Runs `command` to its end and keeps its exit code and output.
+fn run(command: &mut Command) -> Run {
+    let out = command.output().unwrap();
     Run {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+fn conform(args: &[&str]) -> Run {
+    run(Command::new(BLOOMLAB)
+        .arg("conform")
+        .args(args)
+        .current_dir(root()))
 }
 
 /// A fresh directory under the system temp dir, removed when dropped.
@@ -796,18 +799,11 @@ fn an_interrupt_kills_and_reaps_the_conform_serve_children() {
 
 /// Runs `program args` with `BLOOMLAB` set to this build's binary, from `dir`.
 fn with_bloomlab(program: &str, args: &[&str], dir: &Path, env: &[(&str, PathBuf)]) -> Run {
-    let out = Command::new(program)
+    run(Command::new(program)
         .args(args)
         .current_dir(dir)
         .env("BLOOMLAB", BLOOMLAB)
-        .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .envs(env.iter().map(|(k, v)| (k, v.as_os_str()))))
 }
 
 /// The Python package's `check` (crates/conform/python, what the wheel installs) runs this
