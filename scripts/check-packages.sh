@@ -55,7 +55,7 @@ lap "fresh venv"
 lap "pip install --no-index (the wheel, pytest)"
 mkdir "$tmp/py" && cp "$root"/crates/conform/python/tests/*.py "$tmp/py/"
 cd "$tmp/py" || fail "no temp dir"
-where=$("$tmp/venv/bin/python" -c 'import bloomlab_conform, shutil; print(bloomlab_conform.__file__); print(bloomlab_conform.find_bloomlab())')
+where=$("$tmp/venv/bin/python" -c 'import bloomlab_conform; print(bloomlab_conform.__file__); print(bloomlab_conform.find_bloomlab())')
 case "$where" in "$tmp/venv/"*"$tmp/venv/bin/bloomlab") ;; *) fail "bloomlab_conform or bloomlab not from the venv: $where" ;; esac
 "$tmp/venv/bin/pytest" -q -p no:cacheprovider test_check.py > "$tmp/check.out" 2>&1 ||
     { cat "$tmp/check.out"; fail "pytest test_check.py failed"; }

@@ -17,6 +17,8 @@ const MAGIC = Buffer.from('bloomlab-conform', 'ascii');
 const MAX_FRAME = 2 ** 30;
 const OP = { HELLO: 1, CREATE: 2, INSERT: 3, QUERY: 4, STATS: 5, SERIALIZE: 6, DESERIALIZE: 7, CLOSE: 8 };
 const NAMES = Object.fromEntries(Object.entries(OP).map(([k, v]) => [v, k]));
+// The adapter's method for each request other than HELLO and CLOSE.
+const METHODS = { [OP.CREATE]: 'create', [OP.INSERT]: 'insert', [OP.QUERY]: 'query', [OP.STATS]: 'stats', [OP.SERIALIZE]: 'serialize', [OP.DESERIALIZE]: 'deserialize' };
 const OK = 0, ERROR = 1, UNSUPPORTED = 2;
 const EMPTY = Buffer.alloc(0);
 
@@ -116,7 +118,7 @@ function helloAnswer(adapter) {
 
 // The answer to one request other than HELLO and CLOSE, as [status, body].
 function answer(adapter, state, op, payload) {
-  const method = { [OP.CREATE]: 'create', [OP.INSERT]: 'insert', [OP.QUERY]: 'query', [OP.STATS]: 'stats', [OP.SERIALIZE]: 'serialize', [OP.DESERIALIZE]: 'deserialize' }[op];
+  const method = METHODS[op];
   if (method === undefined) return [UNSUPPORTED, Buffer.from(`opcode ${op}`)];
   if (typeof adapter[method] !== 'function') return [UNSUPPORTED, Buffer.from(method)];
   if (op === OP.CREATE) {
